@@ -1,0 +1,1 @@
+"""acp-conformance: a requirement-by-requirement checker for any ACP agent."""

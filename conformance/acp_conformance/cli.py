@@ -1,0 +1,4 @@
+import sys
+def main() -> int:
+    print("acp-conformance")
+    return 2

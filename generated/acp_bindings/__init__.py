@@ -1,0 +1,1 @@
+"""Python bindings generated from ``schema/`` (see ``python -m acp_schema.codegen``)."""

@@ -1,0 +1,4 @@
+import sys
+def main() -> int:
+    print("iac-code")
+    return 2
