@@ -1,0 +1,8 @@
+"""Shared pytest configuration: anyio runs async tests on asyncio."""
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
