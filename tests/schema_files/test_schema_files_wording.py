@@ -1,0 +1,77 @@
+"""The schema descriptions are the project's own words, never upstream's."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp_schema import iter_documents
+
+REFERENCE = Path(__file__).parents[2].parent / "shared" / "reference"
+UPSTREAM_FILES = [
+    "acp-npm-sdk-2.4.0/v1/schema.json",
+    "acp-npm-sdk-2.4.0/v1/schema.unstable.json",
+    "acp-v1/schema.json",
+    "acp-v1/schema.unstable.json",
+]
+SHORTEST_SENTENCE = 20
+
+
+def _descriptions(node: Any) -> Iterator[str]:
+    """Yield the text of every ``description`` keyword (not properties named so)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "description" and isinstance(value, str):
+                yield value
+            elif key == "properties" and isinstance(value, dict):
+                for schema in value.values():
+                    yield from _descriptions(schema)
+            else:
+                yield from _descriptions(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _descriptions(item)
+
+
+def _sentences(text: str) -> Iterator[str]:
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        sentence = sentence.strip()
+        if len(sentence) >= SHORTEST_SENTENCE:
+            yield sentence
+
+
+@pytest.fixture(scope="module")
+def upstream_descriptions() -> list[str]:
+    present = [REFERENCE / name for name in UPSTREAM_FILES if (REFERENCE / name).is_file()]
+    if not present:
+        pytest.skip("the upstream reference schemas are not available")
+    texts: list[str] = []
+    for path in present:
+        texts.extend(_descriptions(json.loads(path.read_text(encoding="utf-8"))))
+    return texts
+
+
+def _our_descriptions() -> list[str]:
+    return [text for _, document in iter_documents() for text in _descriptions(document)]
+
+
+def test_no_upstream_sentence_appears_in_our_descriptions(
+    upstream_descriptions: list[str],
+) -> None:
+    ours = "\n".join(_our_descriptions())
+    copied = {s for text in upstream_descriptions for s in _sentences(text) if s in ours}
+    assert copied == set()
+
+
+def test_no_description_equals_an_upstream_one(upstream_descriptions: list[str]) -> None:
+    theirs = {text.strip() for text in upstream_descriptions}
+    assert [text for text in _our_descriptions() if text.strip() in theirs] == []
+
+
+def test_no_upstream_documentation_links() -> None:
+    for relpath, document in iter_documents():
+        assert "agentclientprotocol.com" not in json.dumps(document), relpath
