@@ -1,0 +1,464 @@
+"""Scripted model turns: the data format, a small builder, and the turn queue.
+
+A *turn* is what the fake model answers to one API call. Turns are plain JSON-able dicts so
+that the conformance checker, the CLI and the offline demo can load them from files; the
+`Turn` builder only produces such dicts. The same turn data drives the HTTP server (both
+Anthropic and OpenAI wire shapes) and the runtime's in-memory fake model client.
+
+Turn keys (all optional):
+
+- ``content``: list of blocks, each one of
+  ``{"type": "text", "text": str}``,
+  ``{"type": "thinking", "thinking": str, "signature": str}``,
+  ``{"type": "tool_use", "name": str, "input": dict, "id": str}``;
+  every block may carry ``chunks`` (split into that many deltas) or ``chunk_size``
+  (characters per delta; default `DEFAULT_CHUNK_SIZE`).
+- ``stop_reason``: ``end_turn`` / ``max_tokens`` / ``tool_use`` / ``refusal`` /
+  ``stop_sequence`` (default: ``tool_use`` when a tool is used, else ``end_turn``);
+  ``stop_sequence``: the matched sequence.
+- ``usage``: ``input_tokens``, ``output_tokens``, ``cache_read_input_tokens``,
+  ``cache_creation_input_tokens`` (missing numbers are estimated).
+- ``model``: the model name reported (default: the one requested).
+- ``latency``: seconds before the response starts; ``chunk_delay``: seconds between deltas.
+- ``ping``: send a ``ping`` event after ``message_start`` (default true).
+- ``error``: answer with an HTTP error instead:
+  ``{"status": 429, "type": "rate_limit_error", "message": str, "retry_after": seconds}``.
+- ``stream_error``: after the content (or after ``after_events`` events) send an SSE
+  ``error`` event ``{"type": "overloaded_error", "message": str}`` and end the stream.
+- ``truncate_after``: drop the connection after that many stream events (no
+  ``message_stop``).
+- ``garbage``: answer 200 with this body, which is not an event stream.
+- ``echo``: true → answer with text derived from the last user message.
+
+A bare string is shorthand for a one-text-block turn.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+DEFAULT_CHUNK_SIZE = 16
+STOP_REASONS = frozenset({"end_turn", "max_tokens", "tool_use", "refusal", "stop_sequence"})
+ERROR_TYPES_BY_STATUS = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+TurnData: TypeAlias = dict[str, Any]
+Responder: TypeAlias = Callable[[dict[str, Any]], "TurnData | Turn | str"]
+TurnSource: TypeAlias = "TurnData | Turn | str | Responder"
+Fallback: TypeAlias = "Literal['echo', 'error'] | Responder"
+
+_tool_ids = itertools.count(1)
+
+
+class Turn:
+    """Fluent builder for one turn; `to_dict()` gives the plain data form.
+
+    >>> Turn().text("Hello", chunks=3).usage(input_tokens=12).to_dict()["content"][0]["text"]
+    'Hello'
+    """
+
+    def __init__(self) -> None:
+        self._data: TurnData = {"content": []}
+
+    def text(self, text: str, *, chunks: int | None = None, chunk_size: int | None = None) -> Turn:
+        return self._block({"type": "text", "text": text}, chunks, chunk_size)
+
+    def thinking(
+        self,
+        thinking: str,
+        *,
+        signature: str = "scripted-signature",
+        chunks: int | None = None,
+        chunk_size: int | None = None,
+    ) -> Turn:
+        block = {"type": "thinking", "thinking": thinking, "signature": signature}
+        return self._block(block, chunks, chunk_size)
+
+    def tool_use(
+        self,
+        name: str,
+        input: Mapping[str, Any],
+        *,
+        id: str | None = None,
+        chunks: int | None = None,
+        chunk_size: int | None = None,
+    ) -> Turn:
+        block = {"type": "tool_use", "name": name, "input": dict(input)}
+        if id is not None:
+            block["id"] = id
+        return self._block(block, chunks, chunk_size)
+
+    def stop(self, stop_reason: str, *, stop_sequence: str | None = None) -> Turn:
+        self._data["stop_reason"] = stop_reason
+        if stop_sequence is not None:
+            self._data["stop_sequence"] = stop_sequence
+        return self
+
+    def usage(
+        self,
+        *,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        cache_read_input_tokens: int | None = None,
+        cache_creation_input_tokens: int | None = None,
+    ) -> Turn:
+        numbers = {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cache_read_input_tokens": cache_read_input_tokens,
+            "cache_creation_input_tokens": cache_creation_input_tokens,
+        }
+        self._data["usage"] = {k: v for k, v in numbers.items() if v is not None}
+        return self
+
+    def timing(self, *, latency: float = 0.0, chunk_delay: float = 0.0) -> Turn:
+        self._data["latency"] = latency
+        self._data["chunk_delay"] = chunk_delay
+        return self
+
+    def model(self, name: str) -> Turn:
+        self._data["model"] = name
+        return self
+
+    def http_error(
+        self,
+        status: int,
+        message: str | None = None,
+        *,
+        error_type: str | None = None,
+        retry_after: float | None = None,
+    ) -> Turn:
+        error: dict[str, Any] = {"status": status}
+        if message is not None:
+            error["message"] = message
+        if error_type is not None:
+            error["type"] = error_type
+        if retry_after is not None:
+            error["retry_after"] = retry_after
+        self._data["error"] = error
+        return self
+
+    def stream_error(
+        self,
+        error_type: str = "overloaded_error",
+        message: str = "Overloaded",
+        *,
+        after_events: int | None = None,
+    ) -> Turn:
+        error: dict[str, Any] = {"type": error_type, "message": message}
+        if after_events is not None:
+            error["after_events"] = after_events
+        self._data["stream_error"] = error
+        return self
+
+    def truncate_after(self, events: int) -> Turn:
+        self._data["truncate_after"] = events
+        return self
+
+    def garbage(self, body: str = "") -> Turn:
+        self._data["garbage"] = body or DEFAULT_GARBAGE
+        return self
+
+    def to_dict(self) -> TurnData:
+        return copy.deepcopy(self._data)
+
+    def _block(self, block: dict[str, Any], chunks: int | None, chunk_size: int | None) -> Turn:
+        if chunks is not None:
+            block["chunks"] = chunks
+        if chunk_size is not None:
+            block["chunk_size"] = chunk_size
+        self._data["content"].append(block)
+        return self
+
+
+DEFAULT_GARBAGE = "<html>this is not an event stream</html>\nevent: message_start\ndata: {oops\n\n"
+
+
+def text_turn(text: str, **options: Any) -> TurnData:
+    """A turn answering `text`; `options` are extra turn keys (usage, latency, ...)."""
+    return {"content": [{"type": "text", "text": text}], **options}
+
+
+def tool_turn(name: str, input: Mapping[str, Any], *, id: str | None = None) -> TurnData:
+    """A turn that asks for one tool call."""
+    block: dict[str, Any] = {"type": "tool_use", "name": name, "input": dict(input)}
+    if id is not None:
+        block["id"] = id
+    return {"content": [block]}
+
+
+def error_turn(
+    status: int, message: str | None = None, *, retry_after: float | None = None
+) -> TurnData:
+    """A turn answered by an HTTP error status."""
+    return Turn().http_error(status, message, retry_after=retry_after).to_dict()
+
+
+# --------------------------------------------------------------------------------------
+# Normalised form: what the renderers consume.
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedBlock:
+    """One content block with its streamed pieces already cut."""
+
+    type: Literal["text", "thinking", "tool_use"]
+    pieces: list[str]
+    text: str = ""
+    signature: str = ""
+    tool_id: str = ""
+    tool_name: str = ""
+    tool_input: dict[str, Any] = field(default_factory=dict)
+
+    def final_block(self) -> dict[str, Any]:
+        """The block as it appears in a complete (non-streamed) Anthropic message."""
+        if self.type == "text":
+            return {"type": "text", "text": self.text}
+        if self.type == "thinking":
+            return {"type": "thinking", "thinking": self.text, "signature": self.signature}
+        return {
+            "type": "tool_use",
+            "id": self.tool_id,
+            "name": self.tool_name,
+            "input": self.tool_input,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedResponse:
+    """A turn resolved against one request: every choice the renderers need is made."""
+
+    model: str
+    blocks: list[PlannedBlock]
+    stop_reason: str
+    stop_sequence: str | None
+    usage: dict[str, int]
+    latency: float = 0.0
+    chunk_delay: float = 0.0
+    ping: bool = True
+    error: dict[str, Any] | None = None
+    stream_error: dict[str, Any] | None = None
+    truncate_after: int | None = None
+    garbage: str | None = None
+
+
+def split_pieces(
+    text: str, *, chunks: int | None = None, chunk_size: int | None = None
+) -> list[str]:
+    """Cut `text` into deltas: `chunks` equal parts, or parts of `chunk_size` characters.
+
+    An empty text gives no pieces; the concatenation of the pieces is always `text`.
+    """
+    if not text:
+        return []
+    if chunks is not None and chunks > 0:
+        size, extra = divmod(len(text), chunks)
+        pieces, start = [], 0
+        for i in range(min(chunks, len(text))):
+            end = start + size + (1 if i < extra else 0)
+            pieces.append(text[start:end])
+            start = end
+        return [p for p in pieces if p]
+    size = max(1, chunk_size or DEFAULT_CHUNK_SIZE)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def plan_response(turn: TurnData, request_body: Mapping[str, Any]) -> PlannedResponse:
+    """Resolve defaults of `turn` (ids, stop reason, usage) for one request."""
+    if turn.get("echo"):
+        turn = {**turn, "content": [{"type": "text", "text": echo_text(request_body)}]}
+    blocks = [_plan_block(raw) for raw in turn.get("content", [])]
+    has_tool = any(b.type == "tool_use" for b in blocks)
+    stop_reason = turn.get("stop_reason") or ("tool_use" if has_tool else "end_turn")
+    if stop_reason not in STOP_REASONS:
+        raise ValueError(f"unknown stop_reason {stop_reason!r}")
+    usage_in = dict(turn.get("usage") or {})
+    usage = {
+        "input_tokens": int(usage_in.get("input_tokens", _estimate_input(request_body))),
+        "output_tokens": int(usage_in.get("output_tokens", _estimate_output(blocks))),
+        "cache_read_input_tokens": int(usage_in.get("cache_read_input_tokens", 0)),
+        "cache_creation_input_tokens": int(usage_in.get("cache_creation_input_tokens", 0)),
+    }
+    error = turn.get("error")
+    if error is not None:
+        status = int(error.get("status", 500))
+        error = {
+            "status": status,
+            "type": error.get("type") or ERROR_TYPES_BY_STATUS.get(status, "api_error"),
+            "message": error.get("message") or f"Scripted error {status}.",
+            "retry_after": error.get("retry_after"),
+        }
+    return PlannedResponse(
+        model=str(turn.get("model") or request_body.get("model") or "scripted-model"),
+        blocks=blocks,
+        stop_reason=stop_reason,
+        stop_sequence=turn.get("stop_sequence"),
+        usage=usage,
+        latency=float(turn.get("latency", 0.0)),
+        chunk_delay=float(turn.get("chunk_delay", 0.0)),
+        ping=bool(turn.get("ping", True)),
+        error=error,
+        stream_error=turn.get("stream_error"),
+        truncate_after=turn.get("truncate_after"),
+        garbage=turn.get("garbage"),
+    )
+
+
+def _plan_block(raw: Mapping[str, Any]) -> PlannedBlock:
+    kind = raw.get("type")
+    cut = {"chunks": raw.get("chunks"), "chunk_size": raw.get("chunk_size")}
+    if kind == "text":
+        text = str(raw.get("text", ""))
+        return PlannedBlock("text", split_pieces(text, **cut), text=text)
+    if kind == "thinking":
+        text = str(raw.get("thinking", ""))
+        return PlannedBlock(
+            "thinking",
+            split_pieces(text, **cut),
+            text=text,
+            signature=str(raw.get("signature", "scripted-signature")),
+        )
+    if kind == "tool_use":
+        tool_input = dict(raw.get("input") or {})
+        encoded = json.dumps(tool_input, separators=(",", ":"))
+        tool_id = str(raw.get("id") or f"toolu_scripted_{next(_tool_ids):04d}")
+        return PlannedBlock(
+            "tool_use",
+            split_pieces(encoded, **cut),
+            tool_id=tool_id,
+            tool_name=str(raw["name"]),
+            tool_input=tool_input,
+        )
+    raise ValueError(f"unknown content block type {kind!r}")
+
+
+def _estimate_input(request_body: Mapping[str, Any]) -> int:
+    return max(1, len(json.dumps(request_body.get("messages", []), default=str)) // 4)
+
+
+def _estimate_output(blocks: Iterable[PlannedBlock]) -> int:
+    return max(1, sum(len("".join(b.pieces)) for b in blocks) // 4)
+
+
+def echo_text(request_body: Mapping[str, Any]) -> str:
+    """The built-in offline answer: repeats the text of the last user message.
+
+    Works with Anthropic (`content` string or blocks) and OpenAI (`content` string or
+    parts) message lists. A last message made only of tool results is acknowledged.
+    """
+    for message in reversed(list(request_body.get("messages") or [])):
+        if message.get("role") not in ("user", "tool"):
+            continue
+        content = message.get("content")
+        if message.get("role") == "tool":
+            return "Received the tool result."
+        if isinstance(content, str):
+            return f"Echo: {content}" if content.strip() else "Echo: (empty message)"
+        texts = [b.get("text", "") for b in content or [] if b.get("type") == "text"]
+        if texts:
+            return "Echo: " + "\n".join(texts)
+        results = [b for b in content or [] if b.get("type") == "tool_result"]
+        if results:
+            return f"Received {len(results)} tool result(s)."
+        return "Echo: (no text)"
+    return "Echo: (no user message)"
+
+
+# --------------------------------------------------------------------------------------
+# The queue of turns a server or fake client consumes.
+
+
+class ScriptExhausted(LookupError):
+    """Raised (and answered as an error) when no turn is left and the fallback is `error`."""
+
+
+class Script:
+    """Turns consumed one per model request, then a fallback.
+
+    `turns` items are turn dicts, `Turn` builders, strings, or callables
+    ``(request_body) -> turn`` evaluated at request time. `fallback` is ``"echo"`` (answer
+    from the last user message), ``"error"`` (HTTP 500 / `ScriptExhausted`), or a callable.
+    Thread-safe: the HTTP server handles requests on several threads.
+    """
+
+    def __init__(self, turns: Iterable[TurnSource] = (), *, fallback: Fallback = "echo") -> None:
+        self._turns: list[TurnSource] = list(turns)
+        self._next = 0
+        self._lock = threading.Lock()
+        if not callable(fallback) and fallback not in ("echo", "error"):
+            raise ValueError(f"fallback must be 'echo', 'error' or a callable, not {fallback!r}")
+        self.fallback = fallback
+
+    @classmethod
+    def coerce(
+        cls, script: Script | Iterable[TurnSource] | Mapping[str, Any] | Responder | None
+    ) -> Script:
+        """Accept a Script, a list of turns, a ``{"turns": [...], "fallback": ...}`` mapping,
+        a single responder callable (answers every request), or None (echo only)."""
+        if script is None:
+            return cls()
+        if isinstance(script, Script):
+            return script
+        if isinstance(script, Mapping):
+            return cls(script.get("turns", []), fallback=script.get("fallback", "echo"))
+        if callable(script):
+            return cls(fallback=script)
+        return cls(script)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Script:
+        """Load a script file: a JSON list of turns or a ``{"turns", "fallback"}`` object."""
+        return cls.coerce(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    @property
+    def remaining(self) -> int:
+        with self._lock:
+            return len(self._turns) - self._next
+
+    def add(self, *turns: TurnSource) -> None:
+        """Append turns (e.g. between test steps)."""
+        with self._lock:
+            self._turns.extend(turns)
+
+    def next_turn(self, request_body: dict[str, Any]) -> TurnData:
+        """Consume the next turn (or apply the fallback) and return it as data."""
+        with self._lock:
+            source: TurnSource | None = None
+            if self._next < len(self._turns):
+                source = self._turns[self._next]
+                self._next += 1
+        if source is None:
+            if self.fallback == "echo":
+                return {"echo": True}
+            if self.fallback == "error":
+                raise ScriptExhausted("the scripted model has no turn left for this request")
+            source = self.fallback
+        return as_turn_data(source, request_body)
+
+
+def as_turn_data(source: TurnSource, request_body: dict[str, Any]) -> TurnData:
+    """Turn any accepted turn form into a plain dict (calling responders)."""
+    if callable(source) and not isinstance(source, Turn):
+        source = source(request_body)
+    if isinstance(source, Turn):
+        return source.to_dict()
+    if isinstance(source, str):
+        return text_turn(source)
+    if isinstance(source, Mapping):
+        return dict(source)
+    raise TypeError(f"a turn must be a dict, Turn, str or callable, not {type(source).__name__}")
