@@ -1,0 +1,145 @@
+"""Typed routing on top of the untyped dispatcher: wire name → handler with validated params.
+
+For each inbound message: look the wire name up in the generated method table, check that the
+agent handles it and that its kind matches, validate ``params`` strictly into the generated
+model, call the ``AgentHandlers`` method of the same Python name, and dump a model result in
+wire form. The resolved handler and model class are cached per method name, so a call costs
+two dict lookups plus the validation itself.
+
+Strictness: params are validated in pydantic's JSON mode with ``strict=True`` — a JSON string
+is never accepted for an integer, while enum values (strings on the wire) are — and by alias
+only, so a snake_case key is not taken for its camelCase field.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from acp_bindings.errors import InvalidParamsError, MethodNotFoundError
+from pydantic import BaseModel, ValidationError
+
+from iac_code.rpc.context import RequestContext
+from iac_code.rpc.param_errors import describe_validation_error
+
+__all__ = ["MethodEntry", "Router", "dump_result", "validate_params"]
+
+_AGENT_SIDE = "agent"
+
+
+class MethodEntry(Protocol):
+    """The parts of ``acp_bindings.methods.MethodSpec`` the router uses."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def python_name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def side(self) -> str: ...
+    @property
+    def alias_of(self) -> str | None: ...
+    def params_model(self) -> type[BaseModel]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    call: Callable[[Any], Awaitable[Any]]
+    params_model: type[BaseModel]
+
+
+def validate_params(model: type[BaseModel], params: object) -> BaseModel:
+    """Strictly validate raw JSON ``params`` (None = absent) into ``model``.
+
+    Absent params are validated as ``{}``: fine for a model without required fields,
+    otherwise the answer names each missing field.
+    """
+    if params is None:
+        params = {}
+    elif not isinstance(params, dict):
+        raise InvalidParamsError(data={"params": "must be an object"})
+    try:
+        return model.model_validate_json(
+            json.dumps(params), strict=True, by_alias=True, by_name=False
+        )
+    except ValidationError as exc:
+        raise InvalidParamsError(data=describe_validation_error(exc, params)) from None
+
+
+def dump_result(result: object) -> object:
+    """Wire form of a handler's result: models are dumped, plain values pass through."""
+    if isinstance(result, BaseModel):
+        return result.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    return result
+
+
+class Router:
+    """A ``RequestHandler`` for the connection, built from a method table and handlers.
+
+    ``methods`` defaults to ``acp_bindings.methods.METHODS``; ``handlers`` is an
+    ``AgentHandlers`` instance (any object with one coroutine method per Python name).
+    """
+
+    def __init__(
+        self,
+        handlers: object,
+        methods: Mapping[str, MethodEntry] | None = None,
+        *,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        if methods is None:
+            from acp_bindings.methods import METHODS
+
+            methods = METHODS
+        self._handlers = handlers
+        self._methods = methods
+        self._logger = logger or logging.getLogger("iac_code.router")
+        # Only names from the method table are cached, so junk method names cannot grow these.
+        self._routes: dict[tuple[str, str], _Route] = {}
+
+    async def handle_request(self, ctx: RequestContext, method: str, params: object) -> object:
+        route = self._routes.get((method, "request")) or self._resolve(method, "request")
+        if route is None:
+            raise MethodNotFoundError(data={"method": method})
+        validated = validate_params(route.params_model, params)
+        return dump_result(await route.call(validated))
+
+    async def handle_notification(self, method: str, params: object) -> None:
+        route = self._routes.get((method, "notification")) or self._resolve(method, "notification")
+        if route is None:
+            self._logger.debug("ignoring notification %s: not handled by the agent", method)
+            return
+        try:
+            validated = validate_params(route.params_model, params)
+        except InvalidParamsError as exc:
+            self._logger.warning(
+                "ignoring notification %s with invalid params: %s", method, exc.data
+            )
+            return
+        try:
+            await route.call(validated)
+        except MethodNotFoundError:
+            self._logger.debug("ignoring notification %s: not implemented", method)
+
+    def _resolve(self, method: str, kind: str) -> _Route | None:
+        spec = self._methods.get(method)
+        if spec is None or spec.kind != kind or spec.side != _AGENT_SIDE:
+            return None
+        call = getattr(self._handlers, spec.python_name, None)
+        if spec.alias_of is not None:
+            canonical = self._methods.get(spec.alias_of)
+            if canonical is None:
+                return None
+            # The generated alias methods delegate to the canonical one already; a handler
+            # object without the alias attribute is served by the canonical method directly.
+            if call is None:
+                call = getattr(self._handlers, canonical.python_name, None)
+        if call is None:
+            return None
+        route = _Route(call=call, params_model=spec.params_model())
+        self._routes[(method, kind)] = route
+        return route

@@ -1,0 +1,445 @@
+"""The JSON-RPC dispatcher for one peer: untyped (method name + JSON value).
+
+One anyio task group holds the reader loop, the FIFO writer and one task per inbound request
+or notification. Each request task runs under its own cancel scope, so ``$/cancel_request``
+can stop exactly that request. Outbound requests park a waiter in a pending table that the
+reader resolves when the matching response arrives. Method typing lives a layer above, in
+:mod:`iac_code.router`.
+
+Lifecycle of :meth:`Connection.serve`: read until EOF (or :meth:`close`), then shut down in a
+fixed order:
+
+1. pending outbound requests fail with :class:`ConnectionClosedError` at once: no answer
+   can arrive any more, and a handler waiting for one should not sit out the grace period;
+2. the ``on_close`` hook runs (the agent cancels its turns and flushes);
+3. in-flight handlers get the rest of the grace period, then :meth:`cancel_all`;
+4. the writer drains what is queued (bounded), and both streams are closed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import anyio
+from acp_bindings.errors import (
+    InternalError,
+    InvalidRequestError,
+    ParseError,
+    RequestCancelledError,
+    RpcError,
+    error_from_wire,
+)
+from anyio.abc import ByteReceiveStream, ByteSendStream, ObjectReceiveStream, ObjectSendStream
+
+from iac_code.rpc.context import RequestContext
+from iac_code.rpc.envelope import (
+    InvalidMessage,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    classify,
+    is_request_id,
+)
+from iac_code.rpc.errors import ConnectionClosedError, error_object_for
+from iac_code.rpc.framing import (
+    DEFAULT_MAX_LINE_BYTES,
+    DecodeFailure,
+    LineFramer,
+    OversizedLine,
+    decode_line,
+    encode_message,
+)
+from iac_code.rpc.writer import DEFAULT_MAX_QUEUED_FRAMES, FrameWriter
+
+__all__ = [
+    "CANCEL_REQUEST_METHOD",
+    "AnyByteReceiveStream",
+    "AnyByteSendStream",
+    "Connection",
+    "RequestHandler",
+]
+
+CANCEL_REQUEST_METHOD = "$/cancel_request"
+DEFAULT_SHUTDOWN_GRACE = 0.5
+"""Seconds that the ``on_close`` hook and in-flight handlers get after the input ends."""
+_CANCELLED_SETTLE = 0.15
+"""Seconds for cancelled handlers to unwind and for the writer's final flush."""
+
+AnyByteReceiveStream = ByteReceiveStream | ObjectReceiveStream[bytes]
+AnyByteSendStream = ByteSendStream | ObjectSendStream[bytes]
+
+
+class RequestHandler(Protocol):
+    """What the connection dispatches to (the router, or a test double)."""
+
+    async def handle_request(self, ctx: RequestContext, method: str, params: object) -> object:
+        """Return a JSON-able result, or raise :class:`RpcError` for an error answer.
+
+        ``params`` is the raw JSON value: a dict, a list, or None when absent.
+        """
+        ...
+
+    async def handle_notification(self, method: str, params: object) -> None:
+        """Handle a notification; exceptions are logged, never answered."""
+        ...
+
+
+class _PendingRequest:
+    """Waiter for the answer to one outbound request."""
+
+    __slots__ = ("error", "event", "result")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def resolve(self, result: Any = None, error: BaseException | None = None) -> None:
+        self.result = result
+        self.error = error
+        self.event.set()
+
+
+class _InboundRequest:
+    __slots__ = ("context", "scope")
+
+    def __init__(self, context: RequestContext) -> None:
+        self.context = context
+        self.scope = anyio.CancelScope()
+
+
+class Connection:
+    """A JSON-RPC 2.0 peer over a pair of byte streams (newline-delimited JSON).
+
+    ``handler`` may be given later (assign :attr:`handler` before :meth:`serve`), so that a
+    handler can be built with the connection it will use for outbound calls.
+    """
+
+    def __init__(
+        self,
+        receive_stream: AnyByteReceiveStream,
+        send_stream: AnyByteSendStream,
+        handler: RequestHandler | None = None,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_queued_frames: int = DEFAULT_MAX_QUEUED_FRAMES,
+        shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
+        on_close: Callable[[], Awaitable[None]] | None = None,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self.handler = handler
+        self._receive_stream = receive_stream
+        self._send_stream = send_stream
+        self._max_line_bytes = max_line_bytes
+        self._shutdown_grace = shutdown_grace
+        self._on_close = on_close
+        self._logger = logger or logging.getLogger("iac_code.rpc")
+        self._writer = FrameWriter(
+            send_stream, max_queued_frames=max_queued_frames, logger=self._logger
+        )
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._read_scope: anyio.CancelScope | None = None
+        self._inbound: dict[RequestId, _InboundRequest] = {}
+        self._notification_scopes: set[anyio.CancelScope] = set()
+        self._running_handlers = 0  # tasks not yet done, including writing their answer
+        self._handlers_idle: anyio.Event | None = None
+        self._pending: dict[int, _PendingRequest] = {}
+        self._next_outbound_id = 0
+        self._served = False
+        self._close_requested = False
+        self._input_open = True
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def serve(self) -> None:
+        """Run until the input ends or :meth:`close` is called, then shut down cleanly."""
+        if self._served:
+            raise RuntimeError("a Connection can be served only once")
+        if self.handler is None:
+            raise RuntimeError("Connection.handler must be set before serve()")
+        self._served = True
+        try:
+            async with anyio.create_task_group() as task_group:
+                self._task_group = task_group
+                task_group.start_soon(self._run_writer)
+                with anyio.CancelScope() as self._read_scope:
+                    if not self._close_requested:
+                        await self._read_loop()
+                await self._shut_down(task_group)
+        finally:
+            self._input_open = False
+            self._fail_pending()
+            with anyio.CancelScope(shield=True):
+                await self._close_streams()
+
+    def close(self) -> None:
+        """Stop reading and begin the graceful shutdown of :meth:`serve` (idempotent)."""
+        self._close_requested = True
+        if self._read_scope is not None:
+            self._read_scope.cancel()
+
+    def cancel_all(self) -> None:
+        """Cancel every in-flight handler; requests among them answer ``-32800``."""
+        for inbound in self._inbound.values():
+            inbound.scope.cancel()
+        for scope in self._notification_scopes:
+            scope.cancel()
+
+    @property
+    def is_open(self) -> bool:
+        """False once the input ended: outbound requests can no longer be answered."""
+        return self._input_open
+
+    async def _shut_down(self, task_group: anyio.abc.TaskGroup) -> None:
+        self._input_open = False
+        self._fail_pending()
+        with anyio.move_on_after(self._shutdown_grace):
+            if self._on_close is not None:
+                try:
+                    await self._on_close()
+                except Exception:
+                    self._logger.exception("on_close hook failed")
+            await self._wait_handlers_idle()
+        if self._has_handlers():
+            self.cancel_all()
+            with anyio.move_on_after(_CANCELLED_SETTLE):
+                await self._wait_handlers_idle()
+        self._writer.close()
+        with anyio.move_on_after(_CANCELLED_SETTLE):
+            await self._writer.done.wait()
+        # Anything still running (a shielded handler, a writer stuck on a full pipe) is cut off.
+        task_group.cancel_scope.cancel()
+
+    async def _close_streams(self) -> None:
+        for stream in (self._send_stream, self._receive_stream):
+            try:
+                await stream.aclose()
+            except Exception:  # closing a half-dead pipe must not mask the real outcome
+                self._logger.debug("error closing a stream", exc_info=True)
+
+    def _has_handlers(self) -> bool:
+        return self._running_handlers > 0
+
+    async def _wait_handlers_idle(self) -> None:
+        while self._has_handlers():
+            self._handlers_idle = anyio.Event()
+            await self._handlers_idle.wait()
+
+    def _handler_finished(self) -> None:
+        self._running_handlers -= 1
+        if self._handlers_idle is not None and not self._has_handlers():
+            self._handlers_idle.set()
+
+    def _fail_pending(self) -> None:
+        pending, self._pending = self._pending, {}
+        for waiter in pending.values():
+            waiter.resolve(error=ConnectionClosedError())
+
+    async def _run_writer(self) -> None:
+        await self._writer.run()
+        if self._writer.broken:
+            self.close()
+
+    # ------------------------------------------------------------------ inbound
+
+    async def _read_loop(self) -> None:
+        framer = LineFramer(self._max_line_bytes)
+        while True:
+            try:
+                data = await self._receive_stream.receive()
+            except anyio.EndOfStream:
+                break
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
+                self._logger.warning("input failed: %r", exc)
+                return
+            for event in framer.feed(data):
+                await self._on_frame(event)
+        for event in framer.close():
+            await self._on_frame(event)
+
+    async def _on_frame(self, event: bytes | OversizedLine) -> None:
+        if isinstance(event, OversizedLine):
+            error = InvalidRequestError(
+                "Message exceeds the maximum line size", {"maxLineBytes": event.limit}
+            )
+            await self._send_error(None, error)
+            return
+        value = decode_line(event)
+        if isinstance(value, DecodeFailure):
+            await self._send_error(None, ParseError(data={"reason": value.reason}))
+            return
+        message = classify(value)
+        if isinstance(message, Request):
+            await self._start_request(message)
+        elif isinstance(message, Notification):
+            self._start_notification(message)
+        elif isinstance(message, Response):
+            self._resolve_response(message)
+        else:
+            await self._on_invalid(message)
+
+    async def _on_invalid(self, message: InvalidMessage) -> None:
+        if not message.response_like:
+            await self._send_error(message.id, InvalidRequestError(data={"reason": message.reason}))
+            return
+        self._logger.warning("malformed response from the peer (%s)", message.reason)
+        if isinstance(message.id, int):
+            waiter = self._pending.pop(message.id, None)
+            if waiter is not None:
+                detail = {"reason": message.reason}
+                waiter.resolve(error=InternalError("The peer sent a malformed response", detail))
+
+    async def _start_request(self, request: Request) -> None:
+        if request.id in self._inbound:
+            error = InvalidRequestError(data={"reason": "a request with this id is in progress"})
+            await self._send_error(request.id, error)
+            return
+        assert self._task_group is not None
+        inbound = _InboundRequest(RequestContext(self, request.id, request.method))
+        self._inbound[request.id] = inbound
+        self._running_handlers += 1
+        self._task_group.start_soon(self._run_request, request, inbound)
+
+    async def _run_request(self, request: Request, inbound: _InboundRequest) -> None:
+        assert self.handler is not None
+        context = inbound.context
+        context._bind()
+        answered = False
+        result: Any = None
+        error: dict[str, Any] | None = None
+        try:
+            try:
+                with inbound.scope:
+                    try:
+                        result = await self.handler.handle_request(
+                            context, request.method, request.params
+                        )
+                        answered = True
+                    except Exception as exc:
+                        error = error_object_for(exc, method=request.method, logger=self._logger)
+            finally:
+                # From here a $/cancel_request for this id finds nothing and is ignored.
+                del self._inbound[request.id]
+            if not answered and error is None:
+                # Our scope swallowed the cancellation: $/cancel_request or cancel_all().
+                error = RequestCancelledError().to_wire()
+            frame = self._response_frame(request, result, error)
+            try:
+                await self._writer.enqueue(frame)
+            except ConnectionClosedError:
+                self._logger.debug("response to %r dropped: output closed", request.id)
+        finally:
+            # Counted as running until the answer is queued, so shutdown never closes the
+            # writer in front of it.
+            self._handler_finished()
+
+    def _response_frame(self, request: Request, result: Any, error: dict[str, Any] | None) -> bytes:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request.id}
+        if error is None:
+            message["result"] = result
+        else:
+            message["error"] = error
+        try:
+            return encode_message(message)
+        except (TypeError, ValueError) as exc:
+            fallback = error_object_for(exc, method=request.method, logger=self._logger)
+            return encode_message({"jsonrpc": "2.0", "id": request.id, "error": fallback})
+
+    def _start_notification(self, notification: Notification) -> None:
+        if notification.method == CANCEL_REQUEST_METHOD:
+            self._cancel_inbound(notification.params)
+            return
+        assert self._task_group is not None
+        scope = anyio.CancelScope()
+        self._notification_scopes.add(scope)
+        self._running_handlers += 1
+        self._task_group.start_soon(self._run_notification, notification, scope)
+
+    async def _run_notification(self, notification: Notification, scope: anyio.CancelScope) -> None:
+        assert self.handler is not None
+        try:
+            with scope:
+                await self.handler.handle_notification(notification.method, notification.params)
+        except Exception:
+            self._logger.exception("notification handler for %s failed", notification.method)
+        finally:
+            self._notification_scopes.discard(scope)
+            self._handler_finished()
+
+    def _cancel_inbound(self, params: object) -> None:
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        if not is_request_id(request_id):
+            self._logger.debug("ignoring %s without a valid requestId", CANCEL_REQUEST_METHOD)
+            return
+        inbound = self._inbound.get(request_id)
+        if inbound is None or inbound.context.cancel_requested:
+            self._logger.debug("ignoring cancel for %r: not in flight", request_id)
+            return
+        hook = inbound.context._request_cancel()
+        if hook is None:
+            inbound.scope.cancel()
+            return
+        try:
+            hook()
+        except Exception:
+            self._logger.exception("cancel hook for %r failed; cancelling the task", request_id)
+            inbound.scope.cancel()
+
+    def _resolve_response(self, response: Response) -> None:
+        waiter = self._pending.pop(response.id, None) if isinstance(response.id, int) else None
+        if waiter is None:
+            self._logger.warning("ignoring a response to unknown request id %r", response.id)
+            return
+        if response.error is not None:
+            waiter.resolve(error=error_from_wire(response.error))
+        else:
+            waiter.resolve(result=response.result)
+
+    async def _send_error(self, request_id: RequestId | None, error: RpcError) -> None:
+        frame = encode_message({"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()})
+        try:
+            await self._writer.enqueue(frame)
+        except ConnectionClosedError:
+            self._logger.debug("error answer dropped: output closed")
+
+    # ------------------------------------------------------------------ outbound
+
+    async def send_request(self, method: str, params: object = None) -> Any:
+        """Call a method on the peer and return its ``result``.
+
+        Raises the :class:`RpcError` subclass matching an error answer (by code), or
+        :class:`ConnectionClosedError` if the connection ends first. Cancelling the caller
+        forgets the request; a late answer is then logged and ignored.
+        """
+        if not self._input_open:
+            raise ConnectionClosedError()
+        request_id = self._next_outbound_id
+        self._next_outbound_id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        frame = encode_message(message)
+        waiter = _PendingRequest()
+        self._pending[request_id] = waiter
+        try:
+            await self._writer.enqueue(frame)
+            await waiter.event.wait()
+        finally:
+            self._pending.pop(request_id, None)
+        if waiter.error is not None:
+            raise waiter.error
+        return waiter.result
+
+    async def send_notification(self, method: str, params: object = None) -> None:
+        """Queue a notification; returns once its place in the output order is fixed.
+
+        Waits only when the output queue is full. Raises :class:`ConnectionClosedError`
+        after the output stopped.
+        """
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._writer.enqueue(encode_message(message))
