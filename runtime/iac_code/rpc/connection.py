@@ -331,10 +331,22 @@ class Connection:
                 await self._writer.enqueue(frame)
             except ConnectionClosedError:
                 self._logger.debug("response to %r dropped: output closed", request.id)
+            else:
+                if error is None:
+                    await self._run_after_response(context)
         finally:
             # Counted as running until the answer is queued, so shutdown never closes the
             # writer in front of it.
             self._handler_finished()
+
+    async def _run_after_response(self, context: RequestContext) -> None:
+        for callback in context._take_after_response():
+            try:
+                await callback()
+            except ConnectionClosedError:
+                return
+            except Exception:
+                self._logger.exception("after-response callback of %r failed", context.request_id)
 
     def _response_frame(self, request: Request, result: Any, error: dict[str, Any] | None) -> bytes:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request.id}

@@ -8,7 +8,7 @@ contextvars are task-local.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
@@ -19,8 +19,9 @@ from iac_code.rpc.envelope import RequestId
 if TYPE_CHECKING:
     from iac_code.rpc.connection import Connection
 
-__all__ = ["CancelHook", "RequestContext", "current_request"]
+__all__ = ["AfterResponse", "CancelHook", "RequestContext", "current_request"]
 
+AfterResponse = Callable[[], Awaitable[None]]
 CancelHook = Callable[[], None]
 """Called (synchronously, in the connection's reader) when ``$/cancel_request`` names the
 request. It should only *start* ending the work, e.g. cancel the turn's own scope."""
@@ -37,6 +38,7 @@ class RequestContext:
     """One inbound request while it is being handled."""
 
     __slots__ = (
+        "_after_response",
         "_cancel_event",
         "_cancel_hook",
         "_cancel_requested",
@@ -52,6 +54,20 @@ class RequestContext:
         self._cancel_hook: CancelHook | None = None
         self._cancel_requested = False
         self._cancel_event: anyio.Event | None = None
+        self._after_response: list[AfterResponse] = []
+
+    def after_response(self, callback: AfterResponse) -> None:
+        """Run ``callback()`` (a coroutine function) once the success response is queued.
+
+        For notifications that must follow a response, e.g. ``available_commands_update``
+        after ``session/new`` (the client needs the session id first). Not run when the
+        request ends with an error.
+        """
+        self._after_response.append(callback)
+
+    def _take_after_response(self) -> list[AfterResponse]:
+        callbacks, self._after_response = self._after_response, []
+        return callbacks
 
     def on_cancel(self, hook: CancelHook | None) -> None:
         """Handle ``$/cancel_request`` gracefully instead of having the task cancelled.
