@@ -1,4 +1,115 @@
+"""The ``iac-code`` command line.
+
+``iac-code acp`` is what editors start; it must reach the ``initialize`` answer quickly, so
+this module imports only the standard library and the start-up fast path.
+"""
+
+from __future__ import annotations
+
+import argparse
 import sys
-def main() -> int:
-    print("iac-code")
+from pathlib import Path
+
+from iac_code import __version__
+from iac_code.settings import ENVIRONMENT_VARIABLES, load_settings
+
+
+def _env_help() -> str:
+    width = max(len(name) for name in ENVIRONMENT_VARIABLES)
+    lines = [f"  {name.ljust(width)}  {text}" for name, text in ENVIRONMENT_VARIABLES.items()]
+    return (
+        "environment variables:\n"
+        + "\n".join(lines)
+        + "\n\nOptional config file: $IAC_CODE_HOME/config.toml (keys: model, models, base_url,"
+        " log_level, log_file, max_turn_requests, max_tokens). Flags override the environment,"
+        " which overrides the config file."
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="iac-code",
+        description="An infrastructure-as-code coding agent for editors (Agent Client Protocol).",
+    )
+    parser.add_argument("--version", action="version", version=f"iac-code {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    acp = commands.add_parser(
+        "acp",
+        help="serve the Agent Client Protocol on stdin/stdout (what editors run)",
+        description="Serve ACP v1 over stdio: newline-delimited JSON-RPC 2.0 on stdin/stdout,"
+        " logs on stderr.",
+        epilog=_env_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    acp.add_argument("--model", help="default model for new sessions (env IAC_CODE_MODEL)")
+    acp.add_argument("--base-url", help="Anthropic-compatible endpoint (env ANTHROPIC_BASE_URL)")
+    acp.add_argument(
+        "--home", type=Path, help="state folder (env IAC_CODE_HOME, default ~/.iac-code)"
+    )
+    acp.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR (env IAC_CODE_LOG_LEVEL)")
+    acp.add_argument("--log-file", type=Path, help="also append logs to this file")
+    acp.add_argument(
+        "--max-line-bytes", type=int, help="largest accepted JSON-RPC line (default 64 MiB)"
+    )
+    acp.add_argument(
+        "--max-turn-requests", type=int, help="model requests allowed per prompt turn (default 50)"
+    )
+
+    bench = commands.add_parser(
+        "bench",
+        help="measure the SPEC §11 performance targets and print a table",
+        description="Run the benchmarks against this build (and optionally another agent).",
+    )
+    bench.add_argument("--json", type=Path, dest="json_path", help="also write results as JSON")
+    bench.add_argument("--only", action="append", default=[], help="run only metrics matching this")
+    bench.add_argument("--repeat", type=int, default=10, help="repetitions for start-up metrics")
+    bench.add_argument(
+        "--compare",
+        metavar="CMD",
+        help="another agent command to measure spawn→initialize side by side (quoted)",
+    )
+
+    commands.add_parser(
+        "demo",
+        help="run a short offline session end to end (scripted model, real subprocess)",
+        description="Start `iac-code acp` as a subprocess, drive it through a real ACP client"
+        " against the built-in scripted model server, and print the conversation.",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "acp":
+        settings = load_settings()
+        if args.home is not None:
+            settings = settings.with_overrides(home=args.home)
+        settings = settings.with_overrides(
+            model=args.model,
+            base_url=args.base_url,
+            log_level=args.log_level.upper() if args.log_level else None,
+            log_file=args.log_file,
+            max_line_bytes=args.max_line_bytes,
+            max_turn_requests=args.max_turn_requests,
+        )
+        if settings.model not in settings.models:
+            settings = settings.with_overrides(models=(settings.model, *settings.models))
+        from iac_code.prelude import run_acp
+
+        return run_acp(settings)
+    if args.command == "bench":
+        from iac_code.bench import main as bench_main
+
+        return bench_main(args)
+    if args.command == "demo":
+        from iac_code.demo import main as demo_main
+
+        return demo_main()
+    parser.print_help(sys.stderr)
     return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

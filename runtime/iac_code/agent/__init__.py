@@ -1,0 +1,1 @@
+"""The iac-code agent: ACP method handlers, sessions, prompt turns and conversation history."""

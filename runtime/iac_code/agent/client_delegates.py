@@ -1,0 +1,110 @@
+"""The client's file system and terminals, offered to tools only when advertised (SPEC §5).
+
+Each adapter turns a tool's call into the matching agent→client request. A capability the
+client did not advertise yields ``None``, and the tool then works locally: the agent never
+calls a client method the client did not offer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from iac_code.agent.server import IacAgent
+    from iac_code.agent.session import Session
+
+
+class _ClientFs:
+    def __init__(self, agent: IacAgent, session_id: str) -> None:
+        self._agent = agent
+        self._session_id = session_id
+
+    async def read_text_file(self, path: str, line: int | None, limit: int | None) -> str:
+        params: dict[str, Any] = {"sessionId": self._session_id, "path": path}
+        if line is not None:
+            params["line"] = line
+        if limit is not None:
+            params["limit"] = limit
+        result = await self._agent.connection.send_request("fs/read_text_file", params)
+        content = result.get("content") if isinstance(result, dict) else None
+        if not isinstance(content, str):
+            raise OSError("the client answered fs/read_text_file without text content")
+        return content
+
+    async def write_text_file(self, path: str, content: str) -> None:
+        await self._agent.connection.send_request(
+            "fs/write_text_file", {"sessionId": self._session_id, "path": path, "content": content}
+        )
+
+
+class _ClientTerminals:
+    def __init__(self, agent: IacAgent, session_id: str) -> None:
+        self._agent = agent
+        self._session_id = session_id
+
+    async def _call(self, method: str, **params: Any) -> dict[str, Any]:
+        result = await self._agent.connection.send_request(
+            method, {"sessionId": self._session_id, **params}
+        )
+        return result if isinstance(result, dict) else {}
+
+    async def create(
+        self,
+        command: str,
+        args: list[str],
+        cwd: str,
+        env: list[dict[str, str]],
+        output_byte_limit: int,
+    ) -> str:
+        params: dict[str, Any] = {
+            "command": command,
+            "args": args,
+            "cwd": cwd,
+            "outputByteLimit": output_byte_limit,
+        }
+        if env:
+            params["env"] = env
+        result = await self._call("terminal/create", **params)
+        terminal_id = result.get("terminalId")
+        if not isinstance(terminal_id, str):
+            raise OSError("the client answered terminal/create without a terminalId")
+        return terminal_id
+
+    async def wait_for_exit(self, terminal_id: str) -> tuple[int | None, str | None]:
+        result = await self._call("terminal/wait_for_exit", terminalId=terminal_id)
+        return result.get("exitCode"), result.get("signal")
+
+    async def output(self, terminal_id: str) -> tuple[str, bool, dict[str, Any] | None]:
+        result = await self._call("terminal/output", terminalId=terminal_id)
+        return (
+            str(result.get("output", "")),
+            bool(result.get("truncated", False)),
+            result.get("exitStatus"),
+        )
+
+    async def kill(self, terminal_id: str) -> None:
+        await self._call("terminal/kill", terminalId=terminal_id)
+
+    async def release(self, terminal_id: str) -> None:
+        await self._call("terminal/release", terminalId=terminal_id)
+
+
+@dataclass(frozen=True)
+class ClientDelegates:
+    fs_read: _ClientFs | None
+    fs_write: _ClientFs | None
+    terminal: _ClientTerminals | None
+
+
+def client_delegates(agent: IacAgent, session: Session) -> ClientDelegates:
+    caps = agent.client_capabilities
+    fs_caps = caps.get("fs") or {}
+    fs = _ClientFs(agent, session.session_id)
+    return ClientDelegates(
+        fs_read=fs if fs_caps.get("readTextFile") is True else None,
+        fs_write=fs if fs_caps.get("writeTextFile") is True else None,
+        terminal=_ClientTerminals(agent, session.session_id)
+        if caps.get("terminal") is True
+        else None,
+    )

@@ -1,0 +1,216 @@
+"""A session's conversation as persisted events, and the two views built from it.
+
+Events are plain dicts appended to the session log (see :mod:`iac_code.store`):
+
+``user_message``       ``{messageId, content: [ACP content blocks]}``
+``assistant_message``  ``{messageId, blocks: [Anthropic text/thinking/tool_use], stopReason,
+                       interrupted}``
+``tool_call``          ``{toolCallId, title, kind, rawInput, locations}`` — a tool_use announced
+``tool_result``        ``{toolCallId, status, modelContent, isError, content, rawOutput}``
+``plan``               ``{entries}``
+``mode`` / ``config``  ``{modeId}`` / ``{configId, value}``
+``permission_rule``    ``{tool, decision}``
+``compaction``         ``{summary, keptFrom}`` — model view starts at event ``keptFrom``
+
+Views: :func:`model_messages` (what the LLM sees) and :func:`replay_updates` (what
+``session/load`` streams back). Both are tolerant of histories cut short by a crash or a
+cancel: every ``tool_use`` gets a ``tool_result`` (SPEC §4.3), wherever it is in the history,
+and :func:`missing_tool_results` tells the caller which results to persist as repairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from iac_code.agent.content import to_model_blocks
+
+INTERRUPTED_RESULT = (
+    "interrupted: the tool did not finish (the turn was cancelled or the agent stopped)"
+)
+_INTERRUPTED_REPLY = "(no reply: the turn was interrupted)"
+
+
+def interrupted_result_event(tool_call_id: str) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "toolCallId": tool_call_id,
+        "status": "failed",
+        "modelContent": INTERRUPTED_RESULT,
+        "isError": True,
+        "content": [{"type": "content", "content": {"type": "text", "text": INTERRUPTED_RESULT}}],
+        "rawOutput": {"interrupted": True},
+    }
+
+
+def _tool_use_ids(event: dict[str, Any]) -> list[str]:
+    return [b["id"] for b in event.get("blocks", ()) if b.get("type") == "tool_use"]
+
+
+def missing_tool_results(events: Iterable[dict[str, Any]]) -> list[str]:
+    """Ids of tool_use blocks (anywhere in the history) that have no tool_result event."""
+    wanted: list[str] = []
+    answered: set[str] = set()
+    for event in events:
+        kind = event.get("type")
+        if kind == "assistant_message":
+            wanted.extend(_tool_use_ids(event))
+        elif kind == "tool_result":
+            answered.add(event["toolCallId"])
+    return [tool_id for tool_id in wanted if tool_id not in answered]
+
+
+def _assistant_content(event: dict[str, Any]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for block in event.get("blocks", ()):
+        kind = block.get("type")
+        if kind == "thinking":
+            # A thinking block without its signature cannot be sent back to the API.
+            if block.get("signature"):
+                blocks.append(block)
+        elif kind == "text":
+            if block.get("text"):
+                blocks.append({"type": "text", "text": block["text"]})
+        elif kind == "tool_use":
+            blocks.append(block)
+    if event.get("interrupted"):
+        blocks.append({"type": "text", "text": "(interrupted by the user)"})
+    return blocks or [{"type": "text", "text": _INTERRUPTED_REPLY}]
+
+
+def model_messages(events: list[dict[str, Any]], *, images: bool) -> list[dict[str, Any]]:
+    """The Anthropic ``messages`` list for the next model call.
+
+    Roles strictly alternate, every tool_use is followed by its tool_result in the next user
+    message (synthesised as an "interrupted" error when missing), and a cancelled turn's user
+    message is never merged with the next prompt.
+    """
+    start = 0
+    summary: str | None = None
+    for event in events:
+        if event.get("type") == "compaction":
+            start, summary = int(event["keptFrom"]), str(event["summary"])
+    results = {e["toolCallId"]: e for e in events if e.get("type") == "tool_result"}
+    messages: list[dict[str, Any]] = []
+    if summary is not None:
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": f"Summary of the earlier conversation:\n{summary}"}
+                ],
+            }
+        )
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": "Understood."}]})
+
+    def push(role: str, content: list[dict[str, Any]]) -> None:
+        if messages and messages[-1]["role"] == role:
+            filler = _INTERRUPTED_REPLY if role == "user" else "(continue)"
+            messages.append(
+                {
+                    "role": "assistant" if role == "user" else "user",
+                    "content": [{"type": "text", "text": filler}],
+                }
+            )
+        messages.append({"role": role, "content": content})
+
+    for event in events[start:]:
+        kind = event.get("type")
+        if kind == "user_message":
+            push("user", to_model_blocks(event["content"], images=images))
+        elif kind == "assistant_message":
+            push("assistant", _assistant_content(event))
+            tool_ids = _tool_use_ids(event)
+            if tool_ids:
+                push(
+                    "user",
+                    [_tool_result_block(tool_id, results.get(tool_id)) for tool_id in tool_ids],
+                )
+    return messages
+
+
+def _tool_result_block(tool_id: str, result: dict[str, Any] | None) -> dict[str, Any]:
+    if result is None:
+        return {
+            "type": "tool_result",
+            "tool_use_id": tool_id,
+            "content": INTERRUPTED_RESULT,
+            "is_error": True,
+        }
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": tool_id,
+        "content": result.get("modelContent") or "",
+    }
+    if result.get("isError"):
+        block["is_error"] = True
+    return block
+
+
+def replay_updates(events: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """``session/update`` payloads (the ``update`` object) that rebuild the conversation."""
+    tool_names: dict[str, str] = {}
+    announced: set[str] = set()
+    for event in events:
+        kind = event.get("type")
+        if kind == "user_message":
+            for block in event["content"]:
+                yield {
+                    "sessionUpdate": "user_message_chunk",
+                    "content": block,
+                    "messageId": event["messageId"],
+                }
+        elif kind == "assistant_message":
+            for block in event.get("blocks", ()):
+                btype = block.get("type")
+                if btype == "tool_use":
+                    tool_names[block["id"]] = block.get("name", "tool")
+                elif btype == "text" and block.get("text"):
+                    yield {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": block["text"]},
+                        "messageId": event["messageId"],
+                    }
+                elif btype == "thinking" and block.get("thinking"):
+                    yield {
+                        "sessionUpdate": "agent_thought_chunk",
+                        "content": {"type": "text", "text": block["thinking"]},
+                        "messageId": event["messageId"],
+                    }
+        elif kind == "tool_call":
+            announced.add(event["toolCallId"])
+            update: dict[str, Any] = {
+                "sessionUpdate": "tool_call",
+                "toolCallId": event["toolCallId"],
+                "title": event["title"],
+                "kind": event.get("kind", "other"),
+                "status": "pending",
+                "rawInput": event.get("rawInput", {}),
+            }
+            if event.get("locations"):
+                update["locations"] = event["locations"]
+            yield update
+        elif kind == "tool_result":
+            if event["toolCallId"] not in announced:
+                # Crash repairs can answer a tool_use that was never announced; announce it
+                # so the client never sees an update for an unknown tool call.
+                announced.add(event["toolCallId"])
+                yield {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": event["toolCallId"],
+                    "title": tool_names.get(event["toolCallId"], "tool"),
+                    "kind": "other",
+                    "status": "pending",
+                }
+            final: dict[str, Any] = {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": event["toolCallId"],
+                "status": event.get("status", "completed"),
+            }
+            if event.get("content"):
+                final["content"] = event["content"]
+            if "rawOutput" in event:
+                final["rawOutput"] = event["rawOutput"]
+            yield final
+        elif kind == "plan":
+            yield {"sessionUpdate": "plan", "entries": event["entries"]}

@@ -1,0 +1,102 @@
+"""Session modes and configuration options, as advertised on the wire (plain dicts)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from acp_bindings.errors import InvalidParamsError
+
+DEFAULT_MODE = "default"
+MODES: dict[str, tuple[str, str]] = {
+    "default": ("Default", "Ask before editing files or running commands"),
+    "accept_edits": ("Accept edits", "Edit files inside the workspace without asking"),
+    "read_only": ("Read only", "Refuse every edit and command without asking"),
+}
+
+#: Extended-thinking levels offered as the ``thought_level`` option → token budget.
+THOUGHT_LEVELS: dict[str, tuple[str, int]] = {
+    "off": ("Off", 0),
+    "low": ("Low", 2_048),
+    "medium": ("Medium", 8_192),
+    "high": ("High", 24_576),
+}
+DEFAULT_THOUGHT_LEVEL = "off"
+
+
+def modes_state(current: str) -> dict[str, Any]:
+    return {
+        "currentModeId": current,
+        "availableModes": [
+            {"id": mode_id, "name": name, "description": description}
+            for mode_id, (name, description) in MODES.items()
+        ],
+    }
+
+
+def check_mode(mode_id: str) -> str:
+    if mode_id not in MODES:
+        raise InvalidParamsError(
+            "Unknown mode.", data={"modeId": f"must be one of: {', '.join(MODES)}"}
+        )
+    return mode_id
+
+
+@dataclass
+class SessionConfig:
+    """The current values of a session's config options."""
+
+    model: str
+    thought_level: str = DEFAULT_THOUGHT_LEVEL
+
+    @property
+    def thinking_budget(self) -> int:
+        return THOUGHT_LEVELS[self.thought_level][1]
+
+    def to_events(self) -> dict[str, str]:
+        return {"model": self.model, "thought_level": self.thought_level}
+
+
+def config_options(config: SessionConfig, models: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The complete ``configOptions`` list (select options only: no boolean ones are offered)."""
+    return [
+        {
+            "id": "model",
+            "name": "Model",
+            "description": "The Claude model used for the next request",
+            "category": "model",
+            "type": "select",
+            "currentValue": config.model,
+            "options": [{"value": model, "name": model} for model in models],
+        },
+        {
+            "id": "thought_level",
+            "name": "Thinking",
+            "description": "Extended thinking budget for each model request",
+            "category": "thought_level",
+            "type": "select",
+            "currentValue": config.thought_level,
+            "options": [
+                {"value": level, "name": name} for level, (name, _budget) in THOUGHT_LEVELS.items()
+            ],
+        },
+    ]
+
+
+def apply_config_value(
+    config: SessionConfig, models: tuple[str, ...], config_id: str, value: object
+) -> None:
+    """Validate and apply one ``session/set_config_option`` change (raises -32602)."""
+    if config_id == "model":
+        allowed: tuple[str, ...] = models
+    elif config_id == "thought_level":
+        allowed = tuple(THOUGHT_LEVELS)
+    else:
+        raise InvalidParamsError(
+            "Unknown config option.", data={"configId": "must be one of: model, thought_level"}
+        )
+    if not isinstance(value, str) or value not in allowed:
+        raise InvalidParamsError(
+            "Unknown config value.", data={"value": f"must be one of: {', '.join(allowed)}"}
+        )
+    setattr(config, config_id, value)

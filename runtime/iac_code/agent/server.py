@@ -1,0 +1,414 @@
+"""``IacAgent``: the implementation of every agent-side ACP method (SPEC §2).
+
+Handlers receive params already validated by the router against the generated models and
+answer with plain wire dicts (camelCase); the router sends them as they are. Session state
+lives in :class:`~iac_code.agent.session.Session` objects held here while a session is
+active on this connection; everything durable goes through the session store.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from acp_bindings.agent import AgentHandlers
+from acp_bindings.errors import AuthRequiredError, InvalidParamsError
+
+from iac_code.agent import info
+from iac_code.agent.commands import available_commands
+from iac_code.agent.history import interrupted_result_event, missing_tool_results, replay_updates
+from iac_code.agent.options import (
+    SessionConfig,
+    apply_config_value,
+    check_mode,
+    config_options,
+    modes_state,
+)
+from iac_code.agent.session import Session
+from iac_code.agent.tool_runner import ToolRunner
+from iac_code.agent.turn import Turn, TurnDependencies
+from iac_code.llm.base import MessageFinished, ModelClient, ModelRequest, ModelResponse
+from iac_code.llm.retry import RetryNotice, stream_with_retries
+from iac_code.rpc.context import current_request
+from iac_code.store import (
+    InvalidCursorError,
+    SessionLockedError,
+    SessionNotFoundError,
+    SessionStore,
+    StoreWriteError,
+    new_session_id,
+)
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from iac_code.rpc.connection import Connection
+    from iac_code.settings import Settings
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_SESSION = "unknown session"
+
+
+def wire(params: BaseModel) -> dict[str, Any]:
+    """The validated params as a camelCase dict (only the fields the client sent)."""
+    return params.model_dump(by_alias=True, exclude_unset=True, mode="json")
+
+
+def _absolute_dir(value: object, field: str, *, must_exist: bool = True) -> Path:
+    if not isinstance(value, str) or not os.path.isabs(value):
+        raise InvalidParamsError(
+            "Paths must be absolute.", data={field: "must be an absolute path"}
+        )
+    path = Path(os.path.normpath(value))
+    if must_exist and not path.is_dir():
+        raise InvalidParamsError(
+            "The directory does not exist.", data={field: "directory does not exist"}
+        )
+    return path
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class IacAgent(AgentHandlers):
+    def __init__(
+        self,
+        settings: Settings,
+        connection: Connection,
+        store: SessionStore | None = None,
+        *,
+        model_client: ModelClient | None = None,
+    ) -> None:
+        self.settings = settings
+        self.connection = connection
+        self.store = store or SessionStore(settings.home)
+        self.sessions: dict[str, Session] = {}
+        self.client_capabilities: dict[str, Any] = {}
+        self.initialized_with: dict[str, Any] | None = None
+        self._model_client: ModelClient | None = model_client
+        self.tools = ToolRunner(self)
+
+    # ------------------------------------------------------------------ helpers
+
+    async def notify(self, session_id: str, update: dict[str, Any]) -> None:
+        await self.connection.send_notification(
+            "session/update", {"sessionId": session_id, "update": update}
+        )
+
+    def _active(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise InvalidParamsError("Unknown session.", data={"sessionId": UNKNOWN_SESSION})
+        return session
+
+    def _session_state(self, session: Session) -> dict[str, Any]:
+        return {
+            "modes": modes_state(session.mode),
+            "configOptions": config_options(session.config, session.models),
+        }
+
+    def _client_supports_images(self) -> bool:
+        return True  # every model offered accepts images
+
+    def persist(self, session: Session, event: dict[str, Any]) -> None:
+        """Append an event to memory and disk; a failing disk is logged, never fatal (§12)."""
+        session.events.append(event)
+        session.apply_event(event)
+        try:
+            self.store.append(session.session_id, event)
+        except StoreWriteError as exc:
+            log.error("could not persist an event of session %s: %s", session.session_id, exc)
+
+    def _open(
+        self, session_id: str, cwd: Path, extra_dirs: list[Path], events: list[dict[str, Any]]
+    ) -> Session:
+        try:
+            lock = self.store.lock(session_id)
+        except SessionLockedError as exc:
+            raise InvalidParamsError(
+                "The session is open in another iac-code process.",
+                data={"sessionId": "session is in use by another process"},
+            ) from exc
+        session = Session(
+            session_id=session_id,
+            cwd=cwd,
+            additional_directories=extra_dirs,
+            config=SessionConfig(model=self.settings.model),
+            models=self.settings.models,
+            lock=lock,
+        )
+        for event in events:
+            session.events.append(event)
+            session.apply_event(event)
+        self.sessions[session_id] = session
+        return session
+
+    def _load_persisted(
+        self, session_id: object, cwd_value: object
+    ) -> tuple[Any, list[dict[str, Any]]]:
+        cwd = _absolute_dir(cwd_value, "cwd", must_exist=False)
+        meta = self.store.get_meta(session_id) if isinstance(session_id, str) else None
+        if meta is None:
+            raise InvalidParamsError("Unknown session.", data={"sessionId": UNKNOWN_SESSION})
+        if os.path.normpath(meta.cwd) != str(cwd):
+            raise InvalidParamsError(
+                "The session belongs to another working directory.",
+                data={"cwd": f"does not match the session's cwd {meta.cwd}"},
+            )
+        try:
+            events = self.store.load_events(meta.session_id)
+        except SessionNotFoundError as exc:
+            raise InvalidParamsError(
+                "Unknown session.", data={"sessionId": UNKNOWN_SESSION}
+            ) from exc
+        return meta, events
+
+    def _repair(self, session: Session) -> list[dict[str, Any]]:
+        """Give every orphaned tool_use an "interrupted" result, in memory and on disk (§4.3)."""
+        repairs = [
+            interrupted_result_event(tool_id) for tool_id in missing_tool_results(session.events)
+        ]
+        for event in repairs:
+            self.persist(session, event)
+        return repairs
+
+    async def _after_response(self, session_id: str) -> None:
+        await self.notify(
+            session_id,
+            {
+                "sessionUpdate": "available_commands_update",
+                "availableCommands": available_commands(),
+            },
+        )
+
+    async def _close(self, session_id: str) -> None:
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            return
+        if session.turn is not None:
+            await session.turn.cancel_and_wait()
+        session.release()
+
+    async def shutdown(self) -> None:
+        """Stdin closed or SIGTERM: end turns (their history is persisted), release locks."""
+        for session_id in list(self.sessions):
+            await self._close(session_id)
+
+    # ------------------------------------------------------------------ model and tools
+
+    def model_client(self) -> ModelClient | None:
+        """The model client, created on first use (``anthropic`` is imported only then)."""
+        if self._model_client is None:
+            if not self.settings.api_key:
+                return None
+            from iac_code.llm.anthropic_client import AnthropicModelClient
+
+            self._model_client = AnthropicModelClient(
+                api_key=self.settings.api_key, base_url=self.settings.base_url
+            )
+        return self._model_client
+
+    async def stream_model(self, client: ModelClient, request: ModelRequest) -> AsyncIterator[Any]:
+        """Model events with transient failures retried; the final event is the response."""
+        async with aclosing(
+            stream_with_retries(client, request, on_retry=self._log_retry)
+        ) as events:
+            async for event in events:
+                yield event.response if isinstance(event, MessageFinished) else event
+
+    @staticmethod
+    def _log_retry(notice: RetryNotice) -> None:
+        log.warning(
+            "model request failed (%s); retry %d of %d in %.1f s",
+            notice.error,
+            notice.attempt,
+            notice.max_attempts,
+            notice.delay,
+        )
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        return self.tools.specs()
+
+    async def run_tools(self, turn: Turn, response: ModelResponse) -> None:
+        await self.tools.run(turn, response)
+
+    def close_open_tool_calls(self, session: Session) -> list[dict[str, Any]]:
+        return self._repair(session)
+
+    # ------------------------------------------------------------------ methods
+
+    async def initialize(self, params: Any) -> Any:
+        raw = wire(params)
+        self.client_capabilities = raw.get("clientCapabilities", {})
+        self.initialized_with = raw
+        return info.initialize_result(raw["protocolVersion"], images=self._client_supports_images())
+
+    def remember_fast_initialize(self, raw: dict[str, Any]) -> None:
+        """The start-up fast path answered ``initialize``; adopt what the client sent."""
+        self.client_capabilities = raw.get("clientCapabilities", {})
+        self.initialized_with = raw
+
+    async def authenticate(self, params: Any) -> Any:
+        method_id = wire(params)["methodId"]
+        if method_id != info.API_KEY_AUTH_METHOD_ID:
+            raise InvalidParamsError(
+                "Unknown authentication method.",
+                data={"methodId": f"must be {info.API_KEY_AUTH_METHOD_ID}"},
+            )
+        if not self.settings.api_key:
+            raise AuthRequiredError(
+                "ANTHROPIC_API_KEY is not set in the agent's environment.",
+                data={"authMethods": [info.API_KEY_AUTH_METHOD_ID]},
+            )
+        return {}
+
+    async def session_new(self, params: Any) -> Any:
+        raw = wire(params)
+        cwd = _absolute_dir(raw.get("cwd"), "cwd")
+        extra = [
+            _absolute_dir(d, f"additionalDirectories[{i}]")
+            for i, d in enumerate(raw.get("additionalDirectories") or [])
+        ]
+        session_id = new_session_id()
+        try:
+            self.store.create(session_id, str(cwd), additional_directories=[str(d) for d in extra])
+        except StoreWriteError as exc:
+            log.error("cannot create session on disk: %s", exc)
+            raise
+        session = self._open(session_id, cwd, extra, [])
+        current_request().after_response(lambda: self._after_response(session_id))
+        return {"sessionId": session.session_id, **self._session_state(session)}
+
+    async def session_load(self, params: Any) -> Any:
+        raw = wire(params)
+        session = await self._activate(raw)
+        for update in replay_updates(session.events):
+            await self.notify(session.session_id, update)
+        current_request().after_response(lambda: self._after_response(session.session_id))
+        return self._session_state(session)
+
+    async def session_resume(self, params: Any) -> Any:
+        session = await self._activate(wire(params))
+        current_request().after_response(lambda: self._after_response(session.session_id))
+        return self._session_state(session)
+
+    async def _activate(self, raw: dict[str, Any]) -> Session:
+        meta, events = self._load_persisted(raw.get("sessionId"), raw.get("cwd"))
+        active = self.sessions.get(meta.session_id)
+        if active is not None:
+            return active  # already open here: load re-replays, resume is a no-op
+        extra = [
+            _absolute_dir(d, f"additionalDirectories[{i}]")
+            for i, d in enumerate(
+                raw.get("additionalDirectories") or meta.additional_directories or []
+            )
+        ]
+        session = self._open(meta.session_id, Path(meta.cwd), extra, events)
+        session.title = meta.title
+        self._repair(session)
+        return session
+
+    async def session_fork(self, params: Any) -> Any:
+        raw = wire(params)
+        source_id = raw.get("sessionId")
+        meta = self.store.get_meta(source_id) if isinstance(source_id, str) else None
+        if meta is None:
+            raise InvalidParamsError("Unknown session.", data={"sessionId": UNKNOWN_SESSION})
+        cwd = _absolute_dir(raw.get("cwd") or meta.cwd, "cwd")
+        fork_id = new_session_id()
+        fork_meta = self.store.fork(meta.session_id, fork_id, cwd=str(cwd))
+        events = self.store.load_events(fork_id)
+        extra = [
+            Path(d)
+            for d in (raw.get("additionalDirectories") or fork_meta.additional_directories or [])
+        ]
+        session = self._open(fork_id, cwd, extra, events)
+        session.title = fork_meta.title
+        self._repair(session)
+        current_request().after_response(lambda: self._after_response(fork_id))
+        return {"sessionId": fork_id, **self._session_state(session)}
+
+    async def session_close(self, params: Any) -> Any:
+        await self._close(wire(params)["sessionId"])
+        return {}
+
+    async def session_delete(self, params: Any) -> Any:
+        session_id = wire(params)["sessionId"]
+        await self._close(session_id)
+        try:
+            self.store.delete(session_id)
+        except SessionNotFoundError:
+            pass  # deleting twice is fine
+        return {}
+
+    async def session_list(self, params: Any) -> Any:
+        raw = wire(params)
+        cwd = raw.get("cwd")
+        if cwd is not None:
+            cwd = str(_absolute_dir(cwd, "cwd", must_exist=False))
+        try:
+            metas, cursor = self.store.list(cwd=cwd, cursor=raw.get("cursor"))
+        except InvalidCursorError as exc:
+            raise InvalidParamsError("Invalid cursor.", data={"cursor": "invalid cursor"}) from exc
+        result: dict[str, Any] = {"sessions": [meta.to_wire() for meta in metas]}
+        if cursor is not None:
+            result["nextCursor"] = cursor
+        return result
+
+    async def session_set_mode(self, params: Any) -> Any:
+        raw = wire(params)
+        session = self._active(raw["sessionId"])
+        mode_id = check_mode(raw["modeId"])
+        self.persist(session, {"type": "mode", "modeId": mode_id})
+        await self.notify(
+            session.session_id, {"sessionUpdate": "current_mode_update", "currentModeId": mode_id}
+        )
+        return {}
+
+    async def session_set_config_option(self, params: Any) -> Any:
+        raw = wire(params)
+        session = self._active(raw["sessionId"])
+        config_id, value = raw["configId"], raw.get("value")
+        apply_config_value(session.config, session.models, config_id, value)
+        self.persist(session, {"type": "config", "configId": config_id, "value": value})
+        options = config_options(session.config, session.models)
+        await self.notify(
+            session.session_id, {"sessionUpdate": "config_option_update", "configOptions": options}
+        )
+        return {"configOptions": options}
+
+    async def session_prompt(self, params: Any) -> Any:
+        raw = wire(params)
+        session = self._active(raw["sessionId"])
+        if session.turn is not None:
+            raise InvalidParamsError(
+                "A prompt is already running in this session.",
+                data={"sessionId": "a prompt is already running"},
+            )
+        turn = Turn(session, TurnDependencies(agent=self, settings=self.settings))
+        session.turn = turn
+        current_request().on_cancel(turn.cancel)
+        try:
+            return await turn.run(raw["prompt"], message_id=raw.get("messageId"))
+        finally:
+            session.turn = None
+            if session.session_id in self.sessions:
+                self._touch(session)
+
+    def _touch(self, session: Session) -> None:
+        try:
+            self.store.update_meta(session.session_id, title=session.title, updated_at=_now())
+        except StoreWriteError as exc:
+            log.error("could not update session metadata: %s", exc)
+
+    async def session_cancel(self, params: Any) -> None:
+        session = self.sessions.get(wire(params)["sessionId"])
+        if session is not None and session.turn is not None:
+            session.turn.cancel()

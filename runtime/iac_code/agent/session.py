@@ -1,0 +1,60 @@
+"""One live session: its workspace, settings, history and the turn running in it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from iac_code.agent.options import DEFAULT_MODE, MODES, THOUGHT_LEVELS, SessionConfig
+
+if TYPE_CHECKING:
+    from iac_code.agent.turn import Turn
+    from iac_code.store import SessionLock
+
+
+@dataclass
+class Session:
+    session_id: str
+    cwd: Path
+    additional_directories: list[Path]
+    config: SessionConfig
+    models: tuple[str, ...]
+    mode: str = DEFAULT_MODE
+    title: str | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    permission_rules: list[dict[str, Any]] = field(default_factory=list)
+    turn: Turn | None = None
+    lock: SessionLock | None = None
+    #: Whether the next prompt is the session's first (its text becomes the title).
+    untitled: bool = True
+
+    @property
+    def roots(self) -> list[Path]:
+        return [self.cwd, *self.additional_directories]
+
+    def apply_event(self, event: dict[str, Any]) -> None:
+        """Fold one persisted event into the live state (used on load and as events happen)."""
+        kind = event.get("type")
+        if kind == "mode" and event.get("modeId") in MODES:
+            self.mode = event["modeId"]
+        elif kind == "config":
+            config_id, value = event.get("configId"), event.get("value")
+            if config_id == "model" and isinstance(value, str):
+                self.config.model = value
+                if value not in self.models:
+                    self.models = (*self.models, value)
+            elif config_id == "thought_level" and value in THOUGHT_LEVELS:
+                self.config.thought_level = value
+        elif kind == "permission_rule":
+            self.permission_rules = [
+                rule for rule in self.permission_rules if rule.get("tool") != event.get("tool")
+            ]
+            self.permission_rules.append({k: v for k, v in event.items() if k != "type"})
+        elif kind == "user_message":
+            self.untitled = False
+
+    def release(self) -> None:
+        if self.lock is not None:
+            lock, self.lock = self.lock, None
+            lock.release()

@@ -1,0 +1,276 @@
+"""Runs the model's tool calls with the ACP tool-call lifecycle on the wire (SPEC §5, §6).
+
+Per call: ``tool_call`` (pending, title, kind, rawInput, locations) → permission decision
+(and ``session/request_permission`` with the *same* toolCallId when the policy asks) →
+``tool_call_update in_progress`` → the tool → ``tool_call_update completed|failed`` with its
+content and rawOutput. The announcement and the result are persisted as events, so
+``session/load`` replays the same lifecycle and the model sees every result again.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from acp_bindings.errors import RpcError
+
+from iac_code.agent.client_delegates import client_delegates
+from iac_code.llm.base import ModelRequest, ModelResponse, collect
+from iac_code.llm.retry import stream_with_retries
+from iac_code.rpc.errors import ConnectionClosedError
+from iac_code.tools.base import Tool, ToolContext, ToolOutcome
+from iac_code.tools.permissions import (
+    PermissionMemory,
+    Verdict,
+    decide,
+    declined_outcome,
+    interpret_permission_response,
+    permission_options,
+)
+from iac_code.tools.registry import default_tools, tool_specs_for_model
+
+if TYPE_CHECKING:
+    from iac_code.agent.server import IacAgent
+    from iac_code.agent.session import Session
+    from iac_code.agent.turn import Turn
+
+log = logging.getLogger(__name__)
+
+SUBAGENT_MAX_REQUESTS = 20
+_SUBAGENT_SYSTEM = (
+    "You are a sub-agent of iac-code, an infrastructure-as-code coding agent. Complete the task"
+    " you are given with the tools available, then answer with a concise report of what you"
+    " found or changed (file paths, commands run, results). Do not ask the user questions."
+)
+
+
+@dataclass(frozen=True)
+class _CallScope:
+    """Which tool set a call uses and which agent tool call (if any) it is nested in."""
+
+    tools: dict[str, Tool]
+    parent_tool_call_id: str | None = None
+
+
+class ToolRunner:
+    def __init__(self, agent: IacAgent) -> None:
+        self.agent = agent
+        self.tools = default_tools()
+        self.subagent_tools = default_tools(include_agent=False)
+
+    def specs(self) -> list[dict[str, Any]]:
+        return tool_specs_for_model(self.tools)
+
+    # ------------------------------------------------------------------ main loop
+
+    async def run(self, turn: Turn, response: ModelResponse) -> None:
+        """Run one model response's tool calls; read-only neighbours run concurrently."""
+        scope = _CallScope(self.tools)
+        for read_only, batch in self._batches(response.tool_uses, scope.tools):
+            if read_only and len(batch) > 1:
+                async with anyio.create_task_group() as group:
+                    for use in batch:
+                        group.start_soon(self.run_call, turn, use, scope)
+            else:
+                for use in batch:
+                    await self.run_call(turn, use, scope)
+
+    @staticmethod
+    def _batches(
+        uses: list[dict[str, Any]], tools: dict[str, Tool]
+    ) -> list[tuple[bool, list[dict[str, Any]]]]:
+        batches: list[tuple[bool, list[dict[str, Any]]]] = []
+        for use in uses:
+            tool = tools.get(use.get("name", ""))
+            read_only = tool is not None and tool.read_only
+            if read_only and batches and batches[-1][0]:
+                batches[-1][1].append(use)
+            else:
+                batches.append((read_only, [use]))
+        return batches
+
+    def _context(self, turn: Turn, tool_call_id: str) -> ToolContext:
+        session = turn.session
+        delegates = client_delegates(self.agent, session)
+        return ToolContext.for_session(
+            session.cwd,
+            session.additional_directories,
+            fs_read=delegates.fs_read,
+            fs_write=delegates.fs_write,
+            terminal=delegates.terminal,
+            run_subagent=partial(self._run_subagent, turn, tool_call_id),
+            report_content=partial(self._report_content, session, tool_call_id),
+        )
+
+    async def run_call(self, turn: Turn, use: dict[str, Any], scope: _CallScope) -> ToolOutcome:
+        """The whole lifecycle of one tool call; returns what the model gets back."""
+        session = turn.session
+        agent = self.agent
+        tool_call_id = str(use["id"])
+        tool_input = use.get("input", {})
+        tool = scope.tools.get(use.get("name", ""))
+        ctx = self._context(turn, tool_call_id)
+        announced = {
+            "toolCallId": tool_call_id,
+            "title": tool.title(tool_input) if tool else f"Unknown tool {use.get('name')}",
+            "kind": tool.kind if tool else "other",
+            "rawInput": tool_input,
+            "locations": tool.locations(tool_input, ctx) if tool else [],
+        }
+        agent.persist(session, {"type": "tool_call", **announced, **self._nesting(scope)})
+        await agent.notify(session.session_id, self._tool_call_update(announced, scope))
+
+        if tool is None:
+            outcome = ToolOutcome.error(
+                f"There is no tool named {use.get('name')!r}. Available: {', '.join(scope.tools)}."
+            )
+        else:
+            outcome = await self._decide_and_run(turn, tool, tool_input, ctx, announced, scope)
+        status = "failed" if outcome.is_error else "completed"
+        agent.persist(
+            session,
+            {
+                "type": "tool_result",
+                "toolCallId": tool_call_id,
+                "status": status,
+                "modelContent": outcome.model_content,
+                "isError": outcome.is_error,
+                "content": outcome.content,
+                "rawOutput": outcome.raw_output,
+            },
+        )
+        final: dict[str, Any] = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": tool_call_id,
+            "status": status,
+            "rawOutput": outcome.raw_output,
+        }
+        if outcome.content:
+            final["content"] = outcome.content
+        await agent.notify(session.session_id, final)
+        return outcome
+
+    async def _decide_and_run(
+        self,
+        turn: Turn,
+        tool: Tool,
+        tool_input: Any,
+        ctx: ToolContext,
+        announced: dict[str, Any],
+        scope: _CallScope,
+    ) -> ToolOutcome:
+        session = turn.session
+        access = await tool.access(tool_input, ctx)
+        memory = PermissionMemory.from_records(session.permission_rules)
+        decision = decide(tool, access, session.mode, memory)
+        if decision.denied:
+            return declined_outcome(tool, decision.reason)
+        if decision.needs_asking:
+            verdict = await self._ask(session, announced, access, decision.reason)
+            if verdict.remember is not None:
+                self.agent.persist(
+                    session,
+                    {"type": "permission_rule", "tool": tool.name, "decision": verdict.remember},
+                )
+            if not verdict.allowed:
+                return declined_outcome(tool, verdict.reason)
+        await self.agent.notify(
+            session.session_id,
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": announced["toolCallId"],
+                "status": "in_progress",
+            },
+        )
+        return await tool.run(tool_input, ctx, access=access)
+
+    async def _ask(
+        self, session: Session, announced: dict[str, Any], access: Any, reason: str
+    ) -> Verdict:
+        options = permission_options(access)
+        tool_call = {key: value for key, value in announced.items() if value != []}
+        params: dict[str, Any] = {
+            "sessionId": session.session_id,
+            "toolCall": {**tool_call, "status": "pending"},
+            "options": options,
+        }
+        if reason:
+            params["_meta"] = {"iac_code": {"reason": reason}}
+        try:
+            result = await self.agent.connection.send_request("session/request_permission", params)
+        except (RpcError, ConnectionClosedError) as exc:
+            log.warning("permission request failed: %s", exc)
+            return Verdict(False, reason="the client could not be asked")
+        return interpret_permission_response(result, options)
+
+    @staticmethod
+    def _nesting(scope: _CallScope) -> dict[str, Any]:
+        if scope.parent_tool_call_id is None:
+            return {}
+        return {"_meta": {"iac_code": {"parentToolCallId": scope.parent_tool_call_id}}}
+
+    def _tool_call_update(self, announced: dict[str, Any], scope: _CallScope) -> dict[str, Any]:
+        update = {
+            "sessionUpdate": "tool_call",
+            **announced,
+            "status": "pending",
+            **self._nesting(scope),
+        }
+        if not update["locations"]:
+            del update["locations"]
+        return update
+
+    async def _report_content(
+        self, session: Session, tool_call_id: str, content: list[dict[str, Any]]
+    ) -> None:
+        await self.agent.notify(
+            session.session_id,
+            {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, "content": content},
+        )
+
+    # ------------------------------------------------------------------ sub-agent
+
+    async def _run_subagent(self, turn: Turn, parent_id: str, task: str, description: str) -> str:
+        """A nested model ↔ tools loop; its tool calls are visible and ask like any other."""
+        client = self.agent.model_client()
+        if client is None:
+            return "The sub-agent could not start: no model is configured."
+        scope = _CallScope(self.subagent_tools, parent_tool_call_id=parent_id)
+        messages: list[dict[str, Any]] = [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": f"{description}\n\n{task}".strip()}],
+            }
+        ]
+        session = turn.session
+        for _ in range(SUBAGENT_MAX_REQUESTS):
+            request = ModelRequest(
+                model=session.config.model,
+                system=_SUBAGENT_SYSTEM + f"\nWorking directory: {session.cwd}",
+                messages=messages,
+                tools=tool_specs_for_model(self.subagent_tools),
+                max_tokens=self.agent.settings.max_tokens,
+            )
+            response = await collect(stream_with_retries(client, request))
+            turn.usage = turn.usage + response.usage
+            messages.append(response.as_message())
+            if response.stop_reason != "tool_use":
+                return response.text or "(the sub-agent finished without a report)"
+            results = []
+            for use in response.tool_uses:
+                outcome = await self.run_call(turn, use, scope)
+                block: dict[str, Any] = {
+                    "type": "tool_result",
+                    "tool_use_id": use["id"],
+                    "content": outcome.model_content,
+                }
+                if outcome.is_error:
+                    block["is_error"] = True
+                results.append(block)
+            messages.append({"role": "user", "content": results})
+        return (
+            f"The sub-agent stopped after {SUBAGENT_MAX_REQUESTS} model requests without finishing."
+        )

@@ -1,0 +1,291 @@
+"""One prompt turn: user message → model ↔ tools loop → stop reason (SPEC §4.2, §4.3).
+
+The turn owns a cancel scope. ``session/cancel`` and ``$/cancel_request`` call
+:meth:`Turn.cancel`, which cancels the scope; whatever was streamed so far is persisted
+(marked interrupted), every announced tool call gets a result, and the prompt answers
+``stopReason: "cancelled"``. All updates of the turn are queued on the connection before the
+handler returns, so none can follow the prompt's response.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from acp_bindings.errors import AuthRequiredError, InternalError
+
+from iac_code.agent import info
+from iac_code.agent.commands import expand_command
+from iac_code.agent.content import check_prompt, title_from_prompt
+from iac_code.agent.history import model_messages
+from iac_code.agent.system_prompt import build_system_prompt
+from iac_code.llm.base import (
+    ModelAuthError,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    TextDelta,
+    ThinkingDelta,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from iac_code.agent.server import IacAgent
+    from iac_code.agent.session import Session
+    from iac_code.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_STOP_REASONS = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "pause_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+    "refusal": "refusal",
+}
+
+
+@dataclass
+class TurnDependencies:
+    agent: IacAgent
+    settings: Settings
+
+
+@dataclass
+class _Streamed:
+    """What the current model response has produced so far (persisted on interruption)."""
+
+    message_id: str
+    text: list[str] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+
+    def blocks(self) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
+        if self.thinking:
+            # Without its signature a thinking block cannot go back to the model; it is kept
+            # for replay only (history drops unsigned thinking from model requests).
+            blocks.append({"type": "thinking", "thinking": "".join(self.thinking)})
+        if self.text:
+            blocks.append({"type": "text", "text": "".join(self.text)})
+        return blocks
+
+
+class Turn:
+    def __init__(self, session: Session, deps: TurnDependencies) -> None:
+        self.session = session
+        self.deps = deps
+        self.agent = deps.agent
+        self._scope: anyio.CancelScope | None = None
+        self._cancel_requested = False
+        self._done = anyio.Event()
+        self._streamed: _Streamed | None = None
+        self.usage = Usage(0, 0, 0, 0)
+        self._closed_calls: list[dict[str, Any]] = []
+
+    # -------------------------------------------------------------- cancellation
+
+    def cancel(self) -> None:
+        self._cancel_requested = True
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def cancel_and_wait(self) -> None:
+        self.cancel()
+        with anyio.move_on_after(5):
+            await self._done.wait()
+
+    # -------------------------------------------------------------- the turn
+
+    async def run(
+        self, prompt: list[dict[str, Any]], *, message_id: str | None = None
+    ) -> dict[str, Any]:
+        try:
+            return await self._run(prompt, message_id)
+        finally:
+            self._done.set()
+
+    async def _run(self, prompt: list[dict[str, Any]], message_id: str | None) -> dict[str, Any]:
+        check_prompt(prompt)
+        client = self.agent.model_client()
+        if client is None:
+            raise AuthRequiredError(
+                "Set ANTHROPIC_API_KEY to use the model.",
+                data={"authMethods": [info.API_KEY_AUTH_METHOD_ID]},
+            )
+        session = self.session
+        first_prompt = session.untitled
+        self.agent.persist(
+            session,
+            {
+                "type": "user_message",
+                "messageId": message_id or uuid.uuid4().hex,
+                "content": prompt,
+            },
+        )
+        if first_prompt:
+            session.title = title_from_prompt(prompt)
+            if session.title:
+                await self.agent.notify(
+                    session.session_id,
+                    {"sessionUpdate": "session_info_update", "title": session.title},
+                )
+        stop_reason = "cancelled"
+        with anyio.CancelScope() as scope:
+            self._scope = scope
+            if self._cancel_requested:
+                scope.cancel()
+            try:
+                stop_reason = await self._loop(client)
+            except ModelAuthError as exc:
+                raise AuthRequiredError(
+                    f"The model endpoint rejected the API key: {exc}",
+                    data={"authMethods": [info.API_KEY_AUTH_METHOD_ID]},
+                ) from exc
+            except ModelError as exc:
+                raise InternalError(f"The model request failed: {exc}") from exc
+            finally:
+                self._persist_interrupted()
+        if scope.cancelled_caught or self._cancel_requested:
+            stop_reason = "cancelled"
+        await self._report_closed_calls()
+        return self._response(stop_reason)
+
+    async def _report_closed_calls(self) -> None:
+        """Tell the client how interrupted tool calls ended, before the prompt answers."""
+        for event in self._closed_calls:
+            await self.agent.notify(
+                self.session.session_id,
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": event["toolCallId"],
+                    "status": "failed",
+                    "content": event["content"],
+                    "rawOutput": event["rawOutput"],
+                },
+            )
+        self._closed_calls = []
+
+    async def _loop(self, client: Any) -> str:
+        limit = self.deps.settings.max_turn_requests
+        for _ in range(limit):
+            response = await self._model_step(client)
+            if response.stop_reason != "tool_use":
+                return _STOP_REASONS.get(response.stop_reason or "end_turn", "end_turn")
+            await self.agent.run_tools(self, response)
+        return "max_turn_requests"
+
+    def _request(self) -> ModelRequest:
+        session = self.session
+        messages = model_messages(session.events, images=True)
+        if messages and messages[0]["role"] == "user":
+            first = messages[0]["content"]
+            if first and first[0].get("type") == "text":
+                first[0] = {**first[0], "text": expand_command(first[0]["text"])}
+        if messages and messages[-1]["role"] == "user":
+            last = messages[-1]["content"]
+            if last and last[0].get("type") == "text":
+                last[0] = {**last[0], "text": expand_command(last[0]["text"])}
+        return ModelRequest(
+            model=session.config.model,
+            system=build_system_prompt(session.cwd, session.roots),
+            messages=messages,
+            tools=self.agent.tool_specs(),
+            max_tokens=self.deps.settings.max_tokens,
+            thinking_budget=session.config.thinking_budget or None,
+        )
+
+    async def _model_step(self, client: Any) -> ModelResponse:
+        session_id = self.session.session_id
+        streamed = _Streamed(message_id=uuid.uuid4().hex)
+        self._streamed = streamed
+        response: ModelResponse | None = None
+        async for event in self.agent.stream_model(client, self._request()):
+            if isinstance(event, TextDelta):
+                streamed.text.append(event.text)
+                await self.agent.notify(
+                    session_id,
+                    {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": event.text},
+                        "messageId": streamed.message_id,
+                    },
+                )
+            elif isinstance(event, ThinkingDelta):
+                streamed.thinking.append(event.text)
+                await self.agent.notify(
+                    session_id,
+                    {
+                        "sessionUpdate": "agent_thought_chunk",
+                        "content": {"type": "text", "text": event.text},
+                        "messageId": streamed.message_id,
+                    },
+                )
+            elif isinstance(event, ModelResponse):
+                response = event
+        if response is None:
+            raise InternalError("The model stream ended without a response.")
+        self._streamed = None
+        self.agent.persist(
+            self.session,
+            {
+                "type": "assistant_message",
+                "messageId": streamed.message_id,
+                "blocks": response.content,
+                "stopReason": response.stop_reason,
+            },
+        )
+        self.usage = self.usage + response.usage
+        await self.agent.notify(
+            session_id,
+            {
+                "sessionUpdate": "usage_update",
+                "used": response.usage.context_tokens,
+                "size": self.deps.settings.context_window,
+            },
+        )
+        return response
+
+    def _persist_interrupted(self) -> None:
+        """Keep what was streamed before an interruption, and close open tool calls."""
+        streamed, self._streamed = self._streamed, None
+        if streamed is not None and (streamed.text or streamed.thinking):
+            self.agent.persist(
+                self.session,
+                {
+                    "type": "assistant_message",
+                    "messageId": streamed.message_id,
+                    "blocks": streamed.blocks(),
+                    "stopReason": None,
+                    "interrupted": True,
+                },
+            )
+        self._closed_calls = self.agent.close_open_tool_calls(self.session)
+
+    def _response(self, stop_reason: str) -> dict[str, Any]:
+        usage = self.usage
+        return {
+            "stopReason": stop_reason,
+            # The unstable ACP ``usage`` field, for clients that already read it.
+            "usage": {
+                "totalTokens": usage.total_tokens,
+                "inputTokens": usage.input_tokens,
+                "outputTokens": usage.output_tokens,
+                "cachedReadTokens": usage.cache_read_tokens,
+                "cachedWriteTokens": usage.cache_write_tokens,
+            },
+            "_meta": {
+                "iac_code": {
+                    "usage": {
+                        "inputTokens": usage.input_tokens,
+                        "outputTokens": usage.output_tokens,
+                        "cacheReadTokens": usage.cache_read_tokens,
+                        "cacheWriteTokens": usage.cache_write_tokens,
+                        "totalTokens": usage.total_tokens,
+                    }
+                }
+            },
+        }

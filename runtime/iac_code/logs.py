@@ -1,0 +1,24 @@
+"""Logging to stderr (never stdout: it carries the protocol) and optionally a file."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def configure_logging(level: str, log_file: Path | None = None) -> None:
+    root = logging.getLogger()
+    root.setLevel(getattr(logging, level.upper(), logging.WARNING))
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    stderr = logging.StreamHandler(sys.__stderr__)
+    stderr.setFormatter(logging.Formatter(_FORMAT))
+    root.addHandler(stderr)
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        file_handler = logging.FileHandler(log_file, encoding="utf-8")
+        file_handler.setFormatter(logging.Formatter(_FORMAT))
+        root.addHandler(file_handler)

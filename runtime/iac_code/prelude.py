@@ -1,0 +1,156 @@
+"""Start-up fast path for ``iac-code acp`` (standard library only).
+
+Importing asyncio, anyio, pydantic and the generated models costs well over 100 ms on the
+2-core machines this runs on, while editors wait for the ``initialize`` answer before showing
+anything (SPEC §11: ≤ 100 ms from spawn). So the process starts the heavy imports in a
+background thread and, meanwhile, reads the first line on stdin itself. When that line is a
+plain, well-formed ``initialize`` request it is answered at once from
+:mod:`iac_code.agent.info` — the same function the full handler uses. Anything unusual
+(another method, odd types, bad JSON, a huge line) is left untouched for the full runtime,
+which then applies every validation and error rule. The bytes read so far are handed over as
+a prefix, so the runtime sees exactly the stream the client sent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from typing import Any
+
+from iac_code.agent import info
+
+_MAX_PRELUDE_LINE = 1 << 20  # longer first lines go to the full runtime and its size limit
+_JSON_ID_TYPES = (int, str)
+
+
+def _is_bool_map(value: object, keys: tuple[str, ...]) -> bool:
+    return isinstance(value, dict) and all(isinstance(value.get(k, False), bool) for k in keys)
+
+
+def _optional_object(value: object) -> bool:
+    return value is None or isinstance(value, dict)
+
+
+def plain_initialize(message: object) -> tuple[int | str, dict[str, Any]] | None:
+    """``(id, params)`` when ``message`` is certainly a valid ``initialize`` request.
+
+    Deliberately stricter than the schema: a ``None`` answer only means "let the full
+    runtime decide", never "invalid".
+    """
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    if message.get("method") != "initialize" or set(message) - {
+        "jsonrpc",
+        "id",
+        "method",
+        "params",
+    }:
+        return None
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, _JSON_ID_TYPES):
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return None
+    version = params.get("protocolVersion")
+    if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= 65535:
+        return None
+    if set(params) - {"protocolVersion", "clientCapabilities", "clientInfo", "_meta"}:
+        return None
+    if not _optional_object(params.get("_meta")):
+        return None
+    caps = params.get("clientCapabilities", {})
+    if not isinstance(caps, dict) or set(caps) - {
+        "fs",
+        "terminal",
+        "session",
+        "auth",
+        "elicitation",
+        "_meta",
+    }:
+        return None
+    if "fs" in caps and not _is_bool_map(caps["fs"], ("readTextFile", "writeTextFile")):
+        return None
+    if not isinstance(caps.get("terminal", False), bool):
+        return None
+    if "auth" in caps and not _is_bool_map(caps["auth"], ("terminal",)):
+        return None
+    for key in ("session", "elicitation", "_meta"):
+        if not _optional_object(caps.get(key)):
+            return None
+    client_info = params.get("clientInfo")
+    if client_info is not None:
+        if not isinstance(client_info, dict):
+            return None
+        if not isinstance(client_info.get("name"), str) or not isinstance(
+            client_info.get("version"), str
+        ):
+            return None
+        if not isinstance(client_info.get("title", ""), (str, type(None))):
+            return None
+    return request_id, params
+
+
+def initialize_response_bytes(request_id: int | str, params: dict[str, Any]) -> bytes:
+    result = info.initialize_result(params["protocolVersion"])
+    frame = {"jsonrpc": "2.0", "id": request_id, "result": result}
+    return json.dumps(frame, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def _read_first_line(fd: int) -> bytes:
+    """Read until the first newline (or EOF, or the prelude's size limit)."""
+    buffer = bytearray()
+    while b"\n" not in buffer and len(buffer) < _MAX_PRELUDE_LINE:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        buffer += chunk
+    return bytes(buffer)
+
+
+class _Importer(threading.Thread):
+    """Imports the full runtime while the main thread waits for the first request."""
+
+    def __init__(self) -> None:
+        super().__init__(name="iac-code-import", daemon=True)
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            import iac_code.server  # noqa: F401  (the import is the work)
+        except BaseException as exc:  # re-raised in the main thread
+            self.error = exc
+
+
+def answer_first_initialize(in_fd: int, out_fd: int) -> tuple[bytes, dict[str, Any] | None]:
+    """Answer a leading plain ``initialize``; return (unprocessed bytes, its params or None)."""
+    data = _read_first_line(in_fd)
+    line, newline, rest = data.partition(b"\n")
+    if not newline:
+        return data, None
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return data, None
+    plain = plain_initialize(message)
+    if plain is None:
+        return data, None
+    request_id, params = plain
+    frame = initialize_response_bytes(request_id, params)
+    view = memoryview(frame)
+    while view:
+        view = view[os.write(out_fd, view) :]
+    return rest, params
+
+
+def run_acp(settings: Any) -> int:
+    importer = _Importer()
+    importer.start()
+    prefix, initialize_params = answer_first_initialize(0, 1)
+    importer.join()
+    if importer.error is not None:
+        raise importer.error
+    from iac_code import server
+
+    return server.run_stdio_server(settings, prefix=prefix, initialize_params=initialize_params)

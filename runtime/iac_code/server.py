@@ -1,0 +1,56 @@
+"""The full ``iac-code acp`` runtime: the agent behind the router on a stdio connection.
+
+Imported by the start-up fast path in a background thread, so importing this module is
+where the heavy imports (anyio, pydantic, the models ``initialize`` and ``session/new``
+need) happen; ``anthropic`` is still left for the first prompt.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+# Warm the models the first requests use, so the first session/new is fast too.
+from acp_bindings.models import (  # noqa: F401
+    InitializeRequest,
+    NewSessionRequest,
+    PromptRequest,
+)
+
+from iac_code.agent.server import IacAgent
+from iac_code.logs import configure_logging
+from iac_code.router import Router
+from iac_code.rpc.stdio import serve_stdio
+
+if TYPE_CHECKING:
+    from iac_code.rpc.connection import Connection
+    from iac_code.settings import Settings
+
+
+def run_stdio_server(
+    settings: Settings, *, prefix: bytes = b"", initialize_params: dict[str, Any] | None = None
+) -> int:
+    configure_logging(settings.log_level, settings.log_file)
+    agents: list[IacAgent] = []
+
+    def make_handler(connection: Connection) -> Router:
+        agent = IacAgent(settings, connection)
+        if initialize_params is not None:
+            agent.remember_fast_initialize(initialize_params)
+        agents.append(agent)
+        return Router(agent)
+
+    async def on_shutdown() -> None:
+        for agent in agents:
+            await agent.shutdown()
+
+    anyio.run(
+        lambda: serve_stdio(
+            make_handler,
+            prefix=prefix,
+            max_line_bytes=settings.max_line_bytes,
+            on_shutdown=on_shutdown,
+        )
+    )
+    return 0

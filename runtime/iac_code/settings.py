@@ -1,0 +1,91 @@
+"""Runtime configuration: command-line flags over environment over ``config.toml``.
+
+Standard library only, so the start-up fast path can read it.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MODEL = "claude-sonnet-4-6"
+#: Models offered in the ``model`` config option; IAC_CODE_MODEL is added when not listed.
+DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-opus-4-6", "claude-haiku-4-5")
+DEFAULT_MAX_LINE_BYTES = 64 * 2**20
+
+ENVIRONMENT_VARIABLES = {
+    "ANTHROPIC_API_KEY": "API key for the Anthropic Messages API (needed for prompts only)",
+    "ANTHROPIC_BASE_URL": "base URL of any Anthropic-compatible endpoint",
+    "IAC_CODE_MODEL": f"default model (default {DEFAULT_MODEL})",
+    "IAC_CODE_HOME": "state folder replacing ~/.iac-code (sessions in $IAC_CODE_HOME/sessions)",
+    "IAC_CODE_LOG_LEVEL": "log level for stderr and the log file (default WARNING)",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    api_key: str | None = None
+    base_url: str | None = None
+    model: str = DEFAULT_MODEL
+    models: tuple[str, ...] = DEFAULT_MODELS
+    log_level: str = "WARNING"
+    log_file: Path | None = None
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    max_turn_requests: int = 50
+    max_tokens: int = 16_000
+    context_window: int = 200_000
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.home / "sessions"
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def default_home(env: Mapping[str, str] | None = None) -> Path:
+    source: Mapping[str, str] = os.environ if env is None else env
+    configured = source.get("IAC_CODE_HOME")
+    return Path(configured).expanduser() if configured else Path.home() / ".iac-code"
+
+
+def _read_config_file(home: Path) -> dict[str, Any]:
+    path = home / "config.toml"
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SystemExit(f"iac-code: cannot read {path}: {exc}") from exc
+
+
+def load_settings(env: dict[str, str] | None = None) -> Settings:
+    """Settings from ``config.toml`` overridden by the environment (flags are applied later)."""
+    env = dict(os.environ if env is None else env)
+    home = default_home(env)
+    config = _read_config_file(home)
+    model = env.get("IAC_CODE_MODEL") or str(config.get("model") or DEFAULT_MODEL)
+    models = tuple(config.get("models") or DEFAULT_MODELS)
+    if model not in models:
+        models = (model, *models)
+    log_file = config.get("log_file")
+    return Settings(
+        home=home,
+        api_key=env.get("ANTHROPIC_API_KEY") or config.get("api_key") or None,
+        base_url=env.get("ANTHROPIC_BASE_URL") or config.get("base_url") or None,
+        model=model,
+        models=models,
+        log_level=(
+            env.get("IAC_CODE_LOG_LEVEL") or str(config.get("log_level") or "WARNING")
+        ).upper(),
+        log_file=Path(log_file).expanduser() if log_file else None,
+        max_turn_requests=int(config.get("max_turn_requests", 50)),
+        max_tokens=int(config.get("max_tokens", 16_000)),
+    )

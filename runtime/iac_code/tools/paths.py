@@ -1,0 +1,168 @@
+"""Workspace path rules: resolving model paths, containment in the roots, sensitive paths.
+
+Two views of a path are used on purpose:
+
+* the *lexical* absolute path (``resolve_path``): the model's path joined to the session cwd,
+  ``~`` expanded and ``..`` collapsed. The tools operate on this path, and it is what the
+  client is shown.
+* the *real* path (``real_path``): every symlink resolved, also for paths that do not exist
+  yet (the nearest existing ancestor is resolved and the rest appended). Containment and the
+  sensitive-path test use it, so that ``link -> /etc`` or ``link/..`` tricks count as what
+  they really touch.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+
+def resolve_path(raw: str, cwd: Path) -> Path:
+    """Turn a path from the model into an absolute, normalised path (relative to ``cwd``)."""
+    expanded = os.path.expanduser(raw.strip())
+    joined = os.path.join(os.fspath(cwd), expanded)
+    return Path(os.path.normpath(joined))
+
+
+def real_path(path: Path) -> Path:
+    """Resolve symlinks in ``path``; for a missing path, resolve its nearest existing parent."""
+    missing: list[str] = []
+    current = Path(os.path.normpath(os.fspath(path)))
+    while not os.path.lexists(current):
+        parent = current.parent
+        if parent == current:
+            break
+        missing.append(current.name)
+        current = parent
+    resolved = Path(os.path.realpath(current))
+    for name in reversed(missing):
+        resolved = resolved / name
+    return resolved
+
+
+def resolve_roots(cwd: Path, additional: Iterable[Path | str] = ()) -> list[Path]:
+    """The workspace roots of a session: its cwd plus ``additionalDirectories``, resolved."""
+    roots: list[Path] = []
+    for candidate in (cwd, *additional):
+        resolved = real_path(Path(candidate))
+        if resolved not in roots:
+            roots.append(resolved)
+    return roots
+
+
+def is_within(path: Path, root: Path) -> bool:
+    """True when ``path`` is ``root`` or below it (both taken as given, no resolving)."""
+    return path == root or root in path.parents
+
+
+def is_inside_roots(path: Path, roots: Sequence[Path]) -> bool:
+    """True when the real location of ``path`` lies inside one of the (resolved) ``roots``."""
+    resolved = real_path(path)
+    return any(is_within(resolved, real_path(root)) for root in roots)
+
+
+# --- Sensitive paths -------------------------------------------------------------------------
+#
+# Reading or writing these can leak or damage credentials and repository internals even when
+# they sit inside the workspace, so every access to them asks the user, whatever the mode and
+# whatever was remembered. Keep the whole list here so it is reviewed in one place.
+
+# Any path with one of these directory names among its components.
+#   .git      - repository internals (hooks are code execution, config may hold tokens).
+_SENSITIVE_DIR_NAMES = frozenset({".git"})
+
+# File-name patterns (matched against the last component, case-sensitively).
+#   .env, .env.*          - dotenv files usually hold API keys and passwords.
+#   .netrc, _netrc        - plain-text login credentials for curl/git/ftp.
+#   *.pem, *.key, *.p12, *.pfx - private keys and certificate bundles.
+#   id_rsa*, id_ed25519*, id_ecdsa*, id_dsa* - SSH private keys (and their .pub twins, harmless
+#                           but cheap to include).
+#   .terraformrc, terraform.rc, credentials.tfrc.json - Terraform Cloud / registry tokens.
+#   *.tfstate, *.tfstate.backup - Terraform state stores resource secrets in plain text.
+#   kubeconfig, *.kubeconfig - cluster credentials.
+#   .pgpass, .npmrc, .pypirc - database and package-registry tokens.
+_SENSITIVE_NAME_PATTERNS = (
+    ".env",
+    ".env.*",
+    ".netrc",
+    "_netrc",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "id_rsa*",
+    "id_ed25519*",
+    "id_ecdsa*",
+    "id_dsa*",
+    ".terraformrc",
+    "terraform.rc",
+    "credentials.tfrc.json",
+    "*.tfstate",
+    "*.tfstate.backup",
+    "kubeconfig",
+    "*.kubeconfig",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+)
+
+# Locations relative to the user's home directory; everything below them is sensitive.
+#   .ssh                 - keys and known hosts.
+#   .aws                 - credentials and SSO caches (config can name credential processes).
+#   .config/gcloud       - Google Cloud credentials.
+#   .azure               - Azure CLI tokens.
+#   .kube/config         - the default kubeconfig.
+#   .docker/config.json  - registry auth.
+#   .gnupg               - private keys.
+#   .terraform.d/credentials.tfrc.json - Terraform CLI login tokens.
+#   .iac-code            - this agent's own sessions and configuration (API keys).
+_SENSITIVE_HOME_PATHS = (
+    ".ssh",
+    ".aws",
+    ".config/gcloud",
+    ".azure",
+    ".kube/config",
+    ".docker/config.json",
+    ".gnupg",
+    ".terraform.d/credentials.tfrc.json",
+    ".iac-code",
+)
+
+
+def _sensitive_bases() -> tuple[Path, ...]:
+    """Absolute sensitive locations; recomputed when HOME or IAC_CODE_HOME change."""
+    return _sensitive_bases_for(os.path.expanduser("~"), os.environ.get("IAC_CODE_HOME"))
+
+
+@functools.lru_cache(maxsize=8)
+def _sensitive_bases_for(home_text: str, agent_home: str | None) -> tuple[Path, ...]:
+    # Cached because grep asks about every file it visits.
+    home = Path(home_text)
+    bases = [home / relative for relative in _SENSITIVE_HOME_PATHS]
+    if agent_home:
+        bases.append(Path(agent_home))
+    return tuple(dict.fromkeys([*bases, *(real_path(base) for base in bases)]))
+
+
+def _path_is_sensitive(path: Path) -> bool:
+    if any(part in _SENSITIVE_DIR_NAMES for part in path.parts[:-1]):
+        return True
+    if path.name in _SENSITIVE_DIR_NAMES:
+        return True
+    if any(fnmatch.fnmatchcase(path.name, pattern) for pattern in _SENSITIVE_NAME_PATTERNS):
+        return True
+    return any(is_within(path, base) for base in _sensitive_bases())
+
+
+def is_sensitive(path: Path) -> bool:
+    """True when ``path`` (absolute) or the file it really points at is a sensitive location."""
+    absolute = Path(os.path.normpath(os.fspath(path)))
+    return _path_is_sensitive(absolute) or _path_is_sensitive(real_path(absolute))
+
+
+def sensitive_reason(path: Path) -> str:
+    """A short explanation for permission prompts and refusals."""
+    return f"{path} is a sensitive location (credentials or repository internals)"

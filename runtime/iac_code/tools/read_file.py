@@ -1,0 +1,189 @@
+"""``read_file``: a line range of a text file, through the client's editor when it can."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import anyio
+
+from iac_code.tools.base import (
+    Access,
+    AccessKind,
+    JsonDict,
+    Tool,
+    ToolContext,
+    ToolOutcome,
+    text_content,
+)
+from iac_code.tools.paths import resolve_path
+from iac_code.tools.text import BINARY_SNIFF_BYTES, decode_text, looks_binary, shorten_line
+from iac_code.tools.workspace import display_name, path_access
+
+
+@dataclass
+class _Lines:
+    lines: list[str]
+    more: bool  # lines follow after the returned ones
+    stopped_at_byte_cap: bool = False
+
+
+def _read_line(handle: BinaryIO, max_bytes: int) -> bytes | None:
+    """Read one line but keep at most ``max_bytes`` of it (the rest is skipped, not kept)."""
+    chunk = handle.readline(max_bytes)
+    if not chunk:
+        return None
+    if chunk.endswith(b"\n") or len(chunk) < max_bytes:
+        return chunk
+    # An overlong line: drop the rest of it so memory stays bounded.
+    while True:
+        rest = handle.readline(64 * 1024)
+        if not rest or rest.endswith(b"\n"):
+            return chunk + b"\xe2\x80\xa6"  # "…" marks the cut
+
+
+def _read_local_lines(path: Path, offset: int, limit: int, ctx: ToolContext) -> _Lines:
+    per_line = ctx.limits.line_max_chars * 4 + 1
+    budget = ctx.limits.read_max_bytes
+    lines: list[str] = []
+    with open(path, "rb") as handle:
+        number = 0
+        while True:
+            raw = _read_line(handle, per_line)
+            if raw is None:
+                return _Lines(lines, more=False)
+            number += 1
+            if number < offset:
+                continue
+            if len(lines) >= limit:
+                return _Lines(lines, more=True)
+            budget -= len(raw)
+            if budget < 0:
+                return _Lines(lines, more=True, stopped_at_byte_cap=True)
+            lines.append(decode_text(raw).rstrip("\r\n"))
+
+
+def _format(lines: list[str], first_number: int, ctx: ToolContext) -> str:
+    width = ctx.limits.line_max_chars
+    return "\n".join(
+        f"{number:>6}\t{shorten_line(line, width)}"
+        for number, line in enumerate(lines, start=first_number)
+    )
+
+
+class ReadFileTool(Tool):
+    name = "read_file"
+    kind = "read"
+    read_only = True
+    description = (
+        "Read a text file and return its lines prefixed with 1-based line numbers "
+        "(number, tab, text). Relative paths are resolved against the session's working "
+        "directory. Returns at most 2000 lines per call by default; use `offset` and `limit` "
+        "to page through long files. Binary files are refused. The line-number prefix is not "
+        "part of the file: leave it out when quoting text for edit_file."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "File to read, absolute or relative to the working directory.",
+            },
+            "offset": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "1-based line number to start from (default 1).",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Maximum number of lines to return (default 2000).",
+            },
+        },
+        "required": ["path"],
+    }
+
+    def _title(self, tool_input: JsonDict) -> str:
+        return f"Read {tool_input['path']}"
+
+    def _locations(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
+        location: JsonDict = {"path": os.fspath(resolve_path(tool_input["path"], ctx.cwd))}
+        if tool_input.get("offset"):
+            location["line"] = tool_input["offset"]
+        return [location]
+
+    async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
+        return path_access(AccessKind.READ, tool_input["path"], ctx)
+
+    async def _run(
+        self, tool_input: JsonDict, ctx: ToolContext, access: Access | None
+    ) -> ToolOutcome:
+        path = resolve_path(tool_input["path"], ctx.cwd)
+        offset: int = tool_input.get("offset") or 1
+        limit: int = tool_input.get("limit") or ctx.limits.read_default_lines
+        if ctx.fs_read is not None:
+            try:
+                # Ask for one extra line to learn whether more follow.
+                text = await ctx.fs_read.read_text_file(os.fspath(path), offset, limit + 1)
+            except Exception as exc:
+                return ToolOutcome.error(f"Could not read {path} through the client: {exc}")
+            if "\x00" in text:
+                return ToolOutcome.error(f"{path} appears to be a binary file; not shown.")
+            all_lines = text.splitlines()
+            result = _Lines(all_lines[:limit], more=len(all_lines) > limit)
+            source = "client"
+        else:
+            problem = await anyio.to_thread.run_sync(self._local_problem, path)
+            if problem is not None:
+                return ToolOutcome.error(problem)
+            result = await anyio.to_thread.run_sync(_read_local_lines, path, offset, limit, ctx)
+            source = "disk"
+        return self._outcome(path, offset, result, source, ctx)
+
+    @staticmethod
+    def _local_problem(path: Path) -> str | None:
+        """Why the local file cannot be read as text, or None."""
+        if not path.exists():
+            return f"File not found: {path}"
+        if path.is_dir():
+            return f"{path} is a directory; use list_files to see its entries."
+        try:
+            with open(path, "rb") as handle:
+                sample = handle.read(BINARY_SNIFF_BYTES)
+        except OSError as exc:
+            return f"Could not read {path}: {exc.strerror or exc}"
+        if looks_binary(sample):
+            size = path.stat().st_size
+            return (
+                f"{path} appears to be a binary file ({size:,} bytes); read_file only shows text."
+            )
+        return None
+
+    def _outcome(
+        self, path: Path, offset: int, result: _Lines, source: str, ctx: ToolContext
+    ) -> ToolOutcome:
+        last = offset + len(result.lines) - 1
+        if result.lines:
+            body = _format(result.lines, offset, ctx)
+        elif offset > 1:
+            body = f"(no lines: offset {offset} is past the end of the file)"
+        else:
+            body = "(empty file)"
+        if result.more:
+            reason = " (read size cap reached)" if result.stopped_at_byte_cap else ""
+            body += (
+                f"\n[showing lines {offset}-{last}{reason}; more lines follow, "
+                f"continue with offset={last + 1}]"
+            )
+        raw: JsonDict = {
+            "path": os.fspath(path),
+            "startLine": offset,
+            "lineCount": len(result.lines),
+            "moreLines": result.more,
+            "source": source,
+        }
+        summary = f"Read {len(result.lines)} lines of {display_name(path, ctx)}"
+        return ToolOutcome(model_content=body, content=[text_content(summary)], raw_output=raw)

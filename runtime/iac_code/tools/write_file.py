@@ -1,0 +1,81 @@
+"""``write_file``: create or overwrite a whole file (atomic locally; via the client if it can)."""
+
+from __future__ import annotations
+
+import os
+
+from iac_code.tools.base import (
+    Access,
+    AccessKind,
+    JsonDict,
+    Tool,
+    ToolContext,
+    ToolOutcome,
+    diff_content,
+)
+from iac_code.tools.file_io import read_current_text, write_text
+from iac_code.tools.paths import resolve_path
+from iac_code.tools.workspace import display_name, path_access
+
+
+def _line_count(text: str) -> int:
+    return len(text.splitlines())
+
+
+class WriteFileTool(Tool):
+    name = "write_file"
+    kind = "edit"
+    description = (
+        "Create a file or replace its whole content. Parent directories are created. Prefer "
+        "edit_file for changing part of an existing file. Relative paths are resolved against "
+        "the working directory."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "File to write, absolute or relative to the working directory.",
+            },
+            "content": {"type": "string", "description": "The complete new file content."},
+        },
+        "required": ["path", "content"],
+    }
+
+    def _title(self, tool_input: JsonDict) -> str:
+        return f"Write {tool_input['path']}"
+
+    def _locations(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
+        return [{"path": os.fspath(resolve_path(tool_input["path"], ctx.cwd))}]
+
+    async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
+        return path_access(AccessKind.WRITE, tool_input["path"], ctx)
+
+    async def _run(
+        self, tool_input: JsonDict, ctx: ToolContext, access: Access | None
+    ) -> ToolOutcome:
+        path = resolve_path(tool_input["path"], ctx.cwd)
+        content: str = tool_input["content"]
+        if path.is_dir():
+            return ToolOutcome.error(f"{path} is a directory; give a file path.")
+        try:
+            old_text = await read_current_text(path, ctx)
+        except Exception as exc:
+            return ToolOutcome.error(f"Could not read the current content of {path}: {exc}")
+        try:
+            via = await write_text(path, content, ctx)
+        except Exception as exc:
+            return ToolOutcome.error(f"Could not write {path}: {exc}")
+        name = display_name(path, ctx)
+        verb = "Created" if old_text is None else "Wrote"
+        return ToolOutcome(
+            model_content=f"{verb} {name} ({_line_count(content)} lines).",
+            content=[diff_content(path, old_text, content)],
+            raw_output={
+                "path": os.fspath(path),
+                "created": old_text is None,
+                "bytes": len(content.encode("utf-8")),
+                "via": via,
+            },
+        )
