@@ -28,6 +28,8 @@ class Session:
     lock: SessionLock | None = None
     #: Whether the next prompt is the session's first (its text becomes the title).
     untitled: bool = True
+    #: Prompt size of the last model request, for the compaction threshold (not persisted).
+    last_context_tokens: int = 0
 
     @property
     def roots(self) -> list[Path]:

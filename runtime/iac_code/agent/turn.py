@@ -19,6 +19,7 @@ from acp_bindings.errors import AuthRequiredError, InternalError
 
 from iac_code.agent import info
 from iac_code.agent.commands import expand_command
+from iac_code.agent.compaction import maybe_compact
 from iac_code.agent.content import check_prompt, title_from_prompt
 from iac_code.agent.history import model_messages
 from iac_code.agent.system_prompt import build_system_prompt
@@ -172,6 +173,7 @@ class Turn:
     async def _loop(self, client: Any) -> str:
         limit = self.deps.settings.max_turn_requests
         for _ in range(limit):
+            await maybe_compact(self, client)
             response = await self._model_step(client)
             if response.stop_reason != "tool_use":
                 return _STOP_REASONS.get(response.stop_reason or "end_turn", "end_turn")
@@ -239,6 +241,7 @@ class Turn:
             },
         )
         self.usage = self.usage + response.usage
+        self.session.last_context_tokens = response.usage.context_tokens
         await self.agent.notify(
             session_id,
             {
