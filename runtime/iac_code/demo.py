@@ -52,7 +52,9 @@ def _script() -> list[Any]:
         .tool_use("write_file", {"path": "main.tf", "content": _MAIN_TF}, id="toolu_demo_write")
         .stop("tool_use"),
         Turn()
-        .text("Done: `main.tf` defines `aws_s3_bucket.logs` with all public access blocked.", chunks=6)
+        .text(
+            "Done: `main.tf` defines `aws_s3_bucket.logs` with all public access blocked.", chunks=6
+        )
         .stop("end_turn"),
     ]
 
@@ -130,7 +132,10 @@ def _short(message: dict[str, Any], limit: int = 160) -> str:
 def main() -> int:
     from acp_conformance.llm_server import ScriptedLLMServer
 
-    with tempfile.TemporaryDirectory(prefix="iac-code-demo-") as tmp, ScriptedLLMServer(_script()) as llm:
+    with (
+        tempfile.TemporaryDirectory(prefix="iac-code-demo-") as tmp,
+        ScriptedLLMServer(_script()) as llm,
+    ):
         workspace = Path(tmp, "workspace")
         workspace.mkdir()
         env = dict(
@@ -142,17 +147,22 @@ def main() -> int:
         print(f"# scripted model server at {llm.url}; workspace {workspace}\n")
         agent = _Agent(env, workspace)
         agent.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-        session_id = agent.request("session/new", {"cwd": str(workspace), "mcpServers": []})["sessionId"]
+        session_id = agent.request("session/new", {"cwd": str(workspace), "mcpServers": []})[
+            "sessionId"
+        ]
         prompt = [{"type": "text", "text": "Create a private S3 bucket for logs in Terraform."}]
         result = agent.request("session/prompt", {"sessionId": session_id, "prompt": prompt})
         code = agent.close()
         written = (workspace / "main.tf").read_text() if (workspace / "main.tf").exists() else ""
-        print(f"\n# stop reason: {result['stopReason']}; main.tf written: {written == _MAIN_TF}; exit {code}")
+        stop = result["stopReason"]
+        print(f"\n# stop reason: {stop}; main.tf written: {written == _MAIN_TF}; exit {code}")
 
         print("\n# a new process loads the session and replays it:\n")
         again = _Agent(env, workspace)
         again.request("initialize", {"protocolVersion": 1})
-        again.request("session/load", {"sessionId": session_id, "cwd": str(workspace), "mcpServers": []})
+        again.request(
+            "session/load", {"sessionId": session_id, "cwd": str(workspace), "mcpServers": []}
+        )
         again.close()
         ok = result["stopReason"] == "end_turn" and written == _MAIN_TF
         print("\n# demo " + ("succeeded" if ok else "FAILED"))

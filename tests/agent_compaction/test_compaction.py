@@ -8,7 +8,6 @@ from typing import Any
 import anyio
 import pytest
 from acp_conformance.llm_server.script import Turn
-
 from iac_code.agent.compaction import kept_from, needs_compaction
 from iac_code.agent.server import IacAgent
 from iac_code.llm.fake import ScriptedModelClient
@@ -34,7 +33,9 @@ class Client:
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self.next_id += 1
-        await self.peer.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        await self.peer.send(
+            {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        )
         while True:
             frame = await self.peer.receive()
             if frame.get("id") == self.next_id:
@@ -58,7 +59,12 @@ async def test_history_is_summarised_near_the_window(tmp_path: Path, advertise: 
     cwd = tmp_path / "work"
     cwd.mkdir()
     model = ScriptedModelClient(
-        [_big("one"), _big("two"), Turn().text("SUMMARY: did one and two").stop("end_turn"), _big("three")],
+        [
+            _big("one"),
+            _big("two"),
+            Turn().text("SUMMARY: did one and two").stop("end_turn"),
+            _big("three"),
+        ],
         timing=False,
     )
     store = SessionStore(tmp_path / "home")
@@ -71,12 +77,15 @@ async def test_history_is_summarised_near_the_window(tmp_path: Path, advertise: 
     async with anyio.create_task_group() as group:
         group.start_soon(connection.serve)
         with anyio.fail_after(10):
-            await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": capabilities})
+            await client.request(
+                "initialize", {"protocolVersion": 1, "clientCapabilities": capabilities}
+            )
             new = await client.request("session/new", {"cwd": str(cwd), "mcpServers": []})
             session_id = new["result"]["sessionId"]
             for text in ("first", "second", "third"):
                 answer = await client.request(
-                    "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+                    "session/prompt",
+                    {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]},
                 )
                 assert answer["result"]["stopReason"] == "end_turn"
         peer.close_input()
@@ -92,7 +101,11 @@ async def test_history_is_summarised_near_the_window(tmp_path: Path, advertise: 
 
     markers = [e for e in store.load_events(session_id) if e["type"] == "compaction"]
     assert len(markers) == 1 and markers[0]["summary"] == "SUMMARY: did one and two"
-    notices = [u for u in client.updates if u["sessionUpdate"] == "agent_message_chunk" and "summarised" in u["content"]["text"]]
+    notices = [
+        u
+        for u in client.updates
+        if u["sessionUpdate"] == "agent_message_chunk" and "summarised" in u["content"]["text"]
+    ]
     assert len(notices) == 1
     progress = [u["status"] for u in client.updates if u["sessionUpdate"] == "compaction_update"]
     assert progress == (["in_progress", "completed"] if advertise else [])

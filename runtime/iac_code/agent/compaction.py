@@ -42,9 +42,7 @@ def needs_compaction(context_tokens: int, window: int) -> bool:
 
 def kept_from(events: list[dict[str, Any]], keep_prompts: int = KEEP_RECENT_PROMPTS) -> int | None:
     """Index of the first event kept verbatim, or None when there is nothing to summarise."""
-    previous = max(
-        (int(e["keptFrom"]) for e in events if e.get("type") == "compaction"), default=0
-    )
+    previous = max((int(e["keptFrom"]) for e in events if e.get("type") == "compaction"), default=0)
     prompts = [i for i, e in enumerate(events) if e.get("type") == "user_message"]
     if len(prompts) <= keep_prompts:
         return None
@@ -80,10 +78,16 @@ async def maybe_compact(turn: Turn, client: ModelClient) -> bool:
     if progress:
         await agent.notify(
             session.session_id,
-            {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": "in_progress"},
+            {
+                "sessionUpdate": "compaction_update",
+                "compactionId": compaction_id,
+                "status": "in_progress",
+            },
         )
     try:
-        response = await collect(stream_with_retries(client, _summary_request(turn, session.events[:boundary])))
+        response = await collect(
+            stream_with_retries(client, _summary_request(turn, session.events[:boundary]))
+        )
     except ModelError as exc:
         log.warning("compaction failed, continuing with the full history: %s", exc)
         if progress:
@@ -101,7 +105,12 @@ async def maybe_compact(turn: Turn, client: ModelClient) -> bool:
     summary = response.text.strip() or "(no summary)"
     agent.persist(
         session,
-        {"type": "compaction", "compactionId": compaction_id, "summary": summary, "keptFrom": boundary},
+        {
+            "type": "compaction",
+            "compactionId": compaction_id,
+            "summary": summary,
+            "keptFrom": boundary,
+        },
     )
     session.last_context_tokens = 0
     await agent.notify(
