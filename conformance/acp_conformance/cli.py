@@ -1,4 +1,209 @@
+"""``acp-conformance``: run the checker against an agent, list requirements, validate
+recorded transcripts."""
+
+from __future__ import annotations
+
+import argparse
 import sys
-def main() -> int:
-    print("acp-conformance")
-    return 2
+from pathlib import Path
+
+import anyio
+
+from .config import RunConfig, UsageError
+from .outcomes import Outcome
+from .runner import Progress
+
+
+def _env_pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected K=V, got {text!r}")
+    return key, value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acp-conformance",
+        description="Check an Agent Client Protocol agent against the ACP v1 requirements.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run the checks against AGENT_CMD (after --)")
+    run.add_argument(
+        "--agent-env",
+        action="append",
+        type=_env_pair,
+        default=[],
+        metavar="K=V",
+        help="extra agent environment; values may use {llm_url}, {llm_url_v1}, {home}, {tmp}",
+    )
+    run.add_argument(
+        "--agent-cwd",
+        type=Path,
+        help="working directory of the agent process (default: a fresh temp dir)",
+    )
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        help="bound on every single wait, in seconds (default 10)",
+    )
+    run.add_argument("--auth-method", help="send authenticate with this method id after initialize")
+    run.add_argument(
+        "--only",
+        "-k",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="restrict to requirement ids/areas matching a glob or substring (repeatable)",
+    )
+    run.add_argument(
+        "--llm",
+        choices=("anthropic", "openai", "none"),
+        default="none",
+        help="API of the scripted LLM server the agent is pointed at (default none)",
+    )
+    run.add_argument(
+        "--profile", default="iac-code", help="tool vocabulary of the agent for scripted turns"
+    )
+    run.add_argument(
+        "--jobs", "-j", type=int, default=1, help="scenarios run in parallel (default 1)"
+    )
+    run.add_argument(
+        "--fuzz-examples", type=int, default=20, help="generated params per fuzzed method"
+    )
+    run.add_argument("--report-json", type=Path, metavar="PATH")
+    run.add_argument("--junit", type=Path, metavar="PATH")
+    run.add_argument("--html", type=Path, metavar="PATH")
+    run.add_argument("--baseline", type=Path, metavar="FILE", help="expected failures (JSON)")
+    run.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD [ARGS...]")
+
+    lst = sub.add_parser("list", help="print the requirements table")
+    lst.add_argument("--only", "-k", action="append", default=[], metavar="PATTERN")
+
+    val = sub.add_parser("validate", help="validate a recorded JSONL transcript offline")
+    val.add_argument("transcript", type=Path)
+    return parser
+
+
+def absolutize(argv: list[str]) -> list[str]:
+    """Make arguments that name existing relative paths absolute.
+
+    The agent runs in a fresh temporary directory, where ``python agent.py`` or
+    ``./bin/agent`` would no longer resolve.
+    """
+    out = []
+    for arg in argv:
+        path = Path(arg)
+        if (
+            not arg.startswith("-")
+            and not path.is_absolute()
+            and ("/" in arg or path.suffix)
+            and path.exists()
+        ):
+            arg = str(path.resolve())
+        out.append(arg)
+    return out
+
+
+def _config(args: argparse.Namespace) -> RunConfig:
+    argv = list(args.agent)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise UsageError(
+            "missing agent command: acp-conformance run [options] -- AGENT_CMD [ARGS...]"
+        )
+    argv = absolutize(argv)
+    if args.timeout <= 0 or args.jobs < 1 or args.fuzz_examples < 0:
+        raise UsageError("--timeout must be > 0, --jobs >= 1, --fuzz-examples >= 0")
+    from .profiles import PROFILES
+
+    if args.profile not in PROFILES:
+        raise UsageError(f"unknown --profile {args.profile!r}; known: {', '.join(PROFILES)}")
+    return RunConfig(
+        argv=argv,
+        agent_env=list(args.agent_env),
+        agent_cwd=args.agent_cwd.resolve() if args.agent_cwd else None,
+        timeout=args.timeout,
+        auth_method=args.auth_method,
+        only=list(args.only),
+        llm=args.llm,
+        jobs=args.jobs,
+        profile=args.profile,
+        fuzz_examples=args.fuzz_examples,
+    )
+
+
+def _progress_printer() -> Progress:
+    tty = sys.stderr.isatty()
+
+    def show(name: str, done: int, total: int, outcomes: list[Outcome]) -> None:
+        verdicts: dict[str, int] = {}
+        for outcome in outcomes:
+            key = outcome.verdict.value
+            verdicts[key] = verdicts.get(key, 0) + 1
+        if tty:
+            counts = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items()))
+            print(f"[{done}/{total}] {name}: {counts}", file=sys.stderr, flush=True)
+        else:
+            # Logs stay compact: one dot per finished scenario, then the count.
+            tail = f" {done}/{total} scenarios\n" if done == total else ""
+            print("." + tail, end="", file=sys.stderr, flush=True)
+
+    return show
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from . import baseline as baseline_mod
+    from .report import html_report, json_report, junit_report, terminal
+    from .runner import execute
+
+    config = _config(args)
+    expected = baseline_mod.load(args.baseline) if args.baseline else None
+    result = anyio.run(execute, config, _progress_printer())
+    if expected is not None:
+        baseline_mod.apply(result, expected)
+    print(terminal.render(result))
+    if args.report_json:
+        json_report.write(result, args.report_json)
+    if args.junit:
+        junit_report.write(result, args.junit)
+    if args.html:
+        html_report.write(result, args.html)
+    return result.exit_code
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from . import scenarios  # noqa: F401
+    from .report.terminal import render_requirements
+    from .requirements import select
+
+    print(render_requirements(select(args.only)))
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from .transcript import validate_transcript_file
+
+    report, ok = validate_transcript_file(args.transcript)
+    print(report)
+    return 0 if ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    try:
+        handler = {"run": _cmd_run, "list": _cmd_list, "validate": _cmd_validate}[args.command]
+        return handler(args)
+    except UsageError as exc:
+        print(f"acp-conformance: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -28,10 +28,24 @@ if TYPE_CHECKING:
     from iac_code.settings import Settings
 
 
+def _raise_open_file_limit() -> None:
+    """Each active session holds its lock file open; allow many sessions per process."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        wanted = hard if hard != resource.RLIM_INFINITY else 65_536
+        if soft < wanted:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, 65_536), hard))
+    except (ImportError, ValueError, OSError):
+        pass  # not fatal: the default limit still allows hundreds of sessions
+
+
 def run_stdio_server(
     settings: Settings, *, prefix: bytes = b"", initialize_params: dict[str, Any] | None = None
 ) -> int:
     configure_logging(settings.log_level, settings.log_file)
+    _raise_open_file_limit()
     agents: list[IacAgent] = []
 
     def make_handler(connection: Connection) -> Router:

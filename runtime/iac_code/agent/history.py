@@ -9,7 +9,7 @@ Events are plain dicts appended to the session log (see :mod:`iac_code.store`):
 ``tool_result``        ``{toolCallId, status, modelContent, isError, content, rawOutput}``
 ``plan``               ``{entries}``
 ``mode`` / ``config``  ``{modeId}`` / ``{configId, value}``
-``permission_rule``    ``{tool, decision}``
+``permission_rule``    ``{tool, choice}`` (``allow_always`` or ``reject_always``)
 ``compaction``         ``{summary, keptFrom}`` — model view starts at event ``keptFrom``
 
 Views: :func:`model_messages` (what the LLM sees) and :func:`replay_updates` (what

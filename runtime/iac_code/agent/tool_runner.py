@@ -173,7 +173,7 @@ class ToolRunner:
             if verdict.remember is not None:
                 self.agent.persist(
                     session,
-                    {"type": "permission_rule", "tool": tool.name, "decision": verdict.remember},
+                    {"type": "permission_rule", "tool": tool.name, "choice": verdict.remember},
                 )
             if not verdict.allowed:
                 return declined_outcome(tool, verdict.reason)

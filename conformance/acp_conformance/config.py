@@ -1,0 +1,57 @@
+"""Options of one checker run, and the per-scenario environment templates."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+LlmApi = Literal["anthropic", "openai", "none"]
+
+#: Placeholder URL for scenarios that run no scripted LLM: connections are refused at once.
+UNREACHABLE_LLM_URL = "http://127.0.0.1:9"
+
+
+@dataclass
+class RunConfig:
+    argv: list[str]
+    agent_env: list[tuple[str, str]] = field(default_factory=list)
+    agent_cwd: Path | None = None
+    timeout: float = 10.0
+    auth_method: str | None = None
+    only: list[str] = field(default_factory=list)
+    llm: LlmApi = "none"
+    jobs: int = 1
+    profile: str = "iac-code"
+    fuzz_examples: int = 20
+
+    @property
+    def shutdown_grace(self) -> float:
+        """How long each rung of the shutdown ladder waits."""
+        return min(self.timeout, 5.0)
+
+
+def fill_template(value: str, values: Mapping[str, str]) -> str:
+    """Replace ``{name}`` placeholders; unknown braces are left alone (values may be JSON)."""
+    for name, replacement in values.items():
+        value = value.replace("{" + name + "}", replacement)
+    return value
+
+
+def agent_environment(
+    config: RunConfig, *, home: Path, tmp: Path, llm_url: str | None
+) -> dict[str, str]:
+    """The agent's environment: inherited, a fresh HOME, then the --agent-env pairs."""
+    url = (llm_url or UNREACHABLE_LLM_URL).rstrip("/")
+    values = {"llm_url": url, "llm_url_v1": url + "/v1", "home": str(home), "tmp": str(tmp)}
+    env = dict(os.environ)
+    env["HOME"] = str(home)
+    for key, value in config.agent_env:
+        env[key] = fill_template(value, values)
+    return env
+
+
+class UsageError(Exception):
+    """Bad command-line input or option file (exit code 2)."""

@@ -1,0 +1,143 @@
+"""The agent under test as an operating-system process, and its shutdown ladder.
+
+The agent runs in its own session (and therefore its own process group) so that the checker
+can signal the agent together with every child it spawned, and can tell afterwards whether
+anything in that group outlived the agent.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import anyio
+from anyio.abc import Process
+
+
+class Rung(StrEnum):
+    """Which step of the shutdown ladder ended the process."""
+
+    ALREADY_EXITED = "already-exited"  # it was gone before the checker asked it to stop
+    STDIN_EOF = "stdin-eof"  # it exited on its own after stdin closed
+    SIGTERM = "sigterm"
+    SIGKILL = "sigkill"
+    STUCK = "stuck"  # not even SIGKILL reaped it within the bound
+
+
+class AgentStartError(Exception):
+    """The agent command could not be started (not found, not executable, ...)."""
+
+
+@dataclass
+class ExitRecord:
+    """How one agent process ended."""
+
+    rung: Rung
+    returncode: int | None
+    #: Processes of the agent's group still alive after the agent itself exited.
+    orphans: bool
+
+    def to_json(self) -> dict[str, object]:
+        return {"rung": self.rung.value, "returncode": self.returncode, "orphans": self.orphans}
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class AgentProcess:
+    """A started agent with piped stdin/stdout/stderr."""
+
+    def __init__(self, process: Process) -> None:
+        self.process = process
+        self.pid = process.pid
+        self.exit: ExitRecord | None = None
+
+    @classmethod
+    async def start(cls, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path) -> AgentProcess:
+        try:
+            process = await anyio.open_process(
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=str(cwd),
+                env=dict(env),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise AgentStartError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from exc
+        return cls(process)
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    async def _wait(self, seconds: float) -> bool:
+        with anyio.move_on_after(seconds):
+            await self.process.wait()
+            return True
+        return False
+
+    async def shutdown(self, grace: float = 2.0) -> ExitRecord:
+        """Close stdin, then SIGTERM the group, then SIGKILL it; remember which rung worked.
+
+        ``grace`` bounds each wait. Whatever the rung, the whole group is SIGKILLed at the end
+        so the checker never leaves processes behind.
+        """
+        if self.exit is not None:
+            return self.exit
+        if self.process.returncode is not None:
+            rung = Rung.ALREADY_EXITED
+        else:
+            rung = await self._climb_ladder(grace)
+        orphans = _group_alive(self.pid)
+        if orphans:
+            _signal_group(self.pid, signal.SIGKILL)
+        await self._close_pipes()
+        self.exit = ExitRecord(rung=rung, returncode=self.process.returncode, orphans=orphans)
+        return self.exit
+
+    async def _climb_ladder(self, grace: float) -> Rung:
+        if self.process.stdin is not None:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self.process.stdin.aclose()
+                except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
+        if await self._wait(grace):
+            return Rung.STDIN_EOF
+        _signal_group(self.pid, signal.SIGTERM)
+        if await self._wait(grace):
+            return Rung.SIGTERM
+        _signal_group(self.pid, signal.SIGKILL)
+        if await self._wait(grace):
+            return Rung.SIGKILL
+        return Rung.STUCK
+
+    async def _close_pipes(self) -> None:
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await stream.aclose()
+                    except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        pass

@@ -1,0 +1,132 @@
+"""Records everything that crosses the wire between the checker and one agent process.
+
+The recorder is deliberately dumb: it keeps raw bytes, the parsed JSON (when a line parsed),
+the direction and a monotonic timestamp for every line, plus a bounded copy of stderr. All
+judgement (schema validity, ordering, hygiene) happens later over the recorded frames, so a
+transcript can be re-evaluated offline exactly as it was evaluated live.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Direction = Literal["c2a", "a2c"]
+
+#: The parsed value of a line that was not valid JSON.
+NOT_JSON: Any = object()
+
+
+@dataclass
+class Frame:
+    """One line on the wire (without its terminating newline)."""
+
+    seq: int
+    t: float
+    direction: Direction
+    raw: bytes
+    message: Any = NOT_JSON
+    decode_error: str | None = None
+    #: False only for the agent's final bytes when stdout closed without a newline.
+    terminated: bool = True
+    #: True for lines the checker sent on purpose to probe bad-input handling; they are
+    #: exempt from the checker's own schema self-check.
+    deliberate: bool = False
+
+    @property
+    def is_json(self) -> bool:
+        return self.message is not NOT_JSON
+
+    def text(self, limit: int = 2000) -> str:
+        """The line as readable text, shortened for reports."""
+        body = self.raw.decode("utf-8", errors="replace")
+        if len(body) > limit:
+            body = body[:limit] + f"... [{len(self.raw)} bytes]"
+        return body
+
+    def to_json(self, limit: int = 2000) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "t": round(self.t, 6),
+            "dir": self.direction,
+            "line": self.text(limit),
+            **({"notJson": self.decode_error} if self.decode_error else {}),
+            **({"unterminated": True} if not self.terminated else {}),
+            **({"deliberate": True} if self.deliberate else {}),
+        }
+
+
+def parse_line(raw: bytes) -> tuple[Any, str | None]:
+    """Decode one line as UTF-8 JSON; returns (value, None) or (NOT_JSON, reason)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return NOT_JSON, f"invalid UTF-8 at byte {exc.start}"
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return NOT_JSON, f"invalid JSON: {exc.msg} (col {exc.colno})"
+
+
+class BoundedBuffer:
+    """Keeps the first and last part of a byte stream up to ``limit`` bytes in total."""
+
+    def __init__(self, limit: int = 256 * 1024) -> None:
+        self.limit = limit
+        self.total = 0
+        self._head = bytearray()
+        self._tail = bytearray()
+
+    def write(self, data: bytes) -> None:
+        self.total += len(data)
+        half = self.limit // 2
+        room = half - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+            data = data[room:]
+        if data:
+            self._tail += data
+            if len(self._tail) > half:
+                del self._tail[: len(self._tail) - half]
+
+    def getvalue(self) -> bytes:
+        if self.total <= self.limit:
+            return bytes(self._head + self._tail)
+        skipped = self.total - len(self._head) - len(self._tail)
+        return bytes(self._head) + f"\n[... {skipped} bytes skipped ...]\n".encode() + self._tail
+
+
+@dataclass
+class Recorder:
+    """Frames of one agent process, in the order the checker saw them."""
+
+    frames: list[Frame] = field(default_factory=list)
+    stderr: BoundedBuffer = field(default_factory=BoundedBuffer)
+    started: float = field(default_factory=time.monotonic)
+
+    def add(
+        self,
+        direction: Direction,
+        raw: bytes,
+        *,
+        terminated: bool = True,
+        deliberate: bool = False,
+    ) -> Frame:
+        message, error = parse_line(raw)
+        frame = Frame(
+            seq=len(self.frames),
+            t=time.monotonic() - self.started,
+            direction=direction,
+            raw=raw,
+            message=message,
+            decode_error=error,
+            terminated=terminated,
+            deliberate=deliberate,
+        )
+        self.frames.append(frame)
+        return frame
+
+    def stderr_text(self) -> str:
+        return self.stderr.getvalue().decode("utf-8", errors="replace")

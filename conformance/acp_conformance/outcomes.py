@@ -1,0 +1,58 @@
+"""Verdicts and the outcome a single check produces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    NOT_APPLICABLE = "not-applicable"
+    #: The checker could not reach a verdict (it failed, or the agent could not be set up);
+    #: such results make the run inconclusive instead of counting against the agent.
+    HARNESS_ERROR = "harness-error"
+
+
+@dataclass
+class Outcome:
+    """What one check concluded, with the evidence a reader needs to verify it."""
+
+    verdict: Verdict
+    reason: str = ""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    #: Frame sequence numbers (in ``run_id``'s transcript) the reason is about.
+    frames: list[int] = field(default_factory=list)
+    run_id: str | None = None
+    check: str = ""
+
+
+def passed(reason: str = "", *, frames: list[int] | None = None, **evidence: Any) -> Outcome:
+    return Outcome(Verdict.PASS, reason, evidence, frames or [])
+
+
+def failed(reason: str, *, frames: list[int] | None = None, **evidence: Any) -> Outcome:
+    return Outcome(Verdict.FAIL, reason, evidence, frames or [])
+
+
+def not_applicable(reason: str, **evidence: Any) -> Outcome:
+    return Outcome(Verdict.NOT_APPLICABLE, reason, evidence)
+
+
+def harness_error(reason: str, **evidence: Any) -> Outcome:
+    return Outcome(Verdict.HARNESS_ERROR, reason, evidence)
+
+
+#: When several checks feed one requirement, the first verdict in this order wins.
+_PRECEDENCE = (Verdict.FAIL, Verdict.HARNESS_ERROR, Verdict.PASS, Verdict.NOT_APPLICABLE)
+
+
+def combine(outcomes: list[Outcome]) -> Verdict:
+    """The requirement's verdict from its checks' outcomes (no outcomes → not applicable)."""
+    present = {o.verdict for o in outcomes}
+    for verdict in _PRECEDENCE:
+        if verdict in present:
+            return verdict
+    return Verdict.NOT_APPLICABLE

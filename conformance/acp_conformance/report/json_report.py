@@ -1,0 +1,104 @@
+"""The stable machine-readable report (``--report-json``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..runner import RunResult
+from .excerpt import excerpt, needs_transcript, runs_by_id
+
+FORMAT = "acp-conformance-report"
+FORMAT_VERSION = 1
+
+
+def _schema_version() -> Any:
+    try:
+        from acp_schema import load_index
+
+        return load_index().get("protocolVersion")
+    except Exception:
+        return None
+
+
+def to_data(result: RunResult) -> dict[str, Any]:
+    runs = runs_by_id(result)
+    summary: dict[str, int] = {}
+    requirements = []
+    for item in result.results.values():
+        key = item.baseline or item.verdict.value
+        summary[key] = summary.get(key, 0) + 1
+        req = item.requirement
+        outcomes = []
+        for outcome in item.outcomes:
+            entry: dict[str, Any] = {
+                "check": outcome.check,
+                "verdict": outcome.verdict.value,
+                "reason": outcome.reason,
+                "evidence": outcome.evidence,
+                "runId": outcome.run_id,
+                "frames": outcome.frames,
+            }
+            if needs_transcript(outcome) and outcome.run_id in runs:
+                entry["transcript"] = excerpt(runs[outcome.run_id], outcome)
+            outcomes.append(entry)
+        requirements.append(
+            {
+                "id": req.id,
+                "area": req.area,
+                "tier": req.tier.value,
+                "statement": req.statement,
+                "reference": req.reference,
+                "gate": req.gate,
+                "needsLlm": req.llm,
+                "verdict": item.verdict.value,
+                "baseline": item.baseline,
+                "baselineReason": item.baseline_reason,
+                "reason": item.reason,
+                "outcomes": outcomes,
+            }
+        )
+    config = result.config
+    return {
+        "format": FORMAT,
+        "formatVersion": FORMAT_VERSION,
+        "checker": {"name": "acp-conformance", "version": __version__},
+        "schema": {"protocolVersion": _schema_version()},
+        "agent": {"command": config.argv, "info": result.agent_info},
+        "options": {
+            "timeout": config.timeout,
+            "llm": config.llm,
+            "profile": config.profile,
+            "jobs": config.jobs,
+            "only": config.only,
+            "authMethod": config.auth_method,
+            "agentEnv": [k for k, _ in config.agent_env],
+        },
+        "startedAt": dt.datetime.fromtimestamp(result.started, dt.UTC).isoformat(),
+        "durationSeconds": round(result.duration, 3),
+        "status": result.status,
+        "verdictLine": result.verdict_line(),
+        "exitCode": result.exit_code,
+        "summary": summary,
+        "notes": result.notes,
+        "requirements": requirements,
+        "processes": [
+            {
+                "runId": run.id,
+                "scenario": run.scenario,
+                "frames": len(run.frames),
+                "exit": run.exit.to_json() if run.exit else None,
+            }
+            for run in result.runs
+        ],
+    }
+
+
+def write(result: RunResult, path: Path) -> None:
+    path.write_text(
+        json.dumps(to_data(result), indent=2, default=str, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )

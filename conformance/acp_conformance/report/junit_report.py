@@ -1,0 +1,75 @@
+"""JUnit XML (``--junit``): one testcase per requirement, grouped by area."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from ..outcomes import Verdict
+from ..runner import RunResult
+from .excerpt import excerpt, needs_transcript, runs_by_id
+
+
+def to_xml(result: RunResult) -> ET.Element:
+    runs = runs_by_id(result)
+    root = ET.Element("testsuites", name="acp-conformance")
+    suites: dict[str, ET.Element] = {}
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for item in result.results.values():
+        req = item.requirement
+        suite = suites.get(req.area)
+        if suite is None:
+            suite = suites[req.area] = ET.SubElement(root, "testsuite", name=req.area)
+        case = ET.SubElement(suite, "testcase", classname=f"acp.{req.area}", name=req.id, time="0")
+        ET.SubElement(case, "properties").extend(
+            [
+                ET.Element("property", name="tier", value=req.tier.value),
+                ET.Element("property", name="reference", value=req.reference),
+            ]
+        )
+        details = "\n".join(
+            json.dumps(excerpt(runs[o.run_id], o), default=str)
+            for o in item.outcomes
+            if needs_transcript(o) and o.run_id in runs
+        )
+        totals["tests"] += 1
+        if item.baseline == "expected":
+            ET.SubElement(
+                case, "skipped", message=f"expected failure: {item.baseline_reason}"
+            ).text = item.reason
+            totals["skipped"] += 1
+        elif item.baseline == "stale":
+            ET.SubElement(
+                case,
+                "failure",
+                message=f"stale baseline entry: now passes ({item.baseline_reason})",
+            )
+            totals["failures"] += 1
+        elif item.verdict is Verdict.FAIL:
+            node = ET.SubElement(
+                case, "failure", message=f"[{req.tier.value}] {item.reason}", type=req.tier.value
+            )
+            node.text = details
+            totals["failures"] += 1
+        elif item.verdict is Verdict.HARNESS_ERROR:
+            ET.SubElement(case, "error", message=item.reason).text = details
+            totals["errors"] += 1
+        elif item.verdict is Verdict.NOT_APPLICABLE:
+            ET.SubElement(case, "skipped", message=item.reason or "not applicable")
+            totals["skipped"] += 1
+    for suite in suites.values():
+        cases = suite.findall("testcase")
+        suite.set("tests", str(len(cases)))
+        suite.set("failures", str(sum(1 for c in cases if c.find("failure") is not None)))
+        suite.set("errors", str(sum(1 for c in cases if c.find("error") is not None)))
+        suite.set("skipped", str(sum(1 for c in cases if c.find("skipped") is not None)))
+    for key, value in totals.items():
+        root.set(key, str(value))
+    return root
+
+
+def write(result: RunResult, path: Path) -> None:
+    tree = ET.ElementTree(to_xml(result))
+    ET.indent(tree)
+    tree.write(path, encoding="utf-8", xml_declaration=True)

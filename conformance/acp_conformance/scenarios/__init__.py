@@ -1,0 +1,27 @@
+"""Scenario modules; importing this package registers every check with the registry."""
+
+from . import (
+    envelope,
+    fuzz,
+    gating,
+    initialize,
+    modes,
+    prompting,
+    robustness,
+    sessions,
+    turns,
+    wire,
+)
+
+__all__ = [
+    "envelope",
+    "fuzz",
+    "gating",
+    "initialize",
+    "modes",
+    "prompting",
+    "robustness",
+    "sessions",
+    "turns",
+    "wire",
+]

@@ -1,0 +1,42 @@
+"""Small judgement helpers shared by scenario checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..harness.connection import Response
+from ..harness.recorder import Frame
+from ..outcomes import Outcome, failed, passed
+
+#: Codes the spec accepts for "that session does not exist".
+UNKNOWN_SESSION_CODES = (-32602, -32002)
+
+
+def brief(frame: Frame, limit: int = 200) -> str:
+    return frame.text(limit)
+
+
+def expect_error(response: Response, codes: tuple[int, ...], what: str) -> Outcome:
+    """Pass when ``response`` is an error with one of ``codes``."""
+    frames = [response.request.seq, response.frame.seq]
+    if not response.is_error:
+        return failed(f"{what} succeeded: {brief(response.frame)}", frames=frames)
+    code = response.error_code
+    if code not in codes:
+        wanted = " or ".join(str(c) for c in codes)
+        return failed(f"{what} answered error {code}, expected {wanted}", frames=frames)
+    return passed(f"{what} rejected with {code}", frames=frames)
+
+
+def expect_result(response: Response, what: str) -> Outcome | None:
+    """None when ``response`` is a result; a failing outcome otherwise."""
+    if response.is_error:
+        return failed(
+            f"{what} failed: {brief(response.frame)}",
+            frames=[response.request.seq, response.frame.seq],
+        )
+    return None
+
+
+def result_dict(response: Response) -> dict[str, Any]:
+    return response.result if isinstance(response.result, dict) else {}

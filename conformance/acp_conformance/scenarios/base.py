@@ -1,0 +1,294 @@
+"""What a check sees while it runs: the scenario's sandbox, agents and helpers.
+
+A scenario groups checks that can share one agent process; every scenario gets a fresh
+temporary HOME and work directory, and its own agent processes. A check asks for the shared,
+initialized agent (``await ctx.agent()``, respawned if an earlier check killed it) or for a
+fresh one with its own client policy (``await ctx.spawn(...)``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .. import __version__
+from ..config import RunConfig, agent_environment
+from ..harness.client_side import ClientSide
+from ..harness.connection import AgentConnection, AgentExited, AgentTimeout
+from ..harness.process import AgentProcess, ExitRecord
+from ..harness.recorder import Frame, Recorder
+from ..llm_server import ScriptedLLMServer
+from ..profiles import Profile, get_profile
+from ..requirements import Requirement
+
+
+class SetupError(Exception):
+    """The agent could not be brought into the state a check needs (harness-level)."""
+
+
+@dataclass
+class AgentRun:
+    """One agent process: its transcript, its client policy and how it ended."""
+
+    id: str
+    scenario: str
+    recorder: Recorder
+    client: ClientSide
+    conn: AgentConnection | None = None
+    process: AgentProcess | None = None
+    init_params: dict[str, Any] | None = None
+    init_result: dict[str, Any] | None = None
+    exit: ExitRecord | None = None
+    start_error: str | None = None
+    #: Set by checks that stop the agent themselves (the shutdown checks read it).
+    custom_shutdown: bool = False
+    llm: ScriptedLLMServer | None = None
+
+    @property
+    def frames(self) -> list[Frame]:
+        return self.recorder.frames
+
+    @property
+    def live(self) -> AgentConnection:
+        if self.conn is None:
+            raise SetupError(self.start_error or "agent not started")
+        return self.conn
+
+
+def surface_value(surface: dict[str, Any], path: str) -> Any:
+    node: Any = surface
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
+def advertised(value: Any) -> bool:
+    """ACP advertises capabilities as ``true`` or as an object (``{}`` counts)."""
+    if value is None or value is False:
+        return False
+    return not (isinstance(value, list | str) and not value)
+
+
+@dataclass
+class Scenario:
+    name: str
+    description: str
+    llm: bool = False
+
+
+SCENARIOS: dict[str, Scenario] = {}
+
+
+def scenario(name: str, description: str, *, llm: bool = False) -> str:
+    SCENARIOS[name] = Scenario(name, description, llm)
+    return name
+
+
+class ScenarioRuntime:
+    """Owns the sandbox, the agent processes and their reader tasks for one scenario."""
+
+    def __init__(self, config: RunConfig, scenario: Scenario, tg: TaskGroup) -> None:
+        self.config = config
+        self.scenario = scenario
+        self.tg = tg
+        self.root = Path(tempfile.mkdtemp(prefix=f"acp-conformance-{scenario.name}-"))
+        self.home = self.root / "home"
+        self.work = self.root / "work"
+        self.tmp = self.root / "tmp"
+        for folder in (self.home, self.work, self.tmp):
+            folder.mkdir()
+        self.runs: list[AgentRun] = []
+        self._shared: AgentRun | None = None
+        self._shared_surface: dict[str, Any] | None = None
+        self.exit_stack = contextlib.ExitStack()
+        #: Observations shared between the checks of this scenario.
+        self.memo: dict[str, Any] = {}
+
+    async def spawn(
+        self,
+        *,
+        client: ClientSide | None = None,
+        initialize: bool = True,
+        llm_script: Any = None,
+        protocol_version: Any = 1,
+    ) -> AgentRun:
+        """Start an agent; with an LLM API configured, a scripted LLM server of its own
+        (``llm_script`` turns, then echo) is started first and named in its environment."""
+        run = AgentRun(
+            id=f"{self.scenario.name}#{len(self.runs) + 1}",
+            scenario=self.scenario.name,
+            recorder=Recorder(),
+            client=client or ClientSide(self.work),
+        )
+        self.runs.append(run)
+        llm_url = None
+        if self.config.llm != "none":
+            run.llm = self.exit_stack.enter_context(ScriptedLLMServer(llm_script))
+            llm_url = run.llm.url
+        env = agent_environment(self.config, home=self.home, tmp=self.tmp, llm_url=llm_url)
+        cwd = self.config.agent_cwd or self.work
+        try:
+            run.process = await AgentProcess.start(self.config.argv, env=env, cwd=cwd)
+        except Exception as exc:
+            run.start_error = str(exc)
+            raise SetupError(run.start_error) from exc
+        run.conn = AgentConnection(
+            run.process, run.recorder, run.client, timeout=self.config.timeout
+        )
+        run.conn.attach(self.tg)
+        if initialize:
+            await self.initialize(run, protocol_version=protocol_version)
+        return run
+
+    def initialize_params(self, run: AgentRun, protocol_version: Any = 1) -> dict[str, Any]:
+        return {
+            "protocolVersion": protocol_version,
+            "clientCapabilities": run.client.capabilities(),
+            "clientInfo": {"name": "acp-conformance", "version": __version__},
+        }
+
+    async def initialize(
+        self, run: AgentRun, *, protocol_version: Any = 1, authenticate: bool = True
+    ) -> dict[str, Any]:
+        params = self.initialize_params(run, protocol_version)
+        try:
+            response = await run.live.request("initialize", params)
+        except (AgentTimeout, AgentExited) as exc:
+            raise SetupError(f"agent did not answer initialize: {exc}") from exc
+        if response.is_error or not isinstance(response.result, dict):
+            raise SetupError(f"initialize failed: {response.frame.text(300)}")
+        run.init_params, run.init_result = params, response.result
+        if authenticate and self.config.auth_method:
+            await run.live.request("authenticate", {"methodId": self.config.auth_method})
+        return response.result
+
+    async def shared(self) -> AgentRun:
+        """The scenario's shared initialized agent, restarted if it is no longer alive."""
+        if self._shared is None or self._shared.conn is None or not self._shared.conn.alive:
+            self._shared = None
+            self._shared_surface = None
+            self._shared = await self.spawn()
+        return self._shared
+
+    async def surface(self) -> dict[str, Any]:
+        """What the shared agent advertises: initialize result plus a session/new result."""
+        if self._shared_surface is None:
+            run = await self.shared()
+            assert run.init_result is not None
+            surface = dict(run.init_result)
+            response = await run.live.request(
+                "session/new", {"cwd": str(self.work), "mcpServers": []}
+            )
+            surface["session"] = response.result if isinstance(response.result, dict) else {}
+            self._shared_surface = surface
+        return self._shared_surface
+
+    async def close(self) -> None:
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as tg:
+                for run in self.runs:
+                    if run.process is not None and run.exit is None:
+                        tg.start_soon(self._stop, run)
+        for run in self.runs:
+            run.client.close()
+        self.exit_stack.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    async def _stop(self, run: AgentRun) -> None:
+        assert run.process is not None
+        if run.conn is not None and run.conn.alive:
+            # A last round trip collects anything the agent still had to say (e.g. an update
+            # written after its response), so run-wide checks judge complete transcripts.
+            try:
+                await run.conn.barrier(timeout=self.config.shutdown_grace)
+            except (AgentTimeout, AgentExited):
+                pass
+        if run.conn is not None and run.conn.eof.is_set():
+            # stdout already closed: the agent ended (or crashed) on its own; reap it so the
+            # ladder records "already-exited" rather than crediting the stdin close.
+            with anyio.move_on_after(self.config.shutdown_grace):
+                await run.process.process.wait()
+        run.exit = await run.process.shutdown(self.config.shutdown_grace)
+        if run.conn is not None:
+            with anyio.move_on_after(self.config.shutdown_grace):
+                await run.conn.eof.wait()
+
+
+@dataclass
+class CheckContext:
+    """Passed to every scenario check."""
+
+    runtime: ScenarioRuntime
+    requirement: Requirement
+    #: The run the check used last; outcomes are attributed to it for transcripts.
+    current: AgentRun | None = None
+
+    @property
+    def config(self) -> RunConfig:
+        return self.runtime.config
+
+    @property
+    def work(self) -> Path:
+        return self.runtime.work
+
+    @property
+    def timeout(self) -> float:
+        return self.runtime.config.timeout
+
+    @property
+    def profile(self) -> Profile:
+        return get_profile(self.runtime.config.profile)
+
+    async def agent(self) -> AgentRun:
+        self.current = await self.runtime.shared()
+        return self.current
+
+    async def spawn(self, **kwargs: Any) -> AgentRun:
+        self.current = await self.runtime.spawn(**kwargs)
+        return self.current
+
+    async def surface(self) -> dict[str, Any]:
+        return await self.runtime.surface()
+
+    async def new_session(self, run: AgentRun, **extra: Any) -> str:
+        """Create a session in the work dir; a failure here is a setup error."""
+        params: dict[str, Any] = {"cwd": str(self.work), "mcpServers": [], **extra}
+        response = await run.live.request("session/new", params)
+        session_id = response.result.get("sessionId") if isinstance(response.result, dict) else None
+        if not isinstance(session_id, str) or not session_id:
+            raise SetupError(f"session/new gave no session id: {response.frame.text(300)}")
+        return session_id
+
+    async def new_session_result(self, run: AgentRun) -> tuple[str, dict[str, Any]]:
+        params: dict[str, Any] = {"cwd": str(self.work), "mcpServers": []}
+        response = await run.live.request("session/new", params)
+        result = response.result if isinstance(response.result, dict) else {}
+        session_id = result.get("sessionId")
+        if not isinstance(session_id, str) or not session_id:
+            raise SetupError(f"session/new gave no session id: {response.frame.text(300)}")
+        return session_id, result
+
+
+@dataclass
+class RunRecord:
+    """Everything recorded in one checker run, for the run-wide checks."""
+
+    config: RunConfig
+    runs: list[AgentRun]
+    backend: Any = None
+    backend_error: str | None = None
+    #: Memo for expensive derived data shared by several run-wide checks.
+    cache: dict[str, Any] = field(default_factory=dict)
+
+
+def text_prompt(session_id: str, text: str) -> dict[str, Any]:
+    return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}

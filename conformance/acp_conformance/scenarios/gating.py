@@ -1,0 +1,65 @@
+"""A client that advertises nothing: the agent must not call fs/* or terminal/*.
+
+This scenario doubles as the baseline traffic for the run-wide checks: it is always run when
+any of them is selected.
+"""
+
+from __future__ import annotations
+
+from ..harness.client_side import ClientSide
+from ..outcomes import Outcome, failed, passed
+from ..requirements import check
+from .base import CheckContext, scenario, text_prompt
+
+BASELINE = scenario(
+    "baseline", "one prompt turn from a client without fs or terminal capabilities", llm=True
+)
+
+NEEDS_CAPABILITY = ("fs/", "terminal/")
+
+
+@check("gating.no-unadvertised-client-methods", scenario=BASELINE)
+async def no_fs_or_terminal_calls_without_capabilities(ctx: CheckContext) -> Outcome:
+    client = ClientSide(ctx.work, fs_read=False, fs_write=False, terminal=False)
+    turns = []
+    profile = ctx.profile
+    target = str(ctx.work / "gated.txt")
+    if profile.write is not None:
+        turns.append(
+            {
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "name": profile.write.name,
+                        "input": profile.write.build(target, "gated\n"),
+                    }
+                ]
+            }
+        )
+    if profile.shell is not None:
+        turns.append(
+            {
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "name": profile.shell.name,
+                        "input": profile.shell.build("echo gated"),
+                    }
+                ]
+            }
+        )
+    turns.append({"content": [{"type": "text", "text": "Done."}]})
+    run = await ctx.spawn(client=client, llm_script=turns)
+    session_id = await ctx.new_session(run)
+    response = await run.live.request(
+        "session/prompt", text_prompt(session_id, "Write gated.txt, then run echo.")
+    )
+    calls = [c.method for c in client.calls if c.method.startswith(NEEDS_CAPABILITY)]
+    if calls:
+        return failed(
+            f"without client capabilities the agent called {sorted(set(calls))}",
+            frames=[response.frame.seq],
+        )
+    return passed(
+        "no fs/terminal calls from a client without capabilities", frames=[response.frame.seq]
+    )

@@ -1,0 +1,193 @@
+"""initialize: version negotiation, capability and identity shapes; the auth surface."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..harness.connection import AgentExited, AgentTimeout, Response
+from ..outcomes import Outcome, failed, not_applicable, passed
+from ..requirements import check
+from ._expect import brief, expect_error, result_dict
+from .base import CheckContext, scenario
+
+#: The largest version the schema's uint16 allows: certainly not supported, yet valid on the wire.
+UNSUPPORTED_VERSION = 65535
+
+INIT = scenario("initialize", "initialize, version negotiation and authentication surface")
+
+
+async def _initialize_fresh(ctx: CheckContext, version: Any) -> Response:
+    run = await ctx.spawn(initialize=False)
+    params = ctx.runtime.initialize_params(run, version)
+    return await run.live.request("initialize", params)
+
+
+def _version_of(response: Response) -> Any:
+    return result_dict(response).get("protocolVersion")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@check("init.responds", scenario=INIT)
+async def initialize_is_answered(ctx: CheckContext) -> Outcome:
+    try:
+        response = await _initialize_fresh(ctx, 1)
+    except (AgentTimeout, AgentExited) as exc:
+        return failed(str(exc))
+    frames = [response.frame.seq]
+    if response.is_error:
+        return failed(f"initialize failed: {brief(response.frame)}", frames=frames)
+    result = result_dict(response)
+    missing = [k for k in ("protocolVersion",) if k not in result]
+    if missing or not isinstance(result.get("agentCapabilities", {}), dict):
+        return failed(
+            f"initialize result lacks {missing or 'an agentCapabilities object'}", frames=frames
+        )
+    return passed("initialize answered", frames=frames)
+
+
+@check("init.version-negotiation", scenario=INIT)
+async def version_one_is_negotiated(ctx: CheckContext) -> Outcome:
+    response = await _initialize_fresh(ctx, 1)
+    version = _version_of(response)
+    if not _is_int(version) or not 1 <= version <= 1:
+        return failed(f"asked for 1, got protocolVersion {version!r}", frames=[response.frame.seq])
+    return passed("asked for 1, got 1", frames=[response.frame.seq])
+
+
+@check("init.unsupported-version-not-echoed", scenario=INIT)
+async def unsupported_version_is_not_echoed(ctx: CheckContext) -> Outcome:
+    response = await _initialize_fresh(ctx, UNSUPPORTED_VERSION)
+    version = _version_of(response)
+    if response.is_error:
+        return failed(
+            f"initialize with version {UNSUPPORTED_VERSION} failed instead of negotiating: "
+            f"{brief(response.frame)}",
+            frames=[response.frame.seq],
+        )
+    if not _is_int(version) or version == UNSUPPORTED_VERSION or version < 1:
+        return failed(
+            f"asked for {UNSUPPORTED_VERSION}, got protocolVersion {version!r}",
+            frames=[response.frame.seq],
+        )
+    return passed(f"asked for {UNSUPPORTED_VERSION}, got {version}", frames=[response.frame.seq])
+
+
+@check("init.version-zero", scenario=INIT)
+async def version_zero_gets_supported_version(ctx: CheckContext) -> Outcome:
+    response = await _initialize_fresh(ctx, 0)
+    version = _version_of(response)
+    if response.is_error:
+        return failed(
+            f"initialize with version 0 failed: {brief(response.frame)}",
+            frames=[response.frame.seq],
+        )
+    if not _is_int(version) or version < 1:
+        return failed(f"asked for 0, got protocolVersion {version!r}", frames=[response.frame.seq])
+    return passed(f"asked for 0, got {version}", frames=[response.frame.seq])
+
+
+@check("init.capabilities-shape", scenario=INIT)
+async def capabilities_have_the_right_shape(ctx: CheckContext) -> Outcome:
+    run = await ctx.agent()
+    result = run.init_result or {}
+    caps = result.get("agentCapabilities")
+    if caps is not None and not isinstance(caps, dict):
+        return failed(f"agentCapabilities is {type(caps).__name__}, not an object")
+    auth = result.get("authMethods")
+    if auth is not None and not isinstance(auth, list):
+        return failed(f"authMethods is {type(auth).__name__}, not an array")
+    prompt = (caps or {}).get("promptCapabilities")
+    if prompt is not None and not (
+        isinstance(prompt, dict)
+        and all(isinstance(v, bool) for k, v in prompt.items() if k != "_meta")
+    ):
+        return failed(f"promptCapabilities has non-boolean flags: {prompt!r}")
+    return passed("agentCapabilities and authMethods have the documented shapes", capabilities=caps)
+
+
+@check("init.agent-info", scenario=INIT)
+async def agent_info_is_given(ctx: CheckContext) -> Outcome:
+    run = await ctx.agent()
+    info = (run.init_result or {}).get("agentInfo")
+    if (
+        not isinstance(info, dict)
+        or not isinstance(info.get("name"), str)
+        or not isinstance(info.get("version"), str)
+    ):
+        return failed(f"agentInfo missing or incomplete: {info!r}")
+    return passed(f"{info['name']} {info['version']}", agentInfo=info)
+
+
+@check("init.repeatable", scenario=INIT)
+async def second_initialize_is_consistent(ctx: CheckContext) -> Outcome:
+    run = await ctx.agent()
+    params = run.init_params or ctx.runtime.initialize_params(run)
+    response = await run.live.request("initialize", params)
+    if response.is_error:
+        return failed(
+            f"a second initialize failed: {brief(response.frame)}", frames=[response.frame.seq]
+        )
+    again = result_dict(response)
+    first = run.init_result or {}
+    if again.get("protocolVersion") != first.get("protocolVersion") or again.get(
+        "agentCapabilities"
+    ) != first.get("agentCapabilities"):
+        return failed("a second initialize answered differently", frames=[response.frame.seq])
+    return passed("second initialize answered the same", frames=[response.frame.seq])
+
+
+@check("auth.methods-shape", scenario=INIT)
+async def auth_methods_have_ids_and_names(ctx: CheckContext) -> Outcome:
+    run = await ctx.agent()
+    methods = (run.init_result or {}).get("authMethods") or []
+    if not isinstance(methods, list):
+        return failed("authMethods is not an array")
+    ids = []
+    for method in methods:
+        if (
+            not isinstance(method, dict)
+            or not isinstance(method.get("id"), str)
+            or not isinstance(method.get("name"), str)
+        ):
+            return failed(f"auth method without string id/name: {method!r}")
+        ids.append(method["id"])
+    if len(set(ids)) != len(ids):
+        return failed(f"duplicate auth method ids: {ids}")
+    return passed(f"{len(ids)} auth methods: {', '.join(ids) or 'none'}")
+
+
+@check("auth.unknown-method-rejected", scenario=INIT)
+async def unknown_auth_method_is_rejected(ctx: CheckContext) -> Outcome:
+    run = await ctx.agent()
+    response = await run.live.request(
+        "authenticate", {"methodId": "acp-conformance-no-such-method"}
+    )
+    if not response.is_error:
+        return failed(
+            f"authenticate with an unknown method succeeded: {brief(response.frame)}",
+            frames=[response.frame.seq],
+        )
+    return expect_error(response, (-32602, -32000, -32002), "authenticate with an unknown method")
+
+
+@check("auth.authenticate-advertised", scenario=INIT)
+async def advertised_auth_method_works(ctx: CheckContext) -> Outcome:
+    method = ctx.config.auth_method
+    if not method:
+        return not_applicable("no --auth-method given")
+    run = await ctx.spawn(initialize=False)
+    await ctx.runtime.initialize(run, authenticate=False)
+    offered = [
+        m.get("id") for m in (run.init_result or {}).get("authMethods") or [] if isinstance(m, dict)
+    ]
+    if method not in offered:
+        return failed(f"--auth-method {method!r} is not among the advertised methods {offered}")
+    response = await run.live.request("authenticate", {"methodId": method})
+    if response.is_error:
+        return failed(
+            f"authenticate {method!r} failed: {brief(response.frame)}", frames=[response.frame.seq]
+        )
+    return passed(f"authenticate {method!r} succeeded", frames=[response.frame.seq])

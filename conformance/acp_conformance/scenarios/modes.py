@@ -1,0 +1,201 @@
+"""Session modes and session config options, as advertised by session/new."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..harness.connection import AgentTimeout
+from ..outcomes import Outcome, failed, not_applicable, passed
+from ..requirements import check
+from ._expect import expect_error, expect_result, result_dict
+from .base import CheckContext, scenario
+
+MODES = scenario("modes", "session/set_mode and session/set_config_option")
+
+
+def _mode_ids(session: dict[str, Any]) -> tuple[str | None, list[str]]:
+    modes = session.get("modes") or {}
+    ids = [m.get("id") for m in modes.get("availableModes") or [] if isinstance(m, dict)]
+    return modes.get("currentModeId"), [i for i in ids if isinstance(i, str)]
+
+
+async def _session(ctx: CheckContext) -> tuple[Any, str, dict[str, Any]]:
+    run = await ctx.agent()
+    session_id, result = await ctx.new_session_result(run)
+    return run, session_id, result
+
+
+def _target_mode(result: dict[str, Any]) -> str | None:
+    current, ids = _mode_ids(result)
+    others = [i for i in ids if i != current]
+    choices = others or ids
+    return choices[0] if choices else None
+
+
+@check("modes.set-mode-works", scenario=MODES)
+async def set_mode_to_an_advertised_mode(ctx: CheckContext) -> Outcome:
+    run, session_id, result = await _session(ctx)
+    target = _target_mode(result)
+    if target is None:
+        return not_applicable("session/new advertised no modes")
+    response = await run.live.request(
+        "session/set_mode", {"sessionId": session_id, "modeId": target}
+    )
+    if (bad := expect_result(response, f"session/set_mode {target!r}")) is not None:
+        return bad
+    return passed(f"mode set to {target!r}", frames=[response.frame.seq])
+
+
+@check("modes.current-mode-update", scenario=MODES)
+async def set_mode_sends_current_mode_update(ctx: CheckContext) -> Outcome:
+    run, session_id, result = await _session(ctx)
+    target = _target_mode(result)
+    if target is None:
+        return not_applicable("session/new advertised no modes")
+    start = len(run.frames)
+    response = await run.live.request(
+        "session/set_mode", {"sessionId": session_id, "modeId": target}
+    )
+    if (bad := expect_result(response, f"session/set_mode {target!r}")) is not None:
+        return bad
+
+    def is_update(frame: Any) -> bool:
+        msg = frame.message
+        if not (isinstance(msg, dict) and msg.get("method") == "session/update"):
+            return False
+        params = msg.get("params") or {}
+        update = params.get("update") or {}
+        return (
+            params.get("sessionId") == session_id
+            and update.get("sessionUpdate") == "current_mode_update"
+        )
+
+    try:
+        frame = await run.live.wait_for(
+            is_update, since=start, timeout=min(ctx.timeout, 2.0), what="current_mode_update"
+        )
+    except AgentTimeout:
+        return failed(
+            "no current_mode_update followed session/set_mode", frames=[response.frame.seq]
+        )
+    got = frame.message["params"]["update"].get("currentModeId")
+    if got != target:
+        return failed(f"current_mode_update names {got!r}, not {target!r}", frames=[frame.seq])
+    return passed("current_mode_update sent", frames=[frame.seq])
+
+
+@check("modes.unknown-mode-rejected", scenario=MODES)
+async def unknown_mode_is_rejected(ctx: CheckContext) -> Outcome:
+    run, session_id, _ = await _session(ctx)
+    response = await run.live.request(
+        "session/set_mode", {"sessionId": session_id, "modeId": "acp-conformance-no-such-mode"}
+    )
+    return expect_error(response, (-32602,), "session/set_mode with an unknown mode")
+
+
+def _option_values(option: dict[str, Any]) -> list[str]:
+    values: list[str] = []
+    for entry in option.get("options") or []:
+        if not isinstance(entry, dict):
+            continue
+        if "value" in entry:
+            values.append(entry["value"])
+        for sub in entry.get("options") or []:  # grouped options
+            if isinstance(sub, dict) and "value" in sub:
+                values.append(sub["value"])
+    return values
+
+
+def _pick_change(options: list[Any]) -> tuple[str, Any] | None:
+    """An option id and a different value to set it to."""
+    for option in options:
+        if not isinstance(option, dict) or not isinstance(option.get("id"), str):
+            continue
+        if option.get("type") == "boolean" and isinstance(option.get("currentValue"), bool):
+            return option["id"], not option["currentValue"]
+        values = _option_values(option)
+        others = [v for v in values if v != option.get("currentValue")]
+        if others:
+            return option["id"], others[0]
+    return None
+
+
+@check("config.set-returns-full-list", scenario=MODES)
+async def set_config_option_returns_every_option(ctx: CheckContext) -> Outcome:
+    run, session_id, result = await _session(ctx)
+    options = result.get("configOptions") or []
+    change = _pick_change(options)
+    if change is None:
+        return not_applicable("no config option with a second value to switch to")
+    config_id, value = change
+    response = await run.live.request(
+        "session/set_config_option",
+        {"sessionId": session_id, "configId": config_id, "value": value},
+    )
+    if (
+        bad := expect_result(response, f"session/set_config_option {config_id}={value!r}")
+    ) is not None:
+        return bad
+    returned = result_dict(response).get("configOptions")
+    if not isinstance(returned, list):
+        return failed("the result has no configOptions list", frames=[response.frame.seq])
+    advertised_ids = {o.get("id") for o in options if isinstance(o, dict)}
+    returned_ids = {o.get("id") for o in returned if isinstance(o, dict)}
+    if not advertised_ids <= returned_ids:
+        return failed(
+            f"configOptions lacks {sorted(map(str, advertised_ids - returned_ids))}",
+            frames=[response.frame.seq],
+        )
+    current = next(
+        (
+            o.get("currentValue")
+            for o in returned
+            if isinstance(o, dict) and o.get("id") == config_id
+        ),
+        None,
+    )
+    if current != value:
+        return failed(
+            f"{config_id} reports currentValue {current!r}, expected {value!r}",
+            frames=[response.frame.seq],
+        )
+    return passed(
+        f"{config_id} set to {value!r}; {len(returned)} options returned",
+        frames=[response.frame.seq],
+    )
+
+
+@check("config.unknown-id-rejected", scenario=MODES)
+async def unknown_config_id_is_rejected(ctx: CheckContext) -> Outcome:
+    run, session_id, _ = await _session(ctx)
+    response = await run.live.request(
+        "session/set_config_option",
+        {"sessionId": session_id, "configId": "acp-conformance-no-such-option", "value": "x"},
+    )
+    return expect_error(response, (-32602,), "session/set_config_option with an unknown configId")
+
+
+@check("config.unknown-value-rejected", scenario=MODES)
+async def unknown_config_value_is_rejected(ctx: CheckContext) -> Outcome:
+    run, session_id, result = await _session(ctx)
+    select = next(
+        (
+            o
+            for o in result.get("configOptions") or []
+            if isinstance(o, dict) and o.get("type") == "select"
+        ),
+        None,
+    )
+    if select is None:
+        return not_applicable("no select config option advertised")
+    response = await run.live.request(
+        "session/set_config_option",
+        {
+            "sessionId": session_id,
+            "configId": select["id"],
+            "value": "acp-conformance-no-such-value",
+        },
+    )
+    return expect_error(
+        response, (-32602,), f"session/set_config_option {select['id']} with a value not offered"
+    )

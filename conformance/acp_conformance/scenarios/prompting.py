@@ -1,0 +1,223 @@
+"""Prompt content capabilities, concurrency during a turn, and cancellation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..harness.connection import AgentTimeout, Pending, Response
+from ..outcomes import Outcome, failed, not_applicable, passed
+from ..requirements import check
+from ._expect import brief, result_dict
+from .base import AgentRun, CheckContext, scenario, text_prompt
+from .sessions import _turn_updates_between
+
+PROMPT = scenario("prompt", "prompt turns with each kind of content block")
+CANCEL = scenario("cancel", "cancelling a running prompt")
+
+STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
+AUTH_REQUIRED = -32000
+
+# A 1x1 transparent PNG and a 44-byte silent WAV header, base64.
+PNG_1PX = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+)
+WAV_EMPTY = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
+
+#: Prompt text the checker's own fixture agents treat as "take a long time".
+SLOW_PROMPT = "Take your time: think about this for a while before answering."
+
+
+def _stop_reason(response: Response) -> Any:
+    return result_dict(response).get("stopReason")
+
+
+async def _prompt_with(ctx: CheckContext, blocks: list[dict[str, Any]], what: str) -> Outcome:
+    run = await ctx.agent()
+    session_id = await ctx.new_session(run)
+    response = await run.live.request(
+        "session/prompt",
+        {
+            "sessionId": session_id,
+            "prompt": [{"type": "text", "text": "Describe what I sent."}, *blocks],
+        },
+    )
+    frames = [response.request.seq, response.frame.seq]
+    if response.is_error:
+        if response.error_code == AUTH_REQUIRED:
+            return not_applicable(
+                f"the agent needs authentication to run prompts ({what} not exercised)"
+            )
+        return failed(f"a prompt with {what} failed: {brief(response.frame)}", frames=frames)
+    if _stop_reason(response) not in STOP_REASONS:
+        return failed(
+            f"stopReason {_stop_reason(response)!r} is not a valid stop reason", frames=frames
+        )
+    return passed(f"a prompt with {what} ended with {_stop_reason(response)!r}", frames=frames)
+
+
+@check("prompt.text-accepted", scenario=PROMPT)
+async def text_prompt_is_answered(ctx: CheckContext) -> Outcome:
+    return await _prompt_with(ctx, [], "text")
+
+
+@check("prompt.resource-link-accepted", scenario=PROMPT)
+async def resource_link_is_accepted(ctx: CheckContext) -> Outcome:
+    target = ctx.work / "README.md"
+    target.write_text("# conformance\n", encoding="utf-8")
+    link = {"type": "resource_link", "uri": target.as_uri(), "name": "README.md"}
+    return await _prompt_with(ctx, [link], "a resource_link")
+
+
+@check("prompt.image-accepted", scenario=PROMPT)
+async def image_is_accepted(ctx: CheckContext) -> Outcome:
+    return await _prompt_with(
+        ctx, [{"type": "image", "mimeType": "image/png", "data": PNG_1PX}], "an image"
+    )
+
+
+@check("prompt.audio-accepted", scenario=PROMPT)
+async def audio_is_accepted(ctx: CheckContext) -> Outcome:
+    return await _prompt_with(
+        ctx, [{"type": "audio", "mimeType": "audio/wav", "data": WAV_EMPTY}], "audio"
+    )
+
+
+@check("prompt.embedded-context-accepted", scenario=PROMPT)
+async def embedded_resource_is_accepted(ctx: CheckContext) -> Outcome:
+    resource = {
+        "uri": (ctx.work / "notes.txt").as_uri(),
+        "mimeType": "text/plain",
+        "text": "remember the milk",
+    }
+    return await _prompt_with(
+        ctx, [{"type": "resource", "resource": resource}], "an embedded resource"
+    )
+
+
+# -- cancellation ---------------------------------------------------------------------------
+
+#: For LLM-backed agents: the model takes far longer than any bound, so the turn is running
+#: when the checker cancels it.
+SLOW_MODEL_TURN = {
+    "content": [{"type": "text", "text": "This answer comes too late."}],
+    "latency": 60,
+}
+
+
+class CancelObservation:
+    """One prompt that was cancelled while running (shared by the cancel checks)."""
+
+    def __init__(self) -> None:
+        self.run: AgentRun | None = None
+        self.session_id = ""
+        self.finished_early: Response | None = None
+        self.concurrent: Response | None = None
+        self.concurrent_error: str | None = None
+        self.response: Response | None = None
+        self.cancel_seq = -1
+        self.late_updates: list[int] = []
+        self.setup_error: str | None = None
+
+
+async def _observe_cancel(ctx: CheckContext) -> CancelObservation:
+    """Run the cancelled turn once per scenario; later checks reuse what it observed
+    (including the exception, if it could not be observed)."""
+    memo = ctx.runtime.memo
+    if "cancel" not in memo:
+        try:
+            memo["cancel"] = await _run_cancelled_turn(ctx)
+        except Exception as exc:
+            memo["cancel"] = exc
+            raise
+    found = memo["cancel"]
+    if isinstance(found, Exception):
+        raise found
+    ctx.current = found.run
+    return found
+
+
+async def _run_cancelled_turn(ctx: CheckContext) -> CancelObservation:
+    obs = CancelObservation()
+    run = await ctx.spawn(llm_script=[SLOW_MODEL_TURN])
+    obs.run = run
+    obs.session_id = await ctx.new_session(run)
+    pending: Pending = await run.live.start_request(
+        "session/prompt", text_prompt(obs.session_id, SLOW_PROMPT)
+    )
+    try:
+        obs.finished_early = await pending.wait(timeout=min(1.0, ctx.timeout))
+        return obs
+    except AgentTimeout:
+        pass
+    try:
+        obs.concurrent = await run.live.request(
+            "session/new", {"cwd": str(ctx.work), "mcpServers": []}
+        )
+    except AgentTimeout as exc:
+        obs.concurrent_error = str(exc)
+    if pending.response is not None:
+        obs.finished_early = pending.response
+        return obs
+    cancel = await run.live.notify("session/cancel", {"sessionId": obs.session_id})
+    obs.cancel_seq = cancel.seq
+    obs.response = await pending.wait()
+    barrier = await run.live.barrier()
+    obs.late_updates = _turn_updates_between(
+        run, obs.session_id, obs.response.frame.seq, barrier.frame.seq
+    )
+    return obs
+
+
+def _too_short(obs: CancelObservation) -> Outcome | None:
+    if obs.finished_early is not None:
+        return not_applicable(
+            "the prompt ended within 1 s, before it could be cancelled "
+            f"({brief(obs.finished_early.frame, 120)})"
+        )
+    return None
+
+
+@check("cancel.prompt-returns-cancelled", scenario=CANCEL)
+async def cancelled_prompt_says_cancelled(ctx: CheckContext) -> Outcome:
+    obs = await _observe_cancel(ctx)
+    if (na := _too_short(obs)) is not None:
+        return na
+    assert obs.response is not None
+    frames = [obs.cancel_seq, obs.response.frame.seq]
+    if obs.response.is_error:
+        return failed(
+            f"the cancelled prompt answered an error: {brief(obs.response.frame)}", frames=frames
+        )
+    if _stop_reason(obs.response) != "cancelled":
+        return failed(
+            f"the cancelled prompt ended with {_stop_reason(obs.response)!r}", frames=frames
+        )
+    return passed("stopReason cancelled", frames=frames)
+
+
+@check("cancel.no-updates-after-response", scenario=CANCEL)
+async def nothing_follows_the_cancelled_response(ctx: CheckContext) -> Outcome:
+    obs = await _observe_cancel(ctx)
+    if (na := _too_short(obs)) is not None:
+        return na
+    assert obs.response is not None
+    if obs.late_updates:
+        return failed(
+            f"{len(obs.late_updates)} turn updates after the cancelled prompt's response",
+            frames=obs.late_updates[:5],
+        )
+    return passed("no updates after the response", frames=[obs.response.frame.seq])
+
+
+@check("prompt.concurrent-requests", scenario=CANCEL)
+async def requests_are_answered_during_a_turn(ctx: CheckContext) -> Outcome:
+    obs = await _observe_cancel(ctx)
+    if (na := _too_short(obs)) is not None:
+        return na
+    if obs.concurrent is None:
+        return failed(
+            f"session/new during a running prompt was not answered: {obs.concurrent_error}"
+        )
+    return passed(
+        "session/new answered while the prompt was running", frames=[obs.concurrent.frame.seq]
+    )

@@ -1,0 +1,457 @@
+"""Run-wide checks: rules every recorded frame of every agent process must obey.
+
+These are pure functions over the recordings, so they judge all the traffic the scenarios
+produced, including traffic no scenario specifically looked at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..harness.connection import id_key
+from ..harness.process import Rung
+from ..harness.recorder import Frame
+from ..outcomes import Outcome, failed, harness_error, not_applicable, passed
+from ..requirements import run_check
+from ..validation import method_index, validate_frames
+from .base import AgentRun, RunRecord, advertised, surface_value
+
+TURN_UPDATE_KINDS = frozenset(
+    {
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "user_message_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+    }
+)
+
+Offence = tuple[Frame, str]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _per_run(
+    record: RunRecord, find: Callable[[AgentRun], Iterator[Offence]], what: str
+) -> list[Outcome]:
+    """One failing outcome per run with offences, or a single pass."""
+    outcomes: list[Outcome] = []
+    checked = 0
+    for run in record.runs:
+        checked += sum(1 for f in run.frames if f.direction == "a2c")
+        offences = list(find(run))
+        if offences:
+            first = "; ".join(f"#{frame.seq}: {why}" for frame, why in offences[:3])
+            outcome = failed(
+                f"{len(offences)} {what} in {run.id}: {first}",
+                frames=[frame.seq for frame, _ in offences[:10]],
+                offences=[
+                    {"seq": f.seq, "why": why, "line": f.text(300)} for f, why in offences[:10]
+                ],
+            )
+            outcome.run_id = run.id
+            outcomes.append(outcome)
+    if not outcomes:
+        if not checked:
+            return [not_applicable("no agent frames were recorded")]
+        return [passed(f"{checked} agent frames in {len(record.runs)} processes checked")]
+    return outcomes
+
+
+def _agent_frames(run: AgentRun) -> Iterator[Frame]:
+    return (f for f in run.frames if f.direction == "a2c")
+
+
+# -- transport ------------------------------------------------------------------------------
+
+
+@run_check("transport.stdout-only-json")
+def stdout_only_json(record: RunRecord) -> list[Outcome]:
+    def find(run: AgentRun) -> Iterator[Offence]:
+        for frame in _agent_frames(run):
+            if not frame.is_json:
+                yield frame, f"not JSON ({frame.decode_error})"
+            elif not isinstance(frame.message, dict):
+                yield frame, "JSON but not an object"
+
+    return _per_run(record, find, "non-protocol lines on stdout")
+
+
+@run_check("transport.newline-terminated")
+def newline_terminated(record: RunRecord) -> list[Outcome]:
+    def find(run: AgentRun) -> Iterator[Offence]:
+        for frame in _agent_frames(run):
+            if not frame.terminated:
+                yield frame, "stdout ended without a newline after this data"
+
+    return _per_run(record, find, "unterminated lines")
+
+
+@run_check("transport.utf8")
+def utf8(record: RunRecord) -> list[Outcome]:
+    def find(run: AgentRun) -> Iterator[Offence]:
+        for frame in _agent_frames(run):
+            if frame.decode_error and frame.decode_error.startswith("invalid UTF-8"):
+                yield frame, frame.decode_error
+
+    return _per_run(record, find, "non-UTF-8 lines")
+
+
+# -- JSON-RPC envelope ----------------------------------------------------------------------
+
+
+def envelope_problem(msg: dict[str, Any]) -> str | None:
+    """Why ``msg`` is not a well-formed JSON-RPC 2.0 message, or None."""
+    if msg.get("jsonrpc") != "2.0":
+        return f"jsonrpc is {msg.get('jsonrpc')!r}, not '2.0'"
+    if "method" in msg:
+        if not isinstance(msg["method"], str):
+            return "method is not a string"
+        if "id" in msg and not (_is_int(msg["id"]) or isinstance(msg["id"], str)):
+            return f"request id {msg['id']!r} is neither an integer nor a string"
+        if "params" in msg and not isinstance(msg["params"], dict | list):
+            return "params is neither an object nor an array"
+        if "result" in msg or "error" in msg:
+            return "a request/notification carries result or error"
+        return None
+    if "id" not in msg:
+        return "neither a request (method) nor a response (id)"
+    if not (_is_int(msg["id"]) or isinstance(msg["id"], str) or msg["id"] is None):
+        return f"response id {msg['id']!r} is not an integer, string or null"
+    return None
+
+
+@run_check("jsonrpc.envelope-valid")
+def envelope_valid(record: RunRecord) -> list[Outcome]:
+    def find(run: AgentRun) -> Iterator[Offence]:
+        for frame in _agent_frames(run):
+            if isinstance(frame.message, dict) and (why := envelope_problem(frame.message)):
+                yield frame, why
+
+    return _per_run(record, find, "malformed envelopes")
+
+
+def _is_response(msg: Any) -> bool:
+    return isinstance(msg, dict) and "method" not in msg and "id" in msg
+
+
+@run_check("jsonrpc.response-exclusive")
+def response_exclusive(record: RunRecord) -> list[Outcome]:
+    def find(run: AgentRun) -> Iterator[Offence]:
+        for frame in _agent_frames(run):
+            msg = frame.message
+            if _is_response(msg) and ("result" in msg) == ("error" in msg):
+                yield frame, "has both result and error" if "result" in msg else "has neither"
+
+    return _per_run(record, find, "responses without exactly one of result/error")
+
+
+@run_check("jsonrpc.error-shape")
+def error_shape(record: RunRecord) -> list[Outcome]:
+    def find(run: AgentRun) -> Iterator[Offence]:
+        for frame in _agent_frames(run):
+            msg = frame.message
+            if not (_is_response(msg) and "error" in msg):
+                continue
+            err = msg["error"]
+            if not isinstance(err, dict):
+                yield frame, "error is not an object"
+            elif not _is_int(err.get("code")):
+                yield frame, f"error code {err.get('code')!r} is not an integer"
+            elif not isinstance(err.get("message"), str):
+                yield frame, "error message is not a string"
+
+    return _per_run(record, find, "malformed error objects")
+
+
+@run_check("jsonrpc.one-response-per-request")
+def one_response_per_request(record: RunRecord) -> list[Outcome]:
+    def find(run: AgentRun) -> Iterator[Offence]:
+        required: dict[str, Frame] = {}  # well-formed requests that must be answered
+        optional: set[str] = set()  # ids on deliberately bad lines: an answer is allowed
+        answered: set[str] = set()
+        for frame in run.frames:
+            msg = frame.message
+            if frame.direction == "c2a":
+                if isinstance(msg, dict) and "id" in msg:
+                    key = id_key(msg["id"])
+                    if "method" in msg and not frame.deliberate:
+                        required[key] = frame
+                    else:
+                        optional.add(key)
+                continue
+            if not _is_response(msg):
+                continue
+            key = id_key(msg["id"])
+            if msg["id"] is None:
+                continue  # parse-error style answers; judged by the specific checks
+            if key in answered:
+                yield frame, f"second response to id {msg['id']!r}"
+            elif key in required:
+                del required[key]
+                answered.add(key)
+            elif key in optional:
+                optional.discard(key)
+                answered.add(key)
+            else:
+                yield frame, f"response to id {msg['id']!r}, which the client never sent"
+        agent_stayed_up = run.exit is not None and run.exit.rung is not Rung.ALREADY_EXITED
+        if agent_stayed_up:
+            for frame in required.values():
+                method = frame.message.get("method")
+                yield frame, f"request {method} (id {frame.message['id']!r}) was never answered"
+
+    return _per_run(record, find, "request/response mismatches")
+
+
+# -- schema ---------------------------------------------------------------------------------
+
+
+def _violations(record: RunRecord) -> list[tuple[AgentRun, Any]] | str:
+    if record.backend is None:
+        return record.backend_error or "schema validator unavailable"
+    if "violations" not in record.cache:
+        index = method_index()
+        record.cache["violations"] = [
+            (run, violation)
+            for run in record.runs
+            for violation in validate_frames(run.frames, record.backend, index)
+        ]
+    found: list[tuple[AgentRun, Any]] = record.cache["violations"]
+    return found
+
+
+@run_check("schema.agent-messages-valid")
+def agent_messages_valid(record: RunRecord) -> list[Outcome]:
+    found = _violations(record)
+    if isinstance(found, str):
+        return [harness_error(found)]
+    outcomes = []
+    by_run: dict[str, list[Any]] = {}
+    for run, violation in found:
+        if violation.direction == "a2c" and violation.part != "error-data":
+            by_run.setdefault(run.id, []).append(violation)
+    for run_id, violations in by_run.items():
+        outcome = failed(
+            f"{len(violations)} schema violations in {run_id}: {violations[0].describe()}",
+            frames=[v.seq for v in violations[:10]],
+            violations=[v.to_json() for v in violations[:20]],
+        )
+        outcome.run_id = run_id
+        outcomes.append(outcome)
+    total = sum(1 for run in record.runs for f in run.frames if f.direction == "a2c" and f.is_json)
+    return outcomes or [passed(f"{total} agent messages validated")]
+
+
+@run_check("schema.error-data-shapes")
+def error_data_shapes(record: RunRecord) -> list[Outcome]:
+    found = _violations(record)
+    if isinstance(found, str):
+        return [harness_error(found)]
+    bad = [(run, v) for run, v in found if v.direction == "a2c" and v.part == "error-data"]
+    if not bad:
+        return [passed("every error's data matches its code's schema")]
+    run, first = bad[0]
+    outcome = failed(
+        f"{len(bad)} errors with data not matching their code's schema: {first.describe()}",
+        frames=[v.seq for _, v in bad[:10]],
+        violations=[v.to_json() for _, v in bad[:20]],
+    )
+    outcome.run_id = run.id
+    return [outcome]
+
+
+@run_check("harness.client-messages-valid")
+def client_messages_valid(record: RunRecord) -> list[Outcome]:
+    found = _violations(record)
+    if isinstance(found, str):
+        return [harness_error(found)]
+    mine = [(run, v) for run, v in found if v.direction == "c2a" and not v.deliberate]
+    if mine:
+        run, first = mine[0]
+        outcome = harness_error(
+            f"the checker sent {len(mine)} schema-invalid messages: {first.describe()}",
+            violations=[v.to_json() for _, v in mine[:20]],
+        )
+        outcome.run_id, outcome.frames = run.id, [first.seq]
+        return [outcome]
+    return [passed("every non-probe client message is schema-valid")]
+
+
+# -- prompt-turn ordering -------------------------------------------------------------------
+
+
+def _update_kind(msg: dict[str, Any]) -> tuple[str | None, str | None]:
+    params = msg.get("params")
+    if not isinstance(params, dict):
+        return None, None
+    update = params.get("update")
+    kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+    return params.get("sessionId"), kind
+
+
+@run_check("prompt.updates-before-response")
+def updates_before_response(record: RunRecord) -> list[Outcome]:
+    def find(run: AgentRun) -> Iterator[Offence]:
+        open_requests: dict[str, tuple[str, str]] = {}  # id → (method, session)
+        finished: dict[str, int] = {}  # session → seq of the prompt response that ended it
+        for frame in run.frames:
+            msg = frame.message
+            if not isinstance(msg, dict):
+                continue
+            if frame.direction == "c2a":
+                params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+                session = params.get("sessionId") if params else None
+                starts_turn = msg.get("method") in ("session/prompt", "session/load")
+                if starts_turn and "id" in msg and isinstance(session, str):
+                    open_requests[id_key(msg["id"])] = (msg["method"], session)
+                    finished.pop(session, None)
+                continue
+            if _is_response(msg):
+                opened = open_requests.pop(id_key(msg["id"]), None)
+                if opened is not None:
+                    finished[opened[1]] = frame.seq
+                continue
+            if msg.get("method") == "session/update" and "id" not in msg:
+                session, kind = _update_kind(msg)
+                if kind in TURN_UPDATE_KINDS and session in finished:
+                    yield (
+                        frame,
+                        (f"{kind} for session {session} after the response #{finished[session]}"),
+                    )
+
+    return _per_run(record, find, "turn updates after their response")
+
+
+_SESSION_METHODS_WITH_ID = ("session/load", "session/resume")
+
+
+@run_check("prompt.updates-name-known-session")
+def updates_name_known_session(record: RunRecord) -> list[Outcome]:
+    def find(run: AgentRun) -> Iterator[Offence]:
+        # Ids the agent handed out, plus ids the client named in load/resume (their replay
+        # legitimately precedes the response).
+        known: set[str] = set()
+        for frame in run.frames:
+            msg = frame.message
+            if not isinstance(msg, dict):
+                continue
+            params = msg.get("params") if isinstance(msg.get("params"), dict) else None
+            if frame.direction == "c2a":
+                if msg.get("method") in _SESSION_METHODS_WITH_ID and params and "id" in msg:
+                    known.add(str(params.get("sessionId")))
+                continue
+            if _is_response(msg):
+                result = msg.get("result")
+                if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
+                    known.add(result["sessionId"])
+                continue
+            method = msg.get("method")
+            if (
+                params is not None
+                and "sessionId" in params
+                and isinstance(method, str)
+                and method.split("/")[0] in ("session", "fs", "terminal")
+                and params["sessionId"] not in known
+            ):
+                yield frame, f"{method} names unknown session {params['sessionId']!r}"
+
+    return _per_run(record, find, "messages naming sessions the agent never created")
+
+
+# -- client capability gating ---------------------------------------------------------------
+
+
+def _client_caps(run: AgentRun) -> dict[str, Any] | None:
+    for frame in run.frames:
+        msg = frame.message
+        if frame.direction == "c2a" and isinstance(msg, dict) and msg.get("method") == "initialize":
+            params = msg.get("params")
+            if isinstance(params, dict):
+                return {"clientCapabilities": params.get("clientCapabilities") or {}}
+    return None
+
+
+@run_check("gating.no-unadvertised-client-methods")
+def no_unadvertised_client_methods(record: RunRecord) -> list[Outcome]:
+    index = method_index()
+
+    def find(run: AgentRun) -> Iterator[Offence]:
+        caps = _client_caps(run) or {"clientCapabilities": {}}
+        for frame in _agent_frames(run):
+            msg = frame.message
+            if not (isinstance(msg, dict) and isinstance(msg.get("method"), str)):
+                continue
+            entry = index.get(msg["method"])
+            gate = entry.get("capability") if entry else None
+            if (
+                entry
+                and entry.get("side") == "client"
+                and gate
+                and not advertised(surface_value(caps, gate))
+            ):
+                yield frame, f"called {msg['method']} although {gate} was not advertised"
+
+    return _per_run(record, find, "calls to client methods that were not advertised")
+
+
+# -- shutdown -------------------------------------------------------------------------------
+
+
+def _ended_runs(record: RunRecord) -> list[AgentRun]:
+    return [
+        run
+        for run in record.runs
+        if run.exit is not None
+        and not run.custom_shutdown
+        and run.exit.rung is not Rung.ALREADY_EXITED
+    ]
+
+
+def _shutdown_outcomes(
+    record: RunRecord, ok: Callable[[AgentRun], bool], what: str
+) -> list[Outcome]:
+    runs = _ended_runs(record)
+    if not runs:
+        return [not_applicable("no agent process was shut down by the checker")]
+    bad = [run for run in runs if not ok(run)]
+    if not bad:
+        return [passed(f"{len(runs)} agent processes checked")]
+    outcome = failed(
+        f"{len(bad)} of {len(runs)} processes {what}: "
+        + ", ".join(f"{run.id} ({run.exit.rung.value if run.exit else '?'})" for run in bad[:5]),
+        exits={run.id: run.exit.to_json() for run in bad[:10] if run.exit},
+    )
+    outcome.run_id = bad[0].id
+    return [outcome]
+
+
+@run_check("shutdown.exits-on-stdin-eof")
+def exits_on_stdin_eof(record: RunRecord) -> list[Outcome]:
+    return _shutdown_outcomes(
+        record,
+        lambda run: run.exit is not None and run.exit.rung is Rung.STDIN_EOF,
+        "did not exit after stdin closed",
+    )
+
+
+@run_check("shutdown.no-sigkill-needed")
+def no_sigkill_needed(record: RunRecord) -> list[Outcome]:
+    return _shutdown_outcomes(
+        record,
+        lambda run: run.exit is not None and run.exit.rung in (Rung.STDIN_EOF, Rung.SIGTERM),
+        "needed SIGKILL",
+    )
+
+
+@run_check("shutdown.no-orphans")
+def no_orphans(record: RunRecord) -> list[Outcome]:
+    return _shutdown_outcomes(
+        record,
+        lambda run: run.exit is not None and not run.exit.orphans,
+        "left processes behind in their group",
+    )

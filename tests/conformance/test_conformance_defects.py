@@ -1,0 +1,74 @@
+"""Each seeded defect of the raw fixture agent is blamed on the requirement it breaks, while
+the correct fixture passes the same requirements."""
+
+from __future__ import annotations
+
+import pytest
+from acp_conformance.outcomes import Verdict
+from acp_conformance.runner import RunResult
+from conformance_checker_support import raw_agent, run_checker
+
+DEFECTS = {
+    "wrong-id": "jsonrpc.id-echo",
+    "update-after-response": "prompt.updates-before-response",
+    "echo-version": "init.unsupported-version-not-echoed",
+    "answer-notifications": "jsonrpc.notification-not-answered",
+    "null-session-new": "session.new-returns-id",
+    "silent-invalid-json": "jsonrpc.parse-error",
+    "stdout-noise": "transport.stdout-only-json",
+    "ignore-cancel": "cancel.prompt-returns-cancelled",
+    "fs-without-capability": "gating.no-unadvertised-client-methods",
+    "no-exit-on-eof": "shutdown.exits-on-stdin-eof",
+    "crash-on-big-line": "robustness.oversized-line",
+}
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(("defect", "requirement"), sorted(DEFECTS.items()))
+def test_seeded_defect_fails_its_requirement(defect: str, requirement: str) -> None:
+    result = run_checker(raw_agent("--defect", defect), only=[requirement])
+    item = result.results[requirement]
+    assert item.verdict is Verdict.FAIL, (item.verdict, item.reason)
+    # Only MUST and capability failures make the agent non-conformant.
+    assert result.exit_code == (1 if item.requirement.blocking else 0)
+
+
+@pytest.mark.subprocess
+def test_correct_fixture_passes_every_defect_requirement(correct_full_run: RunResult) -> None:
+    verdicts = {req: correct_full_run.results[req].verdict for req in DEFECTS.values()}
+    assert verdicts == {req: Verdict.PASS for req in DEFECTS.values()}
+
+
+@pytest.mark.subprocess
+def test_correct_fixture_is_conformant_with_no_harness_errors(correct_full_run: RunResult) -> None:
+    problems = {
+        rid: (r.verdict.value, r.reason)
+        for rid, r in correct_full_run.results.items()
+        if r.verdict in (Verdict.FAIL, Verdict.HARNESS_ERROR)
+    }
+    assert problems == {}
+    assert correct_full_run.status == "conformant"
+    assert correct_full_run.exit_code == 0
+
+
+@pytest.mark.subprocess
+def test_prompt_turn_requirements_are_exercised_with_the_scripted_llm(
+    correct_full_run: RunResult,
+) -> None:
+    turn = {
+        rid: r.verdict for rid, r in correct_full_run.results.items() if rid.startswith("turn.")
+    }
+    assert turn and all(v is Verdict.PASS for v in turn.values()), turn
+
+
+@pytest.mark.subprocess
+def test_without_llm_prompt_turn_requirements_are_not_applicable() -> None:
+    result = run_checker(raw_agent(), only=["turn.streamed-text", "cancel.during-tool-call"])
+    assert {r.verdict for r in result.results.values()} == {Verdict.NOT_APPLICABLE}
+
+
+@pytest.mark.subprocess
+def test_an_agent_that_cannot_start_is_a_harness_error_not_a_failure() -> None:
+    result = run_checker(["/nonexistent/acp-agent"], only=["session.new-returns-id"])
+    assert result.results["session.new-returns-id"].verdict is Verdict.HARNESS_ERROR
+    assert result.status == "inconclusive"
