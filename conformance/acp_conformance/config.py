@@ -40,15 +40,25 @@ def fill_template(value: str, values: Mapping[str, str]) -> str:
     return value
 
 
+#: Conventional variables most agents read for their model endpoint; set for ``--llm`` runs
+#: before the ``--agent-env`` pairs, which can override them.
+DEFAULT_LLM_ENV: dict[str, dict[str, str]] = {
+    "anthropic": {"ANTHROPIC_BASE_URL": "{llm_url}", "ANTHROPIC_API_KEY": "acp-conformance"},
+    "openai": {"OPENAI_BASE_URL": "{llm_url_v1}", "OPENAI_API_KEY": "acp-conformance"},
+    "none": {},
+}
+
+
 def agent_environment(
     config: RunConfig, *, home: Path, tmp: Path, llm_url: str | None
 ) -> dict[str, str]:
-    """The agent's environment: inherited, a fresh HOME, then the --agent-env pairs."""
+    """The agent's environment: inherited, a fresh HOME, the endpoint variables of the
+    scripted LLM's API, then the --agent-env pairs."""
     url = (llm_url or UNREACHABLE_LLM_URL).rstrip("/")
     values = {"llm_url": url, "llm_url_v1": url + "/v1", "home": str(home), "tmp": str(tmp)}
     env = dict(os.environ)
     env["HOME"] = str(home)
-    for key, value in config.agent_env:
+    for key, value in [*DEFAULT_LLM_ENV[config.llm].items(), *config.agent_env]:
         env[key] = fill_template(value, values)
     return env
 

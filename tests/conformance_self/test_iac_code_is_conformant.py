@@ -1,0 +1,45 @@
+"""The checker's verdict on the project's own server: conformant, offline, with the LLM."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+@pytest.mark.subprocess
+def test_iac_code_acp_passes_the_whole_checker(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "acp_conformance.cli",
+            "run",
+            "--llm",
+            "anthropic",
+            "--jobs",
+            "2",
+            "--report-json",
+            str(report),
+            "--",
+            sys.executable,
+            "-m",
+            "iac_code.cli",
+            "acp",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:]
+    assert "CONFORMANT" in done.stdout
+    data = json.loads(report.read_text())
+    assert data["status"] == "conformant"
+    verdicts = [requirement["verdict"] for requirement in data["requirements"]]
+    assert set(verdicts) <= {"pass", "not-applicable"}, data["summary"]
+    assert verdicts.count("pass") >= 80
