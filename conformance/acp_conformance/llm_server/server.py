@@ -223,6 +223,9 @@ class ScriptedLLMServer:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # A burst of connections (100 sessions prompting at once) must not overflow the
+    # socketserver default backlog of 5, which real API endpoints do not have.
+    request_queue_size = 512
     owner: ScriptedLLMServer
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
@@ -290,6 +293,9 @@ class _ChunkedBody:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Streams are written as many small chunks; with Nagle's algorithm each response would
+    # wait ~40 ms for the client's delayed ACK, a latency no real endpoint adds.
+    disable_nagle_algorithm = True
     server: _HTTPServer
     server_version = "ScriptedLLM/1"
 

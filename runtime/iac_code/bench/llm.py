@@ -32,7 +32,6 @@ RELAY_RUNS = 3
 RELAY_TARGET = 20_000.0
 TOOL_CALL_RUNS = 10
 _PROMPT_TIMEOUT = 60.0
-_BACKLOG = 512  # pending connections the scripted server accepts (a burst of 100)
 
 
 class StampedTurns:
@@ -56,29 +55,8 @@ class StampedTurns:
             return self._queue.popleft() if self._queue else self._default
 
 
-def _tune_llm_server_sockets() -> None:
-    """Give the scripted server the socket behaviour of a real API endpoint.
-
-    Two `socketserver` defaults would be charged to the agent although no real API has
-    them: Nagle's algorithm (the server writes a stream as several small chunks, and the
-    second one waits for the agent's delayed ACK, ~40 ms on Linux, on every response) and
-    a listen backlog of 5 (a burst of 100 connections then loses SYNs and waits 1-3 s for
-    retransmits). Both are standard `socketserver` class switches; this sets them in the
-    bench process only and becomes a no-op once the server sets them itself.
-    """
-    from acp_conformance.llm_server import server as llm_server_module
-
-    handler = getattr(llm_server_module, "_Handler", None)
-    if handler is not None and not getattr(handler, "disable_nagle_algorithm", False):
-        handler.disable_nagle_algorithm = True
-    http_server = getattr(llm_server_module, "_HTTPServer", None)
-    if http_server is not None and getattr(http_server, "request_queue_size", 0) < _BACKLOG:
-        http_server.request_queue_size = _BACKLOG
-
-
 @contextmanager
 def scripted_llm(default: dict[str, Any]) -> Iterator[tuple[ScriptedLLMServer, StampedTurns]]:
-    _tune_llm_server_sockets()
     turns = StampedTurns(default)
     with ScriptedLLMServer(Script(fallback=turns)) as server:
         yield server, turns
