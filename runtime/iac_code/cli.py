@@ -9,20 +9,25 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from iac_code import __version__
-from iac_code.settings import ENVIRONMENT_VARIABLES, load_settings
+
+if TYPE_CHECKING:
+    from iac_code.settings import Settings
 
 
 def _env_help() -> str:
+    from iac_code.settings import ENVIRONMENT_VARIABLES
+
     width = max(len(name) for name in ENVIRONMENT_VARIABLES)
     lines = [f"  {name.ljust(width)}  {text}" for name, text in ENVIRONMENT_VARIABLES.items()]
     return (
         "environment variables:\n"
         + "\n".join(lines)
         + "\n\nOptional config file: $IAC_CODE_HOME/config.toml (keys: model, models, base_url,"
-        " log_level, log_file, max_turn_requests, max_tokens). Flags override the environment,"
-        " which overrides the config file."
+        " log_level, log_file, max_turn_requests, max_tokens, retry_base_delay). Flags override"
+        " the environment, which overrides the config file."
     )
 
 
@@ -79,26 +84,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def acp_settings(args: argparse.Namespace) -> Settings:
+    """Settings for ``iac-code acp``: config file, then environment, then flags."""
+    from iac_code.settings import load_settings
+
+    settings = load_settings()
+    if args.home is not None:
+            settings = settings.with_overrides(home=args.home)
+    settings = settings.with_overrides(
+        model=args.model,
+        base_url=args.base_url,
+        log_level=args.log_level.upper() if args.log_level else None,
+        log_file=args.log_file,
+        max_line_bytes=args.max_line_bytes,
+        max_turn_requests=args.max_turn_requests,
+    )
+    if settings.model not in settings.models:
+        settings = settings.with_overrides(models=(settings.model, *settings.models))
+    return settings
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "acp":
-        settings = load_settings()
-        if args.home is not None:
-            settings = settings.with_overrides(home=args.home)
-        settings = settings.with_overrides(
-            model=args.model,
-            base_url=args.base_url,
-            log_level=args.log_level.upper() if args.log_level else None,
-            log_file=args.log_file,
-            max_line_bytes=args.max_line_bytes,
-            max_turn_requests=args.max_turn_requests,
-        )
-        if settings.model not in settings.models:
-            settings = settings.with_overrides(models=(settings.model, *settings.models))
         from iac_code.prelude import run_acp
 
-        return run_acp(settings)
+        return run_acp(lambda: acp_settings(args))
     if args.command == "bench":
         from iac_code.bench import main as bench_main
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from iac_code.agent import info
@@ -144,10 +145,12 @@ def answer_first_initialize(in_fd: int, out_fd: int) -> tuple[bytes, dict[str, A
     return rest, params
 
 
-def run_acp(settings: Any) -> int:
+def run_acp(make_settings: Callable[[], Any]) -> int:
+    """Serve ACP on stdio; ``make_settings`` runs after the first answer is on its way."""
     importer = _Importer()
     importer.start()
     prefix, initialize_params = answer_first_initialize(0, 1)
+    settings = make_settings()
     importer.join()
     if importer.error is not None:
         raise importer.error

@@ -6,7 +6,6 @@ Standard library only, so the start-up fast path can read it.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,6 +38,9 @@ class Settings:
     max_turn_requests: int = 50
     max_tokens: int = 16_000
     context_window: int = 200_000
+    #: First backoff wait (seconds) before retrying a transient model failure; later waits
+    #: double. Tests and offline demos set it near zero to keep retries instant.
+    retry_base_delay: float = 1.0
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -57,6 +59,10 @@ def default_home(env: Mapping[str, str] | None = None) -> Path:
 
 def _read_config_file(home: Path) -> dict[str, Any]:
     path = home / "config.toml"
+    if not path.exists():
+        return {}
+    import tomllib  # only when there is a file: its import is a few ms of start-up
+
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
@@ -88,4 +94,5 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         log_file=Path(log_file).expanduser() if log_file else None,
         max_turn_requests=int(config.get("max_turn_requests", 50)),
         max_tokens=int(config.get("max_tokens", 16_000)),
+        retry_base_delay=float(config.get("retry_base_delay", 1.0)),
     )

@@ -192,9 +192,13 @@ class IacAgent(AgentHandlers):
         session = self.sessions.pop(session_id, None)
         if session is None:
             return
-        if session.turn is not None:
-            await session.turn.cancel_and_wait()
-        session.release()
+        try:
+            if session.turn is not None:
+                await session.turn.cancel_and_wait()
+        finally:
+            # Also when the wait is cancelled ($/cancel_request, shutdown): a lock left held
+            # would make the session unusable ("in use by another process") until exit.
+            session.release()
 
     async def shutdown(self) -> None:
         """Stdin closed or SIGTERM: end turns (their history is persisted), release locks."""
@@ -218,7 +222,12 @@ class IacAgent(AgentHandlers):
     async def stream_model(self, client: ModelClient, request: ModelRequest) -> AsyncIterator[Any]:
         """Model events with transient failures retried; the final event is the response."""
         async with aclosing(
-            stream_with_retries(client, request, on_retry=self._log_retry)
+            stream_with_retries(
+                client,
+                request,
+                base_delay=self.settings.retry_base_delay,
+                on_retry=self._log_retry,
+            )
         ) as events:
             async for event in events:
                 yield event.response if isinstance(event, MessageFinished) else event
@@ -393,8 +402,15 @@ class IacAgent(AgentHandlers):
                 data={"sessionId": "a prompt is already running"},
             )
         turn = Turn(session, TurnDependencies(agent=self, settings=self.settings))
+        request = current_request()
+        if request.cancel_requested:
+            # ``$/cancel_request`` was read before this handler ran, so the connection has
+            # already cancelled the request's scope and any await would turn the answer into
+            # -32800. A cancelled prompt answers ``stopReason: "cancelled"`` (SPEC §1); this
+            # branch has no await, so it still does.
+            return turn.cancelled_before_start()
         session.turn = turn
-        current_request().on_cancel(turn.cancel)
+        request.on_cancel(turn.cancel)
         try:
             return await turn.run(raw["prompt"], message_id=raw.get("messageId"))
         finally:

@@ -18,6 +18,7 @@ import anyio
 from acp_bindings.errors import RpcError
 
 from iac_code.agent.client_delegates import client_delegates
+from iac_code.agent.history import interrupted_result_event
 from iac_code.llm.base import ModelRequest, ModelResponse, collect
 from iac_code.llm.retry import stream_with_retries
 from iac_code.rpc.errors import ConnectionClosedError
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SUBAGENT_MAX_REQUESTS = 20
+# Bound for the final update of an interrupted call (sent while its turn is being cancelled).
+_FINAL_UPDATE_S = 2.0
 _SUBAGENT_SYSTEM = (
     "You are a sub-agent of iac-code, an infrastructure-as-code coding agent. Complete the task"
     " you are given with the tools available, then answer with a concise report of what you"
@@ -121,37 +124,67 @@ class ToolRunner:
             "locations": tool.locations(tool_input, ctx) if tool else [],
         }
         agent.persist(session, {"type": "tool_call", **announced, **self._nesting(scope)})
-        await agent.notify(session.session_id, self._tool_call_update(announced, scope))
+        finished = False
+        try:
+            await agent.notify(session.session_id, self._tool_call_update(announced, scope))
+            if tool is None:
+                outcome = ToolOutcome.error(
+                    f"There is no tool named {use.get('name')!r}. "
+                    f"Available: {', '.join(scope.tools)}."
+                )
+            else:
+                outcome = await self._decide_and_run(turn, tool, tool_input, ctx, announced, scope)
+            result_event = self._result_event(tool_call_id, outcome)
+            agent.persist(session, result_event)
+            finished = True
+        except BaseException:
+            # Cancelled (or the connection went away) before the call ended. The turn's own
+            # repair only sees the tool_use blocks of the main conversation, so a sub-agent's
+            # nested call would stay open for ever: close every announced call here.
+            if not finished:
+                result_event = interrupted_result_event(tool_call_id)
+                agent.persist(session, result_event)
+            await self._send_final(session, result_event, shield=True)
+            raise
+        await self._send_final(session, result_event)
+        return outcome
 
-        if tool is None:
-            outcome = ToolOutcome.error(
-                f"There is no tool named {use.get('name')!r}. Available: {', '.join(scope.tools)}."
-            )
-        else:
-            outcome = await self._decide_and_run(turn, tool, tool_input, ctx, announced, scope)
-        status = "failed" if outcome.is_error else "completed"
-        agent.persist(
-            session,
-            {
-                "type": "tool_result",
-                "toolCallId": tool_call_id,
-                "status": status,
-                "modelContent": outcome.model_content,
-                "isError": outcome.is_error,
-                "content": outcome.content,
-                "rawOutput": outcome.raw_output,
-            },
-        )
-        final: dict[str, Any] = {
-            "sessionUpdate": "tool_call_update",
+    @staticmethod
+    def _result_event(tool_call_id: str, outcome: ToolOutcome) -> dict[str, Any]:
+        return {
+            "type": "tool_result",
             "toolCallId": tool_call_id,
-            "status": status,
+            "status": "failed" if outcome.is_error else "completed",
+            "modelContent": outcome.model_content,
+            "isError": outcome.is_error,
+            "content": outcome.content,
             "rawOutput": outcome.raw_output,
         }
-        if outcome.content:
-            final["content"] = outcome.content
-        await agent.notify(session.session_id, final)
-        return outcome
+
+    async def _send_final(
+        self, session: Session, result_event: dict[str, Any], *, shield: bool = False
+    ) -> None:
+        """The ``tool_call_update`` with the final status, content and rawOutput.
+
+        With ``shield`` (the call was interrupted) it is sent even inside a cancelled scope,
+        best effort and bounded: the prompt has not answered yet, so it still comes first.
+        """
+        final: dict[str, Any] = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": result_event["toolCallId"],
+            "status": result_event["status"],
+            "rawOutput": result_event["rawOutput"],
+        }
+        if result_event["content"]:
+            final["content"] = result_event["content"]
+        if not shield:
+            await self.agent.notify(session.session_id, final)
+            return
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_FINAL_UPDATE_S):
+            try:
+                await self.agent.notify(session.session_id, final)
+            except (ConnectionClosedError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                log.debug("final update of %s dropped: output closed", result_event["toolCallId"])
 
     async def _decide_and_run(
         self,

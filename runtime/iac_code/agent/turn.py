@@ -94,6 +94,12 @@ class Turn:
         if self._scope is not None:
             self._scope.cancel()
 
+    def cancelled_before_start(self) -> dict[str, Any]:
+        """The answer for a prompt cancelled before its turn began (history untouched)."""
+        self._cancel_requested = True
+        self._done.set()
+        return self._response("cancelled")
+
     async def cancel_and_wait(self) -> None:
         self.cancel()
         with anyio.move_on_after(5):
