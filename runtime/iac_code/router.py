@@ -97,6 +97,9 @@ class Router:
             methods = METHODS
         self._handlers = handlers
         self._methods = methods
+        # Fields the protocol requires but the agent tolerates missing (e.g. ``mcpServers``
+        # in ``session/new``): handlers may declare ``PARAM_DEFAULTS = {method: {field: v}}``.
+        self._defaults: Mapping[str, Mapping[str, Any]] = getattr(handlers, "PARAM_DEFAULTS", {})
         self._logger = logger or logging.getLogger("iac_code.router")
         # Only names from the method table are cached, so junk method names cannot grow these.
         self._routes: dict[tuple[str, str], _Route] = {}
@@ -105,6 +108,9 @@ class Router:
         route = self._routes.get((method, "request")) or self._resolve(method, "request")
         if route is None:
             raise MethodNotFoundError(data={"method": method})
+        defaults = self._defaults.get(method)
+        if defaults and isinstance(params, dict):
+            params = {**defaults, **params}
         validated = validate_params(route.params_model, params)
         return dump_result(await route.call(validated))
 
