@@ -1,0 +1,168 @@
+"""``python -m acp_conformance.peers {list,install,probe,run,matrix}``: the peers matrix tool."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .agents import OWN_AGENT, PEERS, PEERS_BY_NAME, Peer
+from .checking import DEFAULT_RUN_TIMEOUT, CheckOptions, check_peer, load_previous
+from .install import DEFAULT_STEP_TIMEOUT, Installer
+from .layout import DEFAULT_CACHE, resolve
+from .matrix import write_matrix
+from .probe import probe
+
+
+def _selected(only: Sequence[str], *, with_own: bool) -> list[Peer]:
+    known = {OWN_AGENT.name: OWN_AGENT, **PEERS_BY_NAME}
+    unknown = [name for name in only if name not in known]
+    if unknown:
+        raise SystemExit(f"unknown peer(s): {', '.join(unknown)}; known: {', '.join(known)}")
+    if only:
+        return [known[name] for name in only]
+    return [OWN_AGENT, *PEERS] if with_own else list(PEERS)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    for peer in _selected(args.only, with_own=True):
+        resolved = resolve(peer, args.cache)
+        state = "installed" if resolved.installed else "missing"
+        print(f"{peer.name:18} {state:9} llm={peer.llm:9} {' '.join(resolved.command)}")
+    return 0
+
+
+def _cmd_install(args: argparse.Namespace) -> int:
+    installer = Installer(args.cache, step_timeout=args.step_timeout)
+    outcomes = installer.install_all(_selected(args.only, with_own=False))
+    for outcome in outcomes:
+        print(f"{outcome.name:18} {outcome.status:9} {outcome.detail}")
+    return 1 if any(o.status == "failed" for o in outcomes) else 0
+
+
+def _cmd_probe(args: argparse.Namespace) -> int:
+    failures = 0
+    for peer in _selected(args.only, with_own=True):
+        resolved = resolve(peer, args.cache)
+        if not resolved.installed:
+            print(f"{peer.name:18} missing")
+            failures += 1
+            continue
+        result = probe(resolved, timeout=args.timeout)
+        seconds = f"{result.seconds:.2f} s" if result.seconds is not None else "-"
+        print(f"{peer.name:18} {'ok' if result.ok else 'FAIL':4} {seconds:>8}  {result.detail}")
+        if args.verbose and result.response is not None:
+            print("    " + json.dumps(result.response.get("result"))[:400])
+        if not result.ok:
+            failures += 1
+            print("    stderr: " + result.stderr_tail.strip().replace("\n", "\n    "))
+    return 1 if failures else 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    options = CheckOptions(
+        out_dir=args.out.resolve(),
+        jobs=args.jobs,
+        wait_timeout=args.timeout,
+        run_timeout=args.run_timeout,
+    )
+    runs = [
+        check_peer(resolve(peer, args.cache), options)
+        for peer in _selected(args.only, with_own=True)
+    ]
+    markdown_path, json_path = write_matrix(runs, options.out_dir)
+    print(markdown_path.read_text(encoding="utf-8"))
+    print(f"wrote {markdown_path} and {json_path}", file=sys.stderr)
+    return 0
+
+
+def _cmd_matrix(args: argparse.Namespace) -> int:
+    out_dir = args.out.resolve()
+    runs = [load_previous(peer, out_dir) for peer in _selected(args.only, with_own=True)]
+    markdown_path, json_path = write_matrix(runs, out_dir)
+    print(markdown_path.read_text(encoding="utf-8"))
+    print(f"wrote {markdown_path} and {json_path}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m acp_conformance.peers",
+        description="Install third-party ACP agents and run the conformance checker against them.",
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=DEFAULT_CACHE,
+        help=f"install folder of the peers (default {DEFAULT_CACHE})",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def with_only(command: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        command.add_argument(
+            "--only",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="restrict to this peer (repeatable)",
+        )
+        return command
+
+    with_only(sub.add_parser("list", help="the peers, whether installed, and their commands"))
+    install = with_only(sub.add_parser("install", help="install missing peers into the cache"))
+    install.add_argument(
+        "--step-timeout",
+        type=float,
+        default=DEFAULT_STEP_TIMEOUT,
+        help=f"bound on each install command, s (default {DEFAULT_STEP_TIMEOUT:g})",
+    )
+    probe_cmd = with_only(sub.add_parser("probe", help="spawn each peer and time its initialize"))
+    probe_cmd.add_argument("--timeout", type=float, default=30.0)
+    run = with_only(
+        sub.add_parser("run", help="run the checker against each peer; write the matrix")
+    )
+    run.add_argument(
+        "--out",
+        type=Path,
+        default=Path("peers-results"),
+        help="folder for reports and the matrix (default ./peers-results)",
+    )
+    run.add_argument("--jobs", type=int, default=1, help="the checker's --jobs (default 1)")
+    run.add_argument("--timeout", type=float, default=30.0, help="the checker's per-wait --timeout")
+    run.add_argument(
+        "--run-timeout",
+        type=float,
+        default=DEFAULT_RUN_TIMEOUT,
+        help="bound on one agent's whole checker run, s",
+    )
+    matrix = with_only(
+        sub.add_parser("matrix", help="re-render the matrix from the reports of an earlier run")
+    )
+    matrix.add_argument("--out", type=Path, default=Path("peers-results"))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(message)s",
+        datefmt="%H:%M:%S",
+        stream=sys.stderr,
+    )
+    handlers = {
+        "list": _cmd_list,
+        "install": _cmd_install,
+        "probe": _cmd_probe,
+        "run": _cmd_run,
+        "matrix": _cmd_matrix,
+    }
+    return handlers[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
