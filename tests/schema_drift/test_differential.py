@@ -17,9 +17,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import acp_schema
@@ -28,7 +27,6 @@ from acp_schema import drift, load_index
 from acp_schema.validation import validate_params, validate_result, validate_update
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.internal.conjecture import utils as _conjecture_utils
 from jsonschema import Draft202012Validator
 
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference"
@@ -65,43 +63,6 @@ EXAMPLES = settings(
 # is a width annotation that neither side's validator checks, so it is dropped.
 GENERATABLE_FORMATS = frozenset({"uri", "date", "date-time", "email"})
 STRIPPED_KEYWORDS = frozenset({"discriminator", "unevaluatedProperties", "title", "description"})
-
-
-class _LegacyMany:
-    """``many(...).more()`` / ``.reject()`` on top of the newer ``with many(...)`` API.
-
-    hypothesis-jsonschema 0.23.1 (the newest release) drives object generation with the old
-    loop ``while elements.more(): ...``; the installed hypothesis (6.170) only offers
-    ``with many(...) as elements: for _ in elements: ...``. This adapter enters the new
-    object and steps its iterator once per ``more()``; it is installed only when the old
-    method is missing.
-    """
-
-    def __init__(self, data: Any, **sizes: Any) -> None:
-        self._many = _conjecture_utils.many(data, **sizes)
-        self._many.__enter__()
-        self._steps = iter(self._many)
-
-    def more(self) -> bool:
-        try:
-            next(self._steps)
-        except StopIteration:
-            self._many.__exit__(None, None, None)
-            return False
-        return True
-
-    def reject(self, why: str | None = None) -> None:
-        self._many.reject(why)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _hypothesis_jsonschema_compat() -> Iterator[None]:
-    if hasattr(_conjecture_utils.many, "more"):
-        yield
-        return
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_from_schema, "cu", SimpleNamespace(many=_LegacyMany))
-        yield
 
 
 def _arms_are_exclusive(node: dict[str, Any]) -> bool:
