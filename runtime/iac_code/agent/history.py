@@ -48,13 +48,20 @@ def _tool_use_ids(event: dict[str, Any]) -> list[str]:
 
 
 def missing_tool_results(events: Iterable[dict[str, Any]]) -> list[str]:
-    """Ids of tool_use blocks (anywhere in the history) that have no tool_result event."""
-    wanted: list[str] = []
+    """Ids of tool calls (anywhere in the history) that have no tool_result event.
+
+    A tool call is a tool_use block of an assistant message, or a call announced by a
+    ``tool_call`` event: a sub-agent's nested calls exist only as the latter, and a crash can
+    leave them open just as well.
+    """
+    wanted: dict[str, None] = {}  # insertion-ordered set
     answered: set[str] = set()
     for event in events:
         kind = event.get("type")
         if kind == "assistant_message":
-            wanted.extend(_tool_use_ids(event))
+            wanted.update(dict.fromkeys(_tool_use_ids(event)))
+        elif kind == "tool_call":
+            wanted[event["toolCallId"]] = None
         elif kind == "tool_result":
             answered.add(event["toolCallId"])
     return [tool_id for tool_id in wanted if tool_id not in answered]
@@ -189,6 +196,8 @@ def replay_updates(events: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             }
             if event.get("locations"):
                 update["locations"] = event["locations"]
+            if event.get("_meta"):
+                update["_meta"] = event["_meta"]  # e.g. the parent of a sub-agent's call
             yield update
         elif kind == "tool_result":
             if event["toolCallId"] not in announced:

@@ -14,8 +14,9 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+import anyio
 from acp_bindings.agent import AgentHandlers
 from acp_bindings.errors import AuthRequiredError, InvalidParamsError
 
@@ -78,6 +79,12 @@ def _now() -> str:
 
 
 class IacAgent(AgentHandlers):
+    #: ACP v1 requires ``mcpServers``; clients that leave it out get an empty list (SPEC §2).
+    PARAM_DEFAULTS: ClassVar[dict[str, dict[str, Any]]] = {
+        method: {"mcpServers": []}
+        for method in ("session/new", "session/load", "session/resume", "session/fork")
+    }
+
     def __init__(
         self,
         settings: Settings,
@@ -123,7 +130,9 @@ class IacAgent(AgentHandlers):
         session.apply_event(event)
         try:
             self.store.append(session.session_id, event)
-        except StoreWriteError as exc:
+        except (StoreWriteError, SessionNotFoundError) as exc:
+            # SessionNotFoundError: the directory vanished under us (removed by hand or by
+            # another process); the live session keeps working from memory.
             log.error("could not persist an event of session %s: %s", session.session_id, exc)
 
     def _open(
@@ -204,6 +213,10 @@ class IacAgent(AgentHandlers):
         """Stdin closed or SIGTERM: end turns (their history is persisted), release locks."""
         for session_id in list(self.sessions):
             await self._close(session_id)
+        close_client = getattr(self._model_client, "aclose", None)
+        if close_client is not None:
+            with anyio.move_on_after(1):
+                await close_client()
 
     # ------------------------------------------------------------------ model and tools
 
@@ -421,7 +434,7 @@ class IacAgent(AgentHandlers):
     def _touch(self, session: Session) -> None:
         try:
             self.store.update_meta(session.session_id, title=session.title, updated_at=_now())
-        except StoreWriteError as exc:
+        except (StoreWriteError, SessionNotFoundError) as exc:
             log.error("could not update session metadata: %s", exc)
 
     async def session_cancel(self, params: Any) -> None:

@@ -15,6 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 from acp_bindings.errors import RpcError
 
 from iac_code.agent.client_delegates import client_delegates
@@ -124,7 +125,6 @@ class ToolRunner:
             "locations": tool.locations(tool_input, ctx) if tool else [],
         }
         agent.persist(session, {"type": "tool_call", **announced, **self._nesting(scope)})
-        finished = False
         try:
             await agent.notify(session.session_id, self._tool_call_update(announced, scope))
             if tool is None:
@@ -134,18 +134,16 @@ class ToolRunner:
                 )
             else:
                 outcome = await self._decide_and_run(turn, tool, tool_input, ctx, announced, scope)
-            result_event = self._result_event(tool_call_id, outcome)
-            agent.persist(session, result_event)
-            finished = True
         except BaseException:
             # Cancelled (or the connection went away) before the call ended. The turn's own
             # repair only sees the tool_use blocks of the main conversation, so a sub-agent's
             # nested call would stay open for ever: close every announced call here.
-            if not finished:
-                result_event = interrupted_result_event(tool_call_id)
-                agent.persist(session, result_event)
-            await self._send_final(session, result_event, shield=True)
+            result_event = interrupted_result_event(tool_call_id)
+            agent.persist(session, result_event)
+            await self._send_final(session, result_event)
             raise
+        result_event = self._result_event(tool_call_id, outcome)
+        agent.persist(session, result_event)
         await self._send_final(session, result_event)
         return outcome
 
@@ -161,13 +159,12 @@ class ToolRunner:
             "rawOutput": outcome.raw_output,
         }
 
-    async def _send_final(
-        self, session: Session, result_event: dict[str, Any], *, shield: bool = False
-    ) -> None:
+    async def _send_final(self, session: Session, result_event: dict[str, Any]) -> None:
         """The ``tool_call_update`` with the final status, content and rawOutput.
 
-        With ``shield`` (the call was interrupted) it is sent even inside a cancelled scope,
-        best effort and bounded: the prompt has not answered yet, so it still comes first.
+        Sent even inside a cancelled scope (an interrupted call, or a cancel arriving just
+        as the call ended: the result is persisted, so nothing else would report it), best
+        effort and bounded. The prompt has not answered yet, so the update still comes first.
         """
         final: dict[str, Any] = {
             "sessionUpdate": "tool_call_update",
@@ -177,9 +174,6 @@ class ToolRunner:
         }
         if result_event["content"]:
             final["content"] = result_event["content"]
-        if not shield:
-            await self.agent.notify(session.session_id, final)
-            return
         with anyio.CancelScope(shield=True), anyio.move_on_after(_FINAL_UPDATE_S):
             try:
                 await self.agent.notify(session.session_id, final)
@@ -202,7 +196,7 @@ class ToolRunner:
         if decision.denied:
             return declined_outcome(tool, decision.reason)
         if decision.needs_asking:
-            verdict = await self._ask(session, announced, access, decision.reason)
+            verdict = await self._ask(turn, announced, access, decision.reason, scope)
             if verdict.remember is not None:
                 self.agent.persist(
                     session,
@@ -221,22 +215,38 @@ class ToolRunner:
         return await tool.run(tool_input, ctx, access=access)
 
     async def _ask(
-        self, session: Session, announced: dict[str, Any], access: Any, reason: str
+        self,
+        turn: Turn,
+        announced: dict[str, Any],
+        access: Any,
+        reason: str,
+        scope: _CallScope,
     ) -> Verdict:
+        session = turn.session
         options = permission_options(access)
         tool_call = {key: value for key, value in announced.items() if value != []}
         params: dict[str, Any] = {
             "sessionId": session.session_id,
-            "toolCall": {**tool_call, "status": "pending"},
+            # A sub-agent's call names its parent here too, so the prompt can show where the
+            # request comes from.
+            "toolCall": {**tool_call, "status": "pending", **self._nesting(scope)},
             "options": options,
         }
         if reason:
             params["_meta"] = {"iac_code": {"reason": reason}}
         try:
             result = await self.agent.connection.send_request("session/request_permission", params)
-        except (RpcError, ConnectionClosedError) as exc:
+        except RpcError as exc:
             log.warning("permission request failed: %s", exc)
             return Verdict(False, reason="the client could not be asked")
+        except ConnectionClosedError:
+            # Nobody is left to answer. Telling the model "the user declined" would be
+            # untrue and would let the turn go on; end it as cancelled instead, so the call
+            # is recorded as interrupted (SPEC §4.3).
+            log.info("the client went away during a permission request; ending the turn")
+            turn.cancel()
+            await anyio.lowlevel.checkpoint()
+            return Verdict(False, cancelled=True, reason="the client went away")
         return interpret_permission_response(result, options)
 
     @staticmethod
