@@ -90,7 +90,7 @@ def acp_settings(args: argparse.Namespace) -> Settings:
 
     settings = load_settings()
     if args.home is not None:
-            settings = settings.with_overrides(home=args.home)
+        settings = settings.with_overrides(home=args.home)
     settings = settings.with_overrides(
         model=args.model,
         base_url=args.base_url,

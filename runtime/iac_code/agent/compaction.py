@@ -16,8 +16,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from iac_code.agent.history import model_messages
-from iac_code.llm.base import ModelError, ModelRequest, collect
-from iac_code.llm.retry import stream_with_retries
+from iac_code.llm.base import ModelError, ModelRequest
 
 if TYPE_CHECKING:
     from iac_code.agent.turn import Turn
@@ -85,8 +84,8 @@ async def maybe_compact(turn: Turn, client: ModelClient) -> bool:
             },
         )
     try:
-        response = await collect(
-            stream_with_retries(client, _summary_request(turn, session.events[:boundary]))
+        response = await agent.complete_model(
+            client, _summary_request(turn, session.events[:boundary])
         )
     except ModelError as exc:
         log.warning("compaction failed, continuing with the full history: %s", exc)

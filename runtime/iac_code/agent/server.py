@@ -33,7 +33,14 @@ from iac_code.agent.options import (
 from iac_code.agent.session import Session
 from iac_code.agent.tool_runner import ToolRunner
 from iac_code.agent.turn import Turn, TurnDependencies
-from iac_code.llm.base import MessageFinished, ModelClient, ModelRequest, ModelResponse
+from iac_code.llm.base import (
+    MessageFinished,
+    ModelClient,
+    ModelRequest,
+    ModelResponse,
+    StreamEvent,
+    collect,
+)
 from iac_code.llm.retry import RetryNotice, stream_with_retries
 from iac_code.rpc.context import current_request
 from iac_code.store import (
@@ -232,18 +239,20 @@ class IacAgent(AgentHandlers):
             )
         return self._model_client
 
+    def _retrying(self, client: ModelClient, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        return stream_with_retries(
+            client, request, base_delay=self.settings.retry_base_delay, on_retry=self._log_retry
+        )
+
     async def stream_model(self, client: ModelClient, request: ModelRequest) -> AsyncIterator[Any]:
         """Model events with transient failures retried; the final event is the response."""
-        async with aclosing(
-            stream_with_retries(
-                client,
-                request,
-                base_delay=self.settings.retry_base_delay,
-                on_retry=self._log_retry,
-            )
-        ) as events:
+        async with aclosing(self._retrying(client, request)) as events:
             async for event in events:
                 yield event.response if isinstance(event, MessageFinished) else event
+
+    async def complete_model(self, client: ModelClient, request: ModelRequest) -> ModelResponse:
+        """One whole model response (no deltas), with the same retries as a turn's requests."""
+        return await collect(self._retrying(client, request))
 
     @staticmethod
     def _log_retry(notice: RetryNotice) -> None:

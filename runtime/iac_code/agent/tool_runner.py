@@ -20,8 +20,7 @@ from acp_bindings.errors import RpcError
 
 from iac_code.agent.client_delegates import client_delegates
 from iac_code.agent.history import interrupted_result_event
-from iac_code.llm.base import ModelRequest, ModelResponse, collect
-from iac_code.llm.retry import stream_with_retries
+from iac_code.llm.base import ModelRequest, ModelResponse
 from iac_code.rpc.errors import ConnectionClosedError
 from iac_code.tools.base import Tool, ToolContext, ToolOutcome
 from iac_code.tools.permissions import (
@@ -297,7 +296,7 @@ class ToolRunner:
                 tools=tool_specs_for_model(self.subagent_tools),
                 max_tokens=self.agent.settings.max_tokens,
             )
-            response = await collect(stream_with_retries(client, request))
+            response = await self.agent.complete_model(client, request)
             turn.usage = turn.usage + response.usage
             messages.append(response.as_message())
             if response.stop_reason != "tool_use":
