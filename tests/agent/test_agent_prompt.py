@@ -131,11 +131,18 @@ async def test_the_first_prompt_becomes_the_title(tmp_path: Path) -> None:
     infos = [
         u["update"] for u in first.updates if u["update"]["sessionUpdate"] == "session_info_update"
     ]
-    assert infos == [
-        {"sessionUpdate": "session_info_update", "title": "Review the VPC module please"}
+    assert infos[0] == {
+        "sessionUpdate": "session_info_update",
+        "title": "Review the VPC module please",
+    }
+    # Every turn ends by reporting the session's new updatedAt, the one session/list shows.
+    assert set(infos[1]) == {"sessionUpdate", "updatedAt"} and len(infos) == 2
+    later = [
+        u["update"] for u in second.updates if u["update"]["sessionUpdate"] == "session_info_update"
     ]
-    assert "session_info_update" not in second.kinds()
+    assert [set(u) for u in later] == [{"sessionUpdate", "updatedAt"}]
     assert listed[0]["title"] == "Review the VPC module please"
+    assert listed[0]["updatedAt"] == later[0]["updatedAt"]
 
 
 async def test_a_second_prompt_while_one_runs_is_rejected(tmp_path: Path) -> None:

@@ -154,10 +154,28 @@ def _tool_result_block(tool_id: str, result: dict[str, Any] | None) -> dict[str,
     return block
 
 
+def _final_update(result: dict[str, Any]) -> dict[str, Any]:
+    final: dict[str, Any] = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": result["toolCallId"],
+        "status": result.get("status", "completed"),
+    }
+    if result.get("content"):
+        final["content"] = result["content"]
+    if "rawOutput" in result:
+        final["rawOutput"] = result["rawOutput"]
+    return final
+
+
 def replay_updates(events: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """``session/update`` payloads (the ``update`` object) that rebuild the conversation."""
+    """``session/update`` payloads (the ``update`` object) that rebuild the conversation.
+
+    Each tool call is replayed as its announcement followed at once by its final state, also
+    when the result event sits elsewhere in the log (a crash repair appended at the end).
+    """
+    results = {e["toolCallId"]: e for e in events if e.get("type") == "tool_result"}
     tool_names: dict[str, str] = {}
-    announced: set[str] = set()
+    replayed: set[str] = set()
     for event in events:
         kind = event.get("type")
         if kind == "user_message":
@@ -185,10 +203,11 @@ def replay_updates(events: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
                         "messageId": event["messageId"],
                     }
         elif kind == "tool_call":
-            announced.add(event["toolCallId"])
+            tool_id = event["toolCallId"]
+            replayed.add(tool_id)
             update: dict[str, Any] = {
                 "sessionUpdate": "tool_call",
-                "toolCallId": event["toolCallId"],
+                "toolCallId": tool_id,
                 "title": event["title"],
                 "kind": event.get("kind", "other"),
                 "status": "pending",
@@ -199,27 +218,19 @@ def replay_updates(events: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             if event.get("_meta"):
                 update["_meta"] = event["_meta"]  # e.g. the parent of a sub-agent's call
             yield update
-        elif kind == "tool_result":
-            if event["toolCallId"] not in announced:
-                # Crash repairs can answer a tool_use that was never announced; announce it
-                # so the client never sees an update for an unknown tool call.
-                announced.add(event["toolCallId"])
-                yield {
-                    "sessionUpdate": "tool_call",
-                    "toolCallId": event["toolCallId"],
-                    "title": tool_names.get(event["toolCallId"], "tool"),
-                    "kind": "other",
-                    "status": "pending",
-                }
-            final: dict[str, Any] = {
-                "sessionUpdate": "tool_call_update",
+            if tool_id in results:
+                yield _final_update(results[tool_id])
+        elif kind == "tool_result" and event["toolCallId"] not in replayed:
+            # Crash repairs can answer a tool_use that was never announced; announce it
+            # so the client never sees an update for an unknown tool call.
+            replayed.add(event["toolCallId"])
+            yield {
+                "sessionUpdate": "tool_call",
                 "toolCallId": event["toolCallId"],
-                "status": event.get("status", "completed"),
+                "title": tool_names.get(event["toolCallId"], "tool"),
+                "kind": "other",
+                "status": "pending",
             }
-            if event.get("content"):
-                final["content"] = event["content"]
-            if "rawOutput" in event:
-                final["rawOutput"] = event["rawOutput"]
-            yield final
+            yield _final_update(event)
         elif kind == "plan":
             yield {"sessionUpdate": "plan", "entries": event["entries"]}

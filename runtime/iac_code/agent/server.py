@@ -12,7 +12,6 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -31,6 +30,7 @@ from iac_code.agent.options import (
     modes_state,
 )
 from iac_code.agent.session import Session
+from iac_code.agent.timestamps import utc_now
 from iac_code.agent.tool_runner import ToolRunner
 from iac_code.agent.turn import Turn, TurnDependencies
 from iac_code.llm.base import (
@@ -79,10 +79,6 @@ def _absolute_dir(value: object, field: str, *, must_exist: bool = True) -> Path
             "The directory does not exist.", data={field: "directory does not exist"}
         )
     return path
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class IacAgent(AgentHandlers):
@@ -437,12 +433,12 @@ class IacAgent(AgentHandlers):
             return await turn.run(raw["prompt"], message_id=raw.get("messageId"))
         finally:
             session.turn = None
-            if session.session_id in self.sessions:
-                self._touch(session)
+            if turn.started and session.session_id in self.sessions:
+                self._touch(session, turn.updated_at or utc_now())
 
-    def _touch(self, session: Session) -> None:
+    def _touch(self, session: Session, updated_at: str) -> None:
         try:
-            self.store.update_meta(session.session_id, title=session.title, updated_at=_now())
+            self.store.update_meta(session.session_id, title=session.title, updated_at=updated_at)
         except (StoreWriteError, SessionNotFoundError) as exc:
             log.error("could not update session metadata: %s", exc)
 

@@ -23,6 +23,7 @@ from iac_code.agent.compaction import maybe_compact
 from iac_code.agent.content import check_prompt, title_from_prompt
 from iac_code.agent.history import model_messages
 from iac_code.agent.system_prompt import build_system_prompt
+from iac_code.agent.timestamps import utc_now
 from iac_code.llm.base import (
     ModelAuthError,
     ModelError,
@@ -86,6 +87,9 @@ class Turn:
         self._streamed: _Streamed | None = None
         self.usage = Usage(0, 0, 0, 0)
         self._closed_calls: list[dict[str, Any]] = []
+        #: Set once the user message is persisted: only then does the session change.
+        self.started = False
+        self.updated_at: str | None = None
 
     # -------------------------------------------------------------- cancellation
 
@@ -125,6 +129,7 @@ class Turn:
             )
         session = self.session
         first_prompt = session.untitled
+        self.started = True
         self.agent.persist(
             session,
             {
@@ -159,6 +164,11 @@ class Turn:
         if scope.cancelled_caught or self._cancel_requested:
             stop_reason = "cancelled"
         await self._report_closed_calls()
+        self.updated_at = utc_now()
+        await self.agent.notify(
+            session.session_id,
+            {"sessionUpdate": "session_info_update", "updatedAt": self.updated_at},
+        )
         return self._response(stop_reason)
 
     async def _report_closed_calls(self) -> None:
