@@ -24,6 +24,8 @@ from iac_code.router import Router
 from iac_code.rpc.stdio import serve_stdio
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
     from iac_code.rpc.connection import Connection
     from iac_code.settings import Settings
 
@@ -47,9 +49,10 @@ def run_stdio_server(
     configure_logging(settings.log_level, settings.log_file)
     _raise_open_file_limit()
     agents: list[IacAgent] = []
+    background: list[TaskGroup] = []
 
     def make_handler(connection: Connection) -> Router:
-        agent = IacAgent(settings, connection)
+        agent = IacAgent(settings, connection, background=background[0])
         if initialize_params is not None:
             agent.remember_fast_initialize(initialize_params)
         agents.append(agent)
@@ -59,12 +62,17 @@ def run_stdio_server(
         for agent in agents:
             await agent.shutdown()
 
-    anyio.run(
-        lambda: serve_stdio(
-            make_handler,
-            prefix=prefix,
-            max_line_bytes=settings.max_line_bytes,
-            on_shutdown=on_shutdown,
-        )
-    )
+    async def serve() -> None:
+        # A task group that outlives single requests: the sessions' MCP servers run in it.
+        async with anyio.create_task_group() as group:
+            background.append(group)
+            await serve_stdio(
+                make_handler,
+                prefix=prefix,
+                max_line_bytes=settings.max_line_bytes,
+                on_shutdown=on_shutdown,
+            )
+            group.cancel_scope.cancel()  # on_shutdown has closed every session by now
+
+    anyio.run(serve)
     return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -53,6 +53,7 @@ from iac_code.store import (
 )
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
     from pydantic import BaseModel
 
     from iac_code.rpc.connection import Connection
@@ -95,6 +96,7 @@ class IacAgent(AgentHandlers):
         store: SessionStore | None = None,
         *,
         model_client: ModelClient | None = None,
+        background: TaskGroup | None = None,
     ) -> None:
         self.settings = settings
         self.connection = connection
@@ -104,6 +106,8 @@ class IacAgent(AgentHandlers):
         self.initialized_with: dict[str, Any] | None = None
         self._model_client: ModelClient | None = model_client
         self.tools = ToolRunner(self)
+        #: Lives as long as the connection; MCP servers of every session run in it.
+        self.background = background
 
     # ------------------------------------------------------------------ helpers
 
@@ -191,6 +195,22 @@ class IacAgent(AgentHandlers):
             self.persist(session, event)
         return repairs
 
+    async def _start_mcp(self, session: Session, servers: list[dict[str, Any]] | None) -> None:
+        """Start the client's MCP servers for this session, in the background."""
+        if not servers or session.mcp is not None:
+            return
+        if self.background is None:
+            log.warning("MCP servers ignored: this agent has no background task group")
+            return
+        from iac_code.mcp import McpSessionServers
+
+        session.mcp = await McpSessionServers.start(
+            servers,
+            session.cwd,
+            logger=logging.getLogger("iac_code.mcp"),
+            task_group=self.background,
+        )
+
     async def _after_response(self, session_id: str) -> None:
         await self.notify(
             session_id,
@@ -211,6 +231,8 @@ class IacAgent(AgentHandlers):
             # Also when the wait is cancelled ($/cancel_request, shutdown): a lock left held
             # would make the session unusable ("in use by another process") until exit.
             session.release()
+            if session.mcp is not None:
+                await session.mcp.aclose()  # shielded and bounded
 
     async def shutdown(self) -> None:
         """Stdin closed or SIGTERM: end turns (their history is persisted), release locks."""
@@ -235,7 +257,9 @@ class IacAgent(AgentHandlers):
             )
         return self._model_client
 
-    def _retrying(self, client: ModelClient, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    def _retrying(
+        self, client: ModelClient, request: ModelRequest
+    ) -> AsyncGenerator[StreamEvent, None]:
         return stream_with_retries(
             client, request, base_delay=self.settings.retry_base_delay, on_retry=self._log_retry
         )
@@ -260,8 +284,8 @@ class IacAgent(AgentHandlers):
             notice.delay,
         )
 
-    def tool_specs(self) -> list[dict[str, Any]]:
-        return self.tools.specs()
+    def tool_specs(self, session: Session) -> list[dict[str, Any]]:
+        return self.tools.specs(session)
 
     async def run_tools(self, turn: Turn, response: ModelResponse) -> None:
         await self.tools.run(turn, response)
@@ -310,6 +334,7 @@ class IacAgent(AgentHandlers):
             log.error("cannot create session on disk: %s", exc)
             raise
         session = self._open(session_id, cwd, extra, [])
+        await self._start_mcp(session, raw.get("mcpServers"))
         current_request().after_response(lambda: self._after_response(session_id))
         return {"sessionId": session.session_id, **self._session_state(session)}
 
@@ -340,6 +365,7 @@ class IacAgent(AgentHandlers):
         session = self._open(meta.session_id, Path(meta.cwd), extra, events)
         session.title = meta.title
         self._repair(session)
+        await self._start_mcp(session, raw.get("mcpServers"))
         return session
 
     async def session_fork(self, params: Any) -> Any:
@@ -359,6 +385,7 @@ class IacAgent(AgentHandlers):
         session = self._open(fork_id, cwd, extra, events)
         session.title = fork_meta.title
         self._repair(session)
+        await self._start_mcp(session, raw.get("mcpServers"))
         current_request().after_response(lambda: self._after_response(fork_id))
         return {"sessionId": fork_id, **self._session_state(session)}
 

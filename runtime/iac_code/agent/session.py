@@ -10,6 +10,7 @@ from iac_code.agent.options import DEFAULT_MODE, MODES, THOUGHT_LEVELS, SessionC
 
 if TYPE_CHECKING:
     from iac_code.agent.turn import Turn
+    from iac_code.mcp import McpSessionServers
     from iac_code.store import SessionLock
 
 
@@ -30,6 +31,8 @@ class Session:
     untitled: bool = True
     #: Prompt size of the last model request, for the compaction threshold (not persisted).
     last_context_tokens: int = 0
+    #: The MCP servers the client configured for this session (started in the background).
+    mcp: McpSessionServers | None = None
 
     @property
     def roots(self) -> list[Path]:

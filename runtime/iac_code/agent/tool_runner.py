@@ -64,14 +64,20 @@ class ToolRunner:
         self.tools = default_tools()
         self.subagent_tools = default_tools(include_agent=False)
 
-    def specs(self) -> list[dict[str, Any]]:
-        return tool_specs_for_model(self.tools)
+    def tools_for(self, session: Session) -> dict[str, Tool]:
+        """The built-in tools plus the session's MCP tools (all named ``mcp__...``)."""
+        if session.mcp is None:
+            return self.tools
+        return {**self.tools, **session.mcp.tools()}
+
+    def specs(self, session: Session) -> list[dict[str, Any]]:
+        return tool_specs_for_model(self.tools_for(session))
 
     # ------------------------------------------------------------------ main loop
 
     async def run(self, turn: Turn, response: ModelResponse) -> None:
         """Run one model response's tool calls; read-only neighbours run concurrently."""
-        scope = _CallScope(self.tools)
+        scope = _CallScope(self.tools_for(turn.session))
         for read_only, batch in self._batches(response.tool_uses, scope.tools):
             if read_only and len(batch) > 1:
                 async with anyio.create_task_group() as group:

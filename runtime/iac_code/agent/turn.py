@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+MCP_READY_TIMEOUT_S = 10.0
+
 _STOP_REASONS = {
     "end_turn": "end_turn",
     "stop_sequence": "end_turn",
@@ -188,6 +190,10 @@ class Turn:
 
     async def _loop(self, client: Any) -> str:
         limit = self.deps.settings.max_turn_requests
+        if self.session.mcp is not None:
+            # Servers start in the background at session/new; give slow ones a moment to
+            # list their tools before the first request of the turn (cancellable).
+            await self.session.mcp.ready(MCP_READY_TIMEOUT_S)
         for _ in range(limit):
             await maybe_compact(self, client)
             response = await self._model_step(client)
@@ -211,7 +217,7 @@ class Turn:
             model=session.config.model,
             system=build_system_prompt(session.cwd, session.roots),
             messages=messages,
-            tools=self.agent.tool_specs(),
+            tools=self.agent.tool_specs(session),
             max_tokens=self.deps.settings.max_tokens,
             thinking_budget=session.config.thinking_budget or None,
         )
