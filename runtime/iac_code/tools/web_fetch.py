@@ -49,10 +49,8 @@ _USER_AGENT = "iac-code web_fetch (+https://agentclientprotocol.com)"
 
 def _http_module() -> ModuleType:
     """The HTTP client library, imported on first use (keeps agent start-up fast)."""
-    try:
-        import httpx  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        import httpx2 as httpx  # type: ignore[import-not-found,unused-ignore,no-redef]
+    import httpx
+
     return httpx
 
 
