@@ -9,16 +9,14 @@ import anyio
 
 from iac_code.tools.base import (
     Access,
-    AccessKind,
     JsonDict,
-    Tool,
     ToolContext,
     ToolOutcome,
     text_content,
 )
 from iac_code.tools.globbing import GlobMatcher, WalkStats, walk
 from iac_code.tools.paths import resolve_path
-from iac_code.tools.workspace import path_access
+from iac_code.tools.workspace import BaseDirectoryReadTool
 
 
 def _find(base: Path, matcher: GlobMatcher, max_entries: int) -> tuple[list[str], WalkStats]:
@@ -31,7 +29,7 @@ def _find(base: Path, matcher: GlobMatcher, max_entries: int) -> tuple[list[str]
     return sorted(found), stats
 
 
-class GlobTool(Tool):
+class GlobTool(BaseDirectoryReadTool):
     name = "glob"
     kind = "search"
     read_only = True
@@ -58,20 +56,10 @@ class GlobTool(Tool):
         "required": ["pattern"],
     }
 
-    @staticmethod
-    def _raw_base(tool_input: JsonDict) -> str:
-        return tool_input.get("path") or "."
-
     def _title(self, tool_input: JsonDict) -> str:
         base = self._raw_base(tool_input)
         suffix = "" if base == "." else f" in {base}"
         return f"Find {tool_input['pattern']}{suffix}"
-
-    def _locations(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
-        return [{"path": os.fspath(resolve_path(self._raw_base(tool_input), ctx.cwd))}]
-
-    async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
-        return path_access(AccessKind.READ, self._raw_base(tool_input), ctx)
 
     async def _run(
         self, tool_input: JsonDict, ctx: ToolContext, access: Access | None

@@ -23,9 +23,7 @@ import anyio
 
 from iac_code.tools.base import (
     Access,
-    AccessKind,
     JsonDict,
-    Tool,
     ToolContext,
     ToolOutcome,
     text_content,
@@ -33,7 +31,7 @@ from iac_code.tools.base import (
 from iac_code.tools.globbing import GlobMatcher, WalkStats, walk
 from iac_code.tools.paths import is_inside_roots, is_sensitive, real_path, resolve_path
 from iac_code.tools.text import BINARY_SNIFF_BYTES, looks_binary, shorten_line
-from iac_code.tools.workspace import display_name, path_access
+from iac_code.tools.workspace import BaseDirectoryReadTool, display_name
 
 
 @dataclass(frozen=True)
@@ -225,7 +223,7 @@ def _sorted(matches: Iterable[Match]) -> list[Match]:
     return sorted(matches, key=lambda match: (os.fspath(match.path), match.line))
 
 
-class GrepTool(Tool):
+class GrepTool(BaseDirectoryReadTool):
     name = "grep"
     kind = "search"
     read_only = True
@@ -271,20 +269,10 @@ class GrepTool(Tool):
             return self._ripgrep
         return None
 
-    @staticmethod
-    def _raw_base(tool_input: JsonDict) -> str:
-        return tool_input.get("path") or "."
-
     def _title(self, tool_input: JsonDict) -> str:
         base = self._raw_base(tool_input)
         suffix = "" if base == "." else f" in {base}"
         return f"Search for {tool_input['pattern']!r}{suffix}"
-
-    def _locations(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
-        return [{"path": os.fspath(resolve_path(self._raw_base(tool_input), ctx.cwd))}]
-
-    async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
-        return path_access(AccessKind.READ, self._raw_base(tool_input), ctx)
 
     async def _run(
         self, tool_input: JsonDict, ctx: ToolContext, access: Access | None

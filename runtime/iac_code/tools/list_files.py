@@ -9,15 +9,13 @@ import anyio
 
 from iac_code.tools.base import (
     Access,
-    AccessKind,
     JsonDict,
-    Tool,
     ToolContext,
     ToolOutcome,
     text_content,
 )
 from iac_code.tools.paths import resolve_path
-from iac_code.tools.workspace import display_name, path_access
+from iac_code.tools.workspace import BaseDirectoryReadTool, display_name
 
 
 def _entries(directory: Path) -> list[str]:
@@ -32,7 +30,7 @@ def _entries(directory: Path) -> list[str]:
     return sorted(names)
 
 
-class ListFilesTool(Tool):
+class ListFilesTool(BaseDirectoryReadTool):
     name = "list_files"
     kind = "read"
     read_only = True
@@ -50,23 +48,13 @@ class ListFilesTool(Tool):
         },
     }
 
-    @staticmethod
-    def _raw_path(tool_input: JsonDict) -> str:
-        return tool_input.get("path") or "."
-
     def _title(self, tool_input: JsonDict) -> str:
-        return f"List {self._raw_path(tool_input)}"
-
-    def _locations(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
-        return [{"path": os.fspath(resolve_path(self._raw_path(tool_input), ctx.cwd))}]
-
-    async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
-        return path_access(AccessKind.READ, self._raw_path(tool_input), ctx)
+        return f"List {self._raw_base(tool_input)}"
 
     async def _run(
         self, tool_input: JsonDict, ctx: ToolContext, access: Access | None
     ) -> ToolOutcome:
-        directory = resolve_path(self._raw_path(tool_input), ctx.cwd)
+        directory = resolve_path(self._raw_base(tool_input), ctx.cwd)
         if not directory.exists():
             return ToolOutcome.error(f"Directory not found: {directory}")
         if not directory.is_dir():

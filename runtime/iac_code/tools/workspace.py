@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from iac_code.tools.base import Access, AccessKind, ToolContext
+from iac_code.tools.base import Access, AccessKind, JsonDict, Tool, ToolContext
 from iac_code.tools.paths import is_inside_roots, is_sensitive, resolve_path, sensitive_reason
 
 
@@ -36,3 +36,21 @@ def display_name(path: Path, ctx: ToolContext) -> str:
         return os.fspath(path)
     text = os.fspath(relative)
     return "." if text == "." else text
+
+
+class BaseDirectoryReadTool(Tool):
+    """A read or search tool working under an optional ``path`` (default: the session cwd).
+
+    Shares how such tools locate and classify their call; subclasses keep their own title
+    and behaviour.
+    """
+
+    @staticmethod
+    def _raw_base(tool_input: JsonDict) -> str:
+        return tool_input.get("path") or "."
+
+    def _locations(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
+        return [{"path": os.fspath(resolve_path(self._raw_base(tool_input), ctx.cwd))}]
+
+    async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
+        return path_access(AccessKind.READ, self._raw_base(tool_input), ctx)
