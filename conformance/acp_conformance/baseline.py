@@ -7,6 +7,10 @@ File format (JSON)::
 A ``{"id": "reason", ...}`` mapping under ``expectedFailures`` is accepted too. Every entry
 needs a reason. An entry whose requirement now passes is *stale* and fails the run, so the
 baseline only ever shrinks.
+
+``acp-conformance run --write-baseline FILE`` writes the run's failures in this format, each
+with :data:`PLACEHOLDER_REASON`; a baseline still carrying the placeholder is refused, so
+every expected failure ends up with a reason a maintainer wrote.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from typing import Any
 from .config import UsageError
 from .outcomes import Verdict
 from .requirements import REQUIREMENTS
+
+#: The reason ``--write-baseline`` gives every entry; it must be replaced before use.
+PLACEHOLDER_REASON = "TODO: say why this failure is expected (and link the issue)"
 
 
 def parse(data: Any) -> dict[str, str]:
@@ -33,6 +40,11 @@ def parse(data: Any) -> dict[str, str]:
         reason = entry.get("reason")
         if not isinstance(reason, str) or not reason.strip():
             raise UsageError(f"baseline entry {entry['id']!r} needs a reason")
+        if reason.strip() == PLACEHOLDER_REASON:
+            raise UsageError(
+                f"baseline entry {entry['id']!r} still has the placeholder reason; "
+                "write down why the failure is expected"
+            )
         if entry["id"] not in REQUIREMENTS:
             raise UsageError(f"baseline names unknown requirement {entry['id']!r}")
         out[entry["id"]] = reason
@@ -61,3 +73,31 @@ def apply(result: Any, expected: dict[str, str]) -> None:
             item.baseline = "stale"
         else:
             result.notes.append(f"baseline entry {req_id} not evaluated: {item.verdict.value}")
+
+
+def failures_of(result: Any, previous: dict[str, str] | None = None) -> dict[str, str]:
+    """The failing requirements of ``result`` (including baselined ones, which still fail),
+    each with its reason from ``previous`` when it had one, else the placeholder."""
+    previous = previous or {}
+    return {
+        req_id: previous.get(req_id, PLACEHOLDER_REASON)
+        for req_id, item in result.results.items()
+        if item.verdict is Verdict.FAIL
+    }
+
+
+def render(entries: dict[str, str]) -> str:
+    """A baseline file (the list form) for ``entries``, in requirement order."""
+    order = list(REQUIREMENTS)
+    listed = [
+        {"id": req_id, "reason": entries[req_id]}
+        for req_id in sorted(entries, key=lambda r: order.index(r) if r in order else len(order))
+    ]
+    return json.dumps({"expectedFailures": listed}, indent=2, ensure_ascii=False) + "\n"
+
+
+def write(path: Path, entries: dict[str, str]) -> None:
+    try:
+        path.write_text(render(entries), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write baseline {path}: {exc.strerror}") from exc

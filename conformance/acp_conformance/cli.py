@@ -4,6 +4,7 @@ recorded transcripts."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -76,6 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--junit", type=Path, metavar="PATH")
     run.add_argument("--html", type=Path, metavar="PATH")
     run.add_argument("--baseline", type=Path, metavar="FILE", help="expected failures (JSON)")
+    run.add_argument(
+        "--write-baseline",
+        type=Path,
+        metavar="FILE",
+        help="write this run's failures as a baseline (each reason must then be edited)",
+    )
     run.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD [ARGS...]")
 
     lst = sub.add_parser("list", help="print the requirements table")
@@ -161,10 +168,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     config = _config(args)
     expected = baseline_mod.load(args.baseline) if args.baseline else None
+    _keep_hypothesis_files_out_of_cwd()
     result = anyio.run(execute, config, _progress_printer())
     if expected is not None:
         baseline_mod.apply(result, expected)
     print(terminal.render(result))
+    if args.write_baseline:
+        entries = baseline_mod.failures_of(result, expected)
+        baseline_mod.write(args.write_baseline, entries)
+        todo = sum(1 for r in entries.values() if r == baseline_mod.PLACEHOLDER_REASON)
+        print(
+            f"acp-conformance: wrote {len(entries)} expected failures to {args.write_baseline}"
+            + (f"; replace the placeholder reason of {todo} of them" if todo else ""),
+            file=sys.stderr,
+        )
     if args.report_json:
         json_report.write(result, args.report_json)
     if args.junit:
@@ -172,6 +189,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.html:
         html_report.write(result, args.html)
     return result.exit_code
+
+
+def _keep_hypothesis_files_out_of_cwd() -> None:
+    """Hypothesis (behind the fuzz scenario) caches data under ``./.hypothesis`` by default;
+    a checker run must not litter the user's directory, so it uses the user cache instead
+    (unless HYPOTHESIS_STORAGE_DIRECTORY says otherwise)."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    set_hypothesis_home_dir(cache / "acp-conformance" / "hypothesis")
 
 
 def _cmd_list(args: argparse.Namespace) -> int:

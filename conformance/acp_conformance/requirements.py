@@ -301,6 +301,13 @@ _req(
     "ACP Session Setup (MCP servers)",
 )
 _req(
+    "session.new-unadvertised-mcp-transport",
+    M,
+    "session/new naming an MCP server over a transport the agent did not advertise (http, sse) "
+    "is answered (result or error) and the agent stays usable.",
+    "ACP Session Setup (MCP servers; mcpCapabilities); SPEC §12",
+)
+_req(
     "session.unknown-id-rejected",
     M,
     "prompt, set_mode and set_config_option naming an unknown session get -32602 (or -32002).",
@@ -492,8 +499,17 @@ _req(
 _req(
     "prompt.updates-name-known-session",
     M,
-    "Every session/update names a session id the agent handed out.",
-    "ACP Prompt Turn",
+    "Every session/update names a session the agent handed out (after handing it out) or one "
+    "the client named in a request the agent did not reject.",
+    "ACP Prompt Turn; ACP Session Setup",
+)
+_req(
+    "prompt.one-turn-at-a-time",
+    S,
+    "A second session/prompt while the session's turn runs is rejected or queued; the two turns "
+    "never interleave.",
+    "SPEC §2 (session/prompt)",
+    llm=True,
 )
 _req(
     "prompt.concurrent-requests",
@@ -528,6 +544,20 @@ _req(
     "Cancelling while a permission request is pending ends the turn with cancelled.",
     "ACP Prompt Turn (Cancellation); SPEC §2",
     llm=True,
+)
+
+_req(
+    "cancel.cancel-request-prompt",
+    S,
+    "$/cancel_request naming a running session/prompt makes it answer: stopReason cancelled "
+    "(or -32800), or its normal result if it had already finished.",
+    "ACP Cancellation ($/cancel_request); SPEC §1",
+)
+_req(
+    "cancel.cancel-request-unknown-ignored",
+    M,
+    "$/cancel_request naming no in-flight request is ignored: no answer, the agent stays usable.",
+    "ACP Cancellation ($/cancel_request); JSON-RPC 2.0 §4.1; SPEC §1",
 )
 
 # -- client capability gating ---------------------------------------------------------------

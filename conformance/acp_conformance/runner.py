@@ -133,8 +133,12 @@ def _plan(requirements: list[Requirement]) -> tuple[dict[str, list[Check]], list
     if run_wide and BASELINE not in by_scenario:
         # The run-wide checks need traffic to judge; the baseline turn is the minimum.
         by_scenario[BASELINE] = [c for c in CHECKS if c.scenario == BASELINE]
-    ordered = {name: by_scenario[name] for name in SCENARIOS if name in by_scenario}
-    return ordered, run_wide
+    # Longest first: the plan's order is the order scenarios get a job slot.
+    names = sorted(
+        (name for name in SCENARIOS if name in by_scenario),
+        key=lambda name: -SCENARIOS[name].weight,
+    )
+    return {name: by_scenario[name] for name in names}, run_wide
 
 
 async def _gate(ctx: CheckContext) -> Outcome | None:

@@ -20,13 +20,23 @@ DEFECTS = {
     "fs-without-capability": "gating.no-unadvertised-client-methods",
     "no-exit-on-eof": "shutdown.exits-on-stdin-eof",
     "crash-on-big-line": "robustness.oversized-line",
+    "ignore-cancel-request": "cancel.cancel-request-prompt",
+    "interleave-prompts": "prompt.one-turn-at-a-time",
+    "crash-on-http-mcp": "session.new-unadvertised-mcp-transport",
 }
+#: Defects only a turn driven by the scripted LLM can show.
+NEEDS_LLM = {"interleave-prompts", "ignore-cancel-request"}
 
 
 @pytest.mark.subprocess
 @pytest.mark.parametrize(("defect", "requirement"), sorted(DEFECTS.items()))
 def test_seeded_defect_fails_its_requirement(defect: str, requirement: str) -> None:
-    result = run_checker(raw_agent("--defect", defect), only=[requirement])
+    llm: dict[str, object] = (
+        {"llm": "anthropic", "agent_env": [("FIXTURE_LLM_URL", "{llm_url}")]}
+        if defect in NEEDS_LLM
+        else {}
+    )
+    result = run_checker(raw_agent("--defect", defect), only=[requirement], **llm)
     item = result.results[requirement]
     assert item.verdict is Verdict.FAIL, (item.verdict, item.reason)
     # Only MUST and capability failures make the agent non-conformant.
@@ -72,3 +82,26 @@ def test_an_agent_that_cannot_start_is_a_harness_error_not_a_failure() -> None:
     result = run_checker(["/nonexistent/acp-agent"], only=["session.new-returns-id"])
     assert result.results["session.new-returns-id"].verdict is Verdict.HARNESS_ERROR
     assert result.status == "inconclusive"
+
+
+@pytest.mark.subprocess
+def test_cancel_request_also_cancels_a_turn_without_a_model() -> None:
+    # With no scripted LLM the fixture's slow prompt (SLOW_PROMPT) is what gets cancelled.
+    result = run_checker(raw_agent(), only=["cancel.cancel-request-prompt"])
+    item = result.results["cancel.cancel-request-prompt"]
+    assert item.verdict is Verdict.PASS, item.reason
+    assert "stopReason cancelled" in item.reason
+
+
+@pytest.mark.subprocess
+def test_schema_drawn_params_reach_the_http_mcp_crash() -> None:
+    # hypothesis-jsonschema draws session/new params with http/sse MCP server entries, so
+    # the fuzzer finds the crash without knowing about it.
+    result = run_checker(
+        raw_agent("--defect", "crash-on-http-mcp"),
+        only=["robustness.fuzz-valid-params"],
+        fuzz_examples=5,
+    )
+    item = result.results["robustness.fuzz-valid-params"]
+    assert item.verdict is Verdict.FAIL
+    assert "the agent died after session/new" in item.reason

@@ -83,13 +83,16 @@ class Scenario:
     name: str
     description: str
     llm: bool = False
+    #: Rough relative cost (1 = a few quick agent processes). The runner starts the costly
+    #: scenarios first so that ``--jobs N`` is not left waiting on one long scenario at the end.
+    weight: int = 1
 
 
 SCENARIOS: dict[str, Scenario] = {}
 
 
-def scenario(name: str, description: str, *, llm: bool = False) -> str:
-    SCENARIOS[name] = Scenario(name, description, llm)
+def scenario(name: str, description: str, *, llm: bool = False, weight: int = 1) -> str:
+    SCENARIOS[name] = Scenario(name, description, llm, weight)
     return name
 
 

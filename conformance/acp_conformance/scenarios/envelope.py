@@ -177,6 +177,22 @@ async def cancel_for_unknown_session_is_not_answered(ctx: CheckContext) -> Outco
     return await _silence_until_barrier(ctx, "session/cancel", {"sessionId": "no-such-session"})
 
 
+@check("cancel.cancel-request-unknown-ignored", scenario=ENVELOPE)
+async def cancel_request_for_unknown_ids_is_ignored(ctx: CheckContext) -> Outcome:
+    frames: list[int] = []
+    # An integer and a string id, neither ever sent by the checker.
+    for request_id in (987654321, "acp-conformance-no-such-request"):
+        outcome = await _silence_until_barrier(ctx, "$/cancel_request", {"requestId": request_id})
+        if outcome.verdict.value != "pass":
+            return outcome
+        frames += outcome.frames
+    return passed(
+        "$/cancel_request for unknown integer and string ids got no answer and the agent "
+        "stayed responsive",
+        frames=frames,
+    )
+
+
 @check("ext.unknown-notification-ignored", scenario=ENVELOPE)
 async def unknown_extension_notification_is_ignored(ctx: CheckContext) -> Outcome:
     return await _silence_until_barrier(ctx, "_acp_conformance/notice", {"hello": "world"})

@@ -1,23 +1,44 @@
-"""Property-based fuzzing of every advertised agent method with schema-drawn params."""
+"""Property-based fuzzing of every advertised agent method with schema-drawn params.
+
+Params are drawn by hypothesis-jsonschema from the method's params schema (see
+``acp_conformance.fuzzing``); each draw is validated against the real schema before it
+counts as valid. Mutations of the first draws (not an object, a required field missing or
+of the wrong type, an extra junk field) are validated too: the schema-invalid ones must be
+rejected, the ones that stay valid are judged like draws.
+"""
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
-from ..fuzzing import generate, mutations, resolved_schema
-from ..harness.connection import AgentExited, AgentTimeout
+from ..fuzzing import drawn_params, mutations, resolved_schema
+from ..harness.connection import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
 from ..validation import load_backend, method_index
 from .base import AgentRun, CheckContext, advertised, scenario, surface_value
 
-FUZZ = scenario("fuzz", "schema-generated and mutated params for every advertised method")
+FUZZ = scenario("fuzz", "schema-generated and mutated params for every advertised method", weight=3)
 
 #: Prompts start model turns (slow, and not what this probes); aliases are project-specific.
 _SKIPPED = {"session/prompt"}
+#: Mutations made of the first this-many draws per method.
+_MUTATED_DRAWS = 2
+
+
+@dataclass
+class MethodCases:
+    """What the fuzz checks send for one method."""
+
+    schema: dict[str, Any]
+    #: Schema-valid params: drawn ones, then mutations that turned out still valid.
+    valid: list[tuple[str, Any]] = field(default_factory=list)
+    #: Schema-invalid mutations: (what was broken, params).
+    invalid: list[tuple[str, Any]] = field(default_factory=list)
 
 
 def fuzzable_methods(surface: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -34,28 +55,59 @@ def fuzzable_methods(surface: dict[str, Any]) -> list[tuple[str, dict[str, Any]]
     return out
 
 
-async def _examples(ctx: CheckContext) -> dict[str, tuple[dict[str, Any], list[Any]]]:
-    """Per method: its inlined schema and schema-valid drawn params (memoised)."""
+def build_cases(method: str, entry: dict[str, Any], count: int, backend: Any) -> MethodCases:
+    """Draw ``count`` params for ``method`` and sort them and their mutations by validity."""
+    cases = MethodCases(resolved_schema(entry["file"], entry["params"]))
+    drawn = [
+        value
+        for value in drawn_params(entry["file"], entry["params"], count)
+        if not backend.validate_params(method, value)
+    ]
+    cases.valid = [("drawn", value) for value in drawn]
+    for value in drawn[:_MUTATED_DRAWS]:
+        for label, variant in mutations(cases.schema, value):
+            if backend.validate_params(method, variant):
+                cases.invalid.append((label, variant))
+            else:
+                cases.valid.append((f"{label} (still schema-valid)", variant))
+    return cases
+
+
+async def _cases(ctx: CheckContext) -> dict[str, MethodCases]:
+    """Per advertised method, the params to send (drawn once per scenario, off the loop)."""
     memo = ctx.runtime.memo
-    if "examples" not in memo:
+    if "cases" not in memo:
         surface = await ctx.surface()
         count = ctx.config.fuzz_examples
         backend = load_backend()
 
-        def draw() -> dict[str, tuple[dict[str, Any], list[Any]]]:
-            table = {}
-            for method, entry in fuzzable_methods(surface):
-                schema = resolved_schema(entry["file"], entry["params"])
-                values = generate(schema, count, seed_label=method)
-                table[method] = (
-                    schema,
-                    [v for v in values if not backend.validate_params(method, v)],
-                )
-            return table
+        def build() -> dict[str, MethodCases]:
+            return {
+                method: build_cases(method, entry, count, backend)
+                for method, entry in fuzzable_methods(surface)
+            }
 
-        memo["examples"] = await anyio.to_thread.run_sync(draw)
-    examples: dict[str, tuple[dict[str, Any], list[Any]]] = memo["examples"]
-    return examples
+        memo["cases"] = await anyio.to_thread.run_sync(build)
+    cases: dict[str, MethodCases] = memo["cases"]
+    return cases
+
+
+def defuse_mcp_servers(params: Any, ctx: CheckContext) -> Any:
+    """Drawn MCP server entries, pointed at nothing: a stdio ``command`` becomes a path that
+    does not exist inside the sandbox and a ``url`` a port that refuses connections. The
+    checker must never make the agent run a random program or call a random host."""
+    if not isinstance(params, dict) or not isinstance(params.get("mcpServers"), list):
+        return params
+    servers = []
+    for server in params["mcpServers"]:
+        if isinstance(server, dict):
+            server = dict(server)
+            if "command" in server:
+                server["command"] = str(ctx.work / "no-such-mcp-server")
+            if "url" in server:
+                server["url"] = "http://127.0.0.1:9/mcp"
+        servers.append(server)
+    return {**params, "mcpServers": servers}
 
 
 def _ground(params: Any, ctx: CheckContext, session_id: str, rng: random.Random) -> Any:
@@ -67,10 +119,10 @@ def _ground(params: Any, ctx: CheckContext, session_id: str, rng: random.Random)
             params["sessionId"] = session_id
         if "cwd" in params:
             params["cwd"] = str(ctx.work)
-    return params
+    return defuse_mcp_servers(params, ctx)
 
 
-def _problem(method: str, response: Any, backend: Any) -> str | None:
+def _problem(method: str, response: Response, backend: Any) -> str | None:
     msg = response.message
     if "error" in msg:
         err = msg["error"]
@@ -85,69 +137,94 @@ def _problem(method: str, response: Any, backend: Any) -> str | None:
     return f"schema-invalid result: {'; '.join(errors[:2])}" if errors else None
 
 
-async def _send(run: AgentRun, method: str, params: Any, *, deliberate: bool) -> Any:
-    return await run.live.request(method, params, deliberate=deliberate)
+async def _still_alive(run: AgentRun, sent: int) -> None:
+    """A last round trip: the agent must survive its answer to the final fuzzed request."""
+    try:
+        await run.live.barrier()
+    except (AgentExited, AgentTimeout) as exc:
+        raise _Dead(
+            failed(f"the agent stopped answering after {sent} fuzzed requests: {exc}")
+        ) from exc
+
+
+class _Dead(Exception):
+    """The agent stopped answering; carries the failing outcome."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+
+
+async def _send(
+    run: AgentRun, method: str, params: Any, label: str, *, deliberate: bool, sent: int
+) -> Response:
+    try:
+        return await run.live.request(method, params, deliberate=deliberate)
+    except AgentExited as exc:
+        what = f"the agent died after {method} ({label}) with params {params!r:.300}"
+        raise _Dead(failed(what, sent=sent)) from exc
+    except AgentTimeout as exc:
+        what = f"no answer to {method} ({label}) with params {params!r:.300}"
+        raise _Dead(failed(what, sent=sent)) from exc
 
 
 @check("robustness.fuzz-valid-params", scenario=FUZZ)
 async def drawn_params_get_valid_answers(ctx: CheckContext) -> Outcome:
-    examples = await _examples(ctx)
-    if not examples or ctx.config.fuzz_examples == 0:
+    cases = await _cases(ctx)
+    if not cases or ctx.config.fuzz_examples == 0:
         return not_applicable("no fuzzable methods (or --fuzz-examples 0)")
     backend = load_backend()
     run = await ctx.agent()
     session_id = await ctx.new_session(run)
     rng = random.Random(7)
     sent, problems = 0, []
-    for method, (_schema, values) in examples.items():
-        for params in values:
-            grounded = _ground(params, ctx, session_id, rng)
-            try:
-                response = await _send(run, method, grounded, deliberate=False)
-            except AgentExited:
-                return failed(
-                    f"the agent died after {method} with params {grounded!r:.300}", sent=sent
-                )
-            except AgentTimeout:
-                return failed(f"no answer to {method} with params {grounded!r:.300}", sent=sent)
-            sent += 1
-            if (why := _problem(method, response, backend)) is not None:
-                problems.append((response.frame.seq, f"{method}: {why}"))
+    try:
+        for method, method_cases in cases.items():
+            for label, params in method_cases.valid:
+                grounded = _ground(params, ctx, session_id, rng)
+                response = await _send(run, method, grounded, label, deliberate=False, sent=sent)
+                sent += 1
+                if (why := _problem(method, response, backend)) is not None:
+                    problems.append((response.frame.seq, f"{method} ({label}): {why}"))
+        await _still_alive(run, sent)
+    except _Dead as dead:
+        return dead.outcome
     if problems:
         return failed(
             f"{len(problems)} of {sent} answers were not a valid result or error: {problems[0][1]}",
             frames=[seq for seq, _ in problems[:10]],
             problems=[why for _, why in problems[:20]],
         )
-    return passed(f"{sent} drawn requests over {len(examples)} methods answered validly")
+    return passed(
+        f"{sent} schema-valid requests (hypothesis-jsonschema draws) over {len(cases)} methods "
+        "answered with a valid result or error"
+    )
 
 
 @check("robustness.fuzz-invalid-params", scenario=FUZZ)
 async def mutated_params_get_errors(ctx: CheckContext) -> Outcome:
-    examples = await _examples(ctx)
-    if not examples or ctx.config.fuzz_examples == 0:
+    cases = await _cases(ctx)
+    if not cases or ctx.config.fuzz_examples == 0:
         return not_applicable("no fuzzable methods (or --fuzz-examples 0)")
     run = await ctx.agent()
     sent, accepted = 0, []
-    for method, (schema, values) in examples.items():
-        for params in values[:2]:
-            for label, variant in mutations(schema, params):
-                try:
-                    response = await _send(run, method, variant, deliberate=True)
-                except AgentExited:
-                    return failed(f"the agent died after {method} with {label}", sent=sent)
-                except AgentTimeout:
-                    return failed(f"no answer to {method} with {label}", sent=sent)
+    try:
+        for method, method_cases in cases.items():
+            for label, params in method_cases.invalid:
+                variant = defuse_mcp_servers(params, ctx)
+                response = await _send(run, method, variant, label, deliberate=True, sent=sent)
                 sent += 1
                 if not response.is_error:
                     accepted.append((response.frame.seq, f"{method} accepted params with {label}"))
+        await _still_alive(run, sent)
+    except _Dead as dead:
+        return dead.outcome
     if accepted:
         return failed(
-            f"{len(accepted)} of {sent} invalid requests succeeded: {accepted[0][1]}",
+            f"{len(accepted)} of {sent} schema-invalid requests succeeded: {accepted[0][1]}",
             frames=[seq for seq, _ in accepted[:10]],
             accepted=[why for _, why in accepted[:20]],
         )
-    return passed(f"{sent} invalid requests all rejected")
+    return passed(f"{sent} schema-invalid requests all rejected")
 
 
 drawn_params_get_valid_answers.budget_factor = 40  # type: ignore[attr-defined]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..harness.connection import Response
-from ..outcomes import Outcome, failed, passed
+from ..harness.connection import AgentExited, AgentTimeout, Response
+from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
 from ._expect import UNKNOWN_SESSION_CODES, expect_error, expect_result, result_dict
-from .base import AgentRun, CheckContext, scenario, text_prompt
+from .base import AgentRun, CheckContext, scenario, surface_value, text_prompt
 from .wire import TURN_UPDATE_KINDS
 
 SESSIONS = scenario("sessions", "session/new and the capability-gated session methods")
@@ -98,13 +98,60 @@ async def unknown_session_ids_are_rejected(ctx: CheckContext) -> Outcome:
         ),
     ]
     frames: list[int] = []
+    failures: list[str] = []
     for method, params in probes:
         response = await run.live.request(method, params)
         outcome = expect_error(response, UNKNOWN_SESSION_CODES, f"{method} for an unknown session")
         frames += outcome.frames
         if outcome.verdict.value == "fail":
-            return outcome
+            streamed = run.live.updates(UNKNOWN_SESSION, since=response.request.seq)
+            if streamed and not response.is_error:
+                outcome.reason += (
+                    f" (and the agent sent {len(streamed)} session/update for that id, "
+                    "treating it as a session)"
+                )
+            failures.append(outcome.reason)
+    if failures:
+        return failed("; ".join(failures), frames=frames)
     return passed("prompt, set_mode and set_config_option reject unknown sessions", frames=frames)
+
+
+@check("session.new-unadvertised-mcp-transport", scenario=SESSIONS)
+async def unadvertised_mcp_transport_does_not_break_the_agent(ctx: CheckContext) -> Outcome:
+    surface = await ctx.surface()
+    mcp = surface_value(surface, "agentCapabilities.mcpCapabilities")
+    offered = mcp if isinstance(mcp, dict) else {}
+    transport = next((t for t in ("http", "sse") if offered.get(t) is not True), None)
+    if transport is None:
+        return not_applicable("the agent advertises both the http and the sse MCP transport")
+    run = await ctx.agent()
+    # Port 9 (discard) refuses connections: an agent that tries the server anyway fails fast.
+    server = {
+        "type": transport,
+        "name": "acp-conformance-probe",
+        "url": "http://127.0.0.1:9/mcp",
+        "headers": [],
+    }
+    what = f"session/new with an {transport} MCP server (mcpCapabilities.{transport} unadvertised)"
+    try:
+        response = await run.live.request(
+            "session/new", {"cwd": str(ctx.work), "mcpServers": [server]}
+        )
+    except AgentExited:
+        return failed(f"the agent exited after {what}")
+    except AgentTimeout as exc:
+        return failed(f"no answer to {what}: {exc}")
+    try:
+        after = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
+    except AgentExited:
+        return failed(f"the agent exited after answering {what}", frames=_frames(response))
+    if (bad := expect_result(after, f"a plain session/new after {what}")) is not None:
+        return bad
+    answer = f"error {response.error_code}" if response.is_error else "a session"
+    return passed(
+        f"{what} answered with {answer}; the agent stayed usable",
+        frames=_frames(response) + _frames(after),
+    )
 
 
 @check("session.additional-directories", scenario=SESSIONS)

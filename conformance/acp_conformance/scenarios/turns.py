@@ -19,9 +19,9 @@ from ..requirements import check
 from ._expect import brief, result_dict
 from .base import AgentRun, CheckContext, scenario, text_prompt
 
-TURNS = scenario("turns", "prompt turns with the scripted LLM", llm=True)
+TURNS = scenario("turns", "prompt turns with the scripted LLM", llm=True, weight=10)
 TURN_CANCEL = scenario(
-    "turn-cancel", "cancelling a turn while its permission request is pending", llm=True
+    "turn-cancel", "cancelling a turn while its permission request is pending", llm=True, weight=3
 )
 
 STREAMED_TEXT = "Hello from the scripted model, streamed in pieces."

@@ -7,6 +7,7 @@ produced, including traffic no scenario specifically looked at.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..harness.connection import id_key
@@ -313,7 +314,9 @@ def updates_before_response(record: RunRecord) -> list[Outcome]:
                 continue
             if _is_response(msg):
                 opened = open_requests.pop(id_key(msg["id"]), None)
-                if opened is not None:
+                # A second prompt rejected while the first runs does not end that turn: the
+                # session is done only when no turn request for it is open any more.
+                if opened is not None and all(s != opened[1] for _, s in open_requests.values()):
                     finished[opened[1]] = frame.seq
                 continue
             if msg.get("method") == "session/update" and "id" not in msg:
@@ -327,40 +330,120 @@ def updates_before_response(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "turn updates after their response")
 
 
-_SESSION_METHODS_WITH_ID = ("session/load", "session/resume")
+@dataclass
+class _SessionLedger:
+    """Which session ids one agent process handed out, and what became of ids the client
+    named in its requests (frame sequence numbers, first occurrence)."""
+
+    handed_out: dict[str, int] = field(default_factory=dict)
+    named: dict[str, int] = field(default_factory=dict)
+    accepted: dict[str, int] = field(default_factory=dict)
+    #: id → (request seq, method, response seq, error code) of the first rejection.
+    rejected: dict[str, tuple[int, str, int, Any]] = field(default_factory=dict)
+
+
+def _session_id_of(msg: dict[str, Any]) -> str | None:
+    params = msg.get("params")
+    session = params.get("sessionId") if isinstance(params, dict) else None
+    return session if isinstance(session, str) else None
+
+
+def _names_a_session(msg: dict[str, Any]) -> bool:
+    method = msg.get("method")
+    return (
+        isinstance(method, str)
+        and method.split("/")[0] in ("session", "fs", "terminal")
+        and isinstance(msg.get("params"), dict)
+        and "sessionId" in msg["params"]
+    )
+
+
+def _scan_sessions(run: AgentRun) -> tuple[_SessionLedger, list[tuple[Frame, Any]]]:
+    """The ledger of ``run`` and the agent messages naming a session that was neither handed
+    out nor accepted from the client by the time they were sent."""
+    ledger = _SessionLedger()
+    pending: dict[str, tuple[str, int, str]] = {}  # request id → (session, seq, method)
+    suspects: list[tuple[Frame, Any]] = []
+    for frame in run.frames:
+        msg = frame.message
+        if not isinstance(msg, dict):
+            continue
+        if frame.direction == "c2a":
+            session = _session_id_of(msg)
+            if session is not None and "method" in msg and "id" in msg:
+                pending[id_key(msg["id"])] = (session, frame.seq, str(msg["method"]))
+                ledger.named.setdefault(session, frame.seq)
+            continue
+        if _is_response(msg):
+            result = msg.get("result")
+            if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
+                ledger.handed_out.setdefault(result["sessionId"], frame.seq)
+            asked = pending.pop(id_key(msg["id"]), None)
+            if asked is not None:
+                session, request_seq, method = asked
+                if "error" in msg:
+                    err = msg["error"]
+                    code = err.get("code") if isinstance(err, dict) else None
+                    ledger.rejected.setdefault(session, (request_seq, method, frame.seq, code))
+                else:
+                    ledger.accepted.setdefault(session, frame.seq)
+            continue
+        if _names_a_session(msg):
+            session = msg["params"]["sessionId"]
+            if session not in ledger.handed_out and session not in ledger.accepted:
+                suspects.append((frame, session))
+    return ledger, suspects
+
+
+def _unknown_session_offence(frame: Frame, session: Any, ledger: _SessionLedger) -> str | None:
+    """What is wrong with ``frame`` naming ``session``, or None when the client had named
+    the session in a request the agent did not reject (that acceptance, if the id was
+    unknown, is judged by session.unknown-id-rejected and the *-unknown-id requirements)."""
+    method = frame.message.get("method")
+    _, kind = _update_kind(frame.message)
+    if method == "session/update" and kind:
+        method = f"session/update ({kind})"
+    later = ledger.handed_out.get(session) if isinstance(session, str) else None
+    if later is not None:
+        return f"{method} names session {session!r} before the agent handed it out (in #{later})"
+    named = ledger.named.get(session) if isinstance(session, str) else None
+    if named is not None and named < frame.seq:
+        if session in ledger.accepted:
+            return None
+        if session in ledger.rejected:
+            request_seq, asked, response_seq, code = ledger.rejected[session]
+            return (
+                f"{method} names session {session!r}, which the client sent in {asked} "
+                f"#{request_seq} and the agent itself rejected (error {code} in #{response_seq})"
+            )
+        return None  # the request naming it is still unanswered: the agent is working on it
+    return (
+        f"{method} names session {session!r}, which the agent never handed out "
+        "and the client never named"
+    )
 
 
 @run_check("prompt.updates-name-known-session")
 def updates_name_known_session(record: RunRecord) -> list[Outcome]:
-    def find(run: AgentRun) -> Iterator[Offence]:
-        # Ids the agent handed out, plus ids the client named in load/resume (their replay
-        # legitimately precedes the response).
-        known: set[str] = set()
-        for frame in run.frames:
-            msg = frame.message
-            if not isinstance(msg, dict):
-                continue
-            params = msg.get("params") if isinstance(msg.get("params"), dict) else None
-            if frame.direction == "c2a":
-                if msg.get("method") in _SESSION_METHODS_WITH_ID and params and "id" in msg:
-                    known.add(str(params.get("sessionId")))
-                continue
-            if _is_response(msg):
-                result = msg.get("result")
-                if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
-                    known.add(result["sessionId"])
-                continue
-            method = msg.get("method")
-            if (
-                params is not None
-                and "sessionId" in params
-                and isinstance(method, str)
-                and method.split("/")[0] in ("session", "fs", "terminal")
-                and params["sessionId"] not in known
-            ):
-                yield frame, f"{method} names unknown session {params['sessionId']!r}"
+    client_named = 0
 
-    return _per_run(record, find, "messages naming sessions the agent never created")
+    def find(run: AgentRun) -> Iterator[Offence]:
+        nonlocal client_named
+        ledger, suspects = _scan_sessions(run)
+        for frame, session in suspects:
+            why = _unknown_session_offence(frame, session, ledger)
+            if why is None:
+                client_named += 1
+            else:
+                yield frame, why
+
+    outcomes = _per_run(record, find, "messages naming a session the client could not know")
+    if client_named and all(o.verdict.value == "pass" for o in outcomes):
+        outcomes[0].reason += (
+            f"; {client_named} named sessions the client supplied and the agent accepted "
+            "(accepting unknown ids is judged by session.unknown-id-rejected)"
+        )
+    return outcomes
 
 
 # -- client capability gating ---------------------------------------------------------------

@@ -1,0 +1,195 @@
+"""Requests that overlap a running prompt: ``$/cancel_request`` for it, and a second prompt
+on the same session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from ..harness.connection import AgentExited, AgentTimeout, Pending, Response
+from ..outcomes import Outcome, failed, not_applicable, passed
+from ..requirements import check
+from ._expect import brief, result_dict
+from .base import AgentRun, CheckContext, scenario, text_prompt
+from .prompting import SLOW_MODEL_TURN, SLOW_PROMPT, STOP_REASONS
+
+CANCEL_REQUEST = scenario(
+    "cancel-request", "$/cancel_request for a running session/prompt", weight=2
+)
+PROMPT_OVERLAP = scenario(
+    "prompt-overlap", "a second session/prompt while the session's turn runs", llm=True, weight=2
+)
+
+REQUEST_CANCELLED = -32800
+
+FIRST_TEXT = "First turn: the scripted model takes a moment to say this."
+SECOND_TEXT = "Second turn: this text belongs to the second prompt only."
+#: The first turn's model answer is slow enough that the second prompt surely arrives while
+#: it runs (it is sent only once the model call is seen); the second answer is immediate.
+OVERLAP_SCRIPT: list[dict[str, Any]] = [
+    {"content": [{"type": "text", "text": FIRST_TEXT}], "latency": 1.0},
+    {"content": [{"type": "text", "text": SECOND_TEXT}]},
+]
+_POLL = 0.05
+
+
+async def wait_turn_running(ctx: CheckContext, run: AgentRun, pending: Pending) -> bool:
+    """True once ``pending``'s prompt is known to be running, False if it answered first.
+
+    With a scripted LLM the turn runs once the agent has called the model; without one, a
+    prompt that has not answered within 1 s is taken to be running.
+    """
+    server = run.llm
+    bound = ctx.timeout if server is not None else min(1.0, ctx.timeout)
+    with anyio.move_on_after(bound):
+        while pending.response is None:
+            if server is not None and server.model_requests:
+                return True
+            with anyio.move_on_after(_POLL):
+                await pending.arrived.wait()
+    return pending.response is None
+
+
+def _stop_reason(response: Response) -> Any:
+    return result_dict(response).get("stopReason")
+
+
+@check("cancel.cancel-request-prompt", scenario=CANCEL_REQUEST)
+async def cancel_request_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
+    run = await ctx.spawn(llm_script=[SLOW_MODEL_TURN])
+    session_id = await ctx.new_session(run)
+    pending = await run.live.start_request("session/prompt", text_prompt(session_id, SLOW_PROMPT))
+    if not await wait_turn_running(ctx, run, pending):
+        assert pending.response is not None
+        return not_applicable(
+            f"the prompt ended before it could be cancelled ({brief(pending.response.frame, 120)})"
+        )
+    request_id = pending.request.message["id"]
+    cancel = await run.live.notify("$/cancel_request", {"requestId": request_id})
+    try:
+        response = await pending.wait()
+    except AgentTimeout:
+        # Leave no turn running behind for the shutdown ladder.
+        await run.live.notify("session/cancel", {"sessionId": session_id})
+        return failed(
+            f"the prompt (id {request_id!r}) did not answer within {ctx.timeout:g} s of "
+            "$/cancel_request naming it",
+            frames=[pending.request.seq, cancel.seq],
+        )
+    frames = [pending.request.seq, cancel.seq, response.frame.seq]
+    if response.is_error:
+        if response.error_code == REQUEST_CANCELLED:
+            return passed(
+                "the prompt answered error -32800 (request cancelled; ACP allows it, "
+                "stopReason cancelled is preferred)",
+                frames=frames,
+            )
+        return failed(
+            f"the cancelled prompt answered an error: {brief(response.frame)}", frames=frames
+        )
+    reason = _stop_reason(response)
+    if reason == "cancelled":
+        return passed("the prompt answered stopReason cancelled", frames=frames)
+    if reason in STOP_REASONS:
+        return passed(
+            f"the prompt had finished: it answered its normal result ({reason!r})", frames=frames
+        )
+    return failed(f"stopReason {reason!r} is not a valid stop reason", frames=frames)
+
+
+def _message_text(update: dict[str, Any]) -> str | None:
+    content = update.get("content")
+    if isinstance(content, dict) and isinstance(content.get("text"), str):
+        text: str = content["text"]
+        return text
+    return None
+
+
+def foreign_chunks(
+    run: AgentRun, session_id: str, start: int, end: int, own_text: str
+) -> list[int]:
+    """Message/thought chunks of ``session_id`` in frames [start, end) whose text is not part
+    of ``own_text`` (the running turn's answer): they belong to another turn."""
+    seqs = []
+    for frame in run.frames[start:end]:
+        msg = frame.message
+        if frame.direction != "a2c" or not isinstance(msg, dict):
+            continue
+        if msg.get("method") != "session/update" or not isinstance(msg.get("params"), dict):
+            continue
+        params = msg["params"]
+        update = params.get("update")
+        if params.get("sessionId") != session_id or not isinstance(update, dict):
+            continue
+        if update.get("sessionUpdate") not in ("agent_message_chunk", "agent_thought_chunk"):
+            continue
+        text = _message_text(update)
+        if text is None or text not in own_text:
+            seqs.append(frame.seq)
+    return seqs
+
+
+@check("prompt.one-turn-at-a-time", scenario=PROMPT_OVERLAP)
+async def a_second_prompt_never_interleaves(ctx: CheckContext) -> Outcome:
+    run = await ctx.spawn(llm_script=OVERLAP_SCRIPT)
+    session_id = await ctx.new_session(run)
+    first = await run.live.start_request("session/prompt", text_prompt(session_id, "First."))
+    if not await wait_turn_running(ctx, run, first):
+        assert first.response is not None
+        return not_applicable(
+            f"the first prompt ended before a second could overlap it "
+            f"({brief(first.response.frame, 120)})"
+        )
+    second = await run.live.start_request("session/prompt", text_prompt(session_id, "Second."))
+    try:
+        first_response = await first.wait()
+    except (AgentTimeout, AgentExited) as exc:
+        return failed(
+            f"the first prompt did not answer once a second one was sent: {exc}",
+            frames=[first.request.seq, second.request.seq],
+        )
+    try:
+        second_response = await second.wait()
+    except (AgentTimeout, AgentExited) as exc:
+        return failed(
+            f"the second prompt was neither rejected nor run after the first: {exc}",
+            frames=[first.request.seq, second.request.seq, first_response.frame.seq],
+        )
+    frames = [
+        first.request.seq,
+        second.request.seq,
+        first_response.frame.seq,
+        second_response.frame.seq,
+    ]
+    mixed = foreign_chunks(
+        run, session_id, second.request.seq, first_response.frame.seq, FIRST_TEXT
+    )
+    if mixed:
+        return failed(
+            f"{len(mixed)} message chunks of the second turn arrived before the first prompt's "
+            f"response #{first_response.frame.seq}: the turns interleaved",
+            frames=[*frames, *mixed[:5]],
+        )
+    second_first = second_response.frame.seq < first_response.frame.seq
+    if (
+        second_first
+        and not second_response.is_error
+        and _stop_reason(second_response) != ("cancelled")
+    ):
+        return failed(
+            f"the second prompt finished ({_stop_reason(second_response)!r}) while the first "
+            "was still running: the turns overlapped",
+            frames=frames,
+        )
+    if second_response.is_error:
+        return passed(
+            f"the second prompt was rejected with error {second_response.error_code} while the "
+            "first ran",
+            frames=frames,
+        )
+    return passed(
+        f"the second prompt was queued: it answered {_stop_reason(second_response)!r} after the "
+        f"first answered {_stop_reason(first_response)!r}",
+        frames=frames,
+    )
