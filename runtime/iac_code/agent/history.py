@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from iac_code.agent.commands import expand_command
 from iac_code.agent.content import to_model_blocks
 
 INTERRUPTED_RESULT = (
@@ -124,7 +125,7 @@ def model_messages(events: list[dict[str, Any]], *, images: bool) -> list[dict[s
     for event in events[start:]:
         kind = event.get("type")
         if kind == "user_message":
-            push("user", to_model_blocks(event["content"], images=images))
+            push("user", _user_content(event["content"], images=images))
         elif kind == "assistant_message":
             push("assistant", _assistant_content(event))
             tool_ids = _tool_use_ids(event)
@@ -134,6 +135,18 @@ def model_messages(events: list[dict[str, Any]], *, images: bool) -> list[dict[s
                     [_tool_result_block(tool_id, results.get(tool_id)) for tool_id in tool_ids],
                 )
     return messages
+
+
+def _user_content(prompt: list[dict[str, Any]], *, images: bool) -> list[dict[str, Any]]:
+    """The prompt as the model sees it; a leading slash command becomes its instructions.
+
+    Expanded here (not when persisted) so that replay shows what the user typed while every
+    model request, in every later turn, sees the same expanded text.
+    """
+    blocks = to_model_blocks(prompt, images=images)
+    if blocks and blocks[0].get("type") == "text":
+        blocks[0] = {**blocks[0], "text": expand_command(blocks[0]["text"])}
+    return blocks
 
 
 def _tool_result_block(tool_id: str, result: dict[str, Any] | None) -> dict[str, Any]:

@@ -128,8 +128,8 @@ class IacAgent(AgentHandlers):
             "configOptions": config_options(session.config, session.models),
         }
 
-    def _client_supports_images(self) -> bool:
-        return True  # every model offered accepts images
+    def _models_accept_images(self) -> bool:
+        return True  # every Claude model offered in the model option accepts images
 
     def persist(self, session: Session, event: dict[str, Any]) -> None:
         """Append an event to memory and disk; a failing disk is logged, never fatal (§12)."""
@@ -299,7 +299,7 @@ class IacAgent(AgentHandlers):
         raw = wire(params)
         self.client_capabilities = raw.get("clientCapabilities", {})
         self.initialized_with = raw
-        return info.initialize_result(raw["protocolVersion"], images=self._client_supports_images())
+        return info.initialize_result(raw["protocolVersion"], images=self._models_accept_images())
 
     def remember_fast_initialize(self, raw: dict[str, Any]) -> None:
         """The start-up fast path answered ``initialize``; adopt what the client sent."""

@@ -18,7 +18,6 @@ import anyio
 from acp_bindings.errors import AuthRequiredError, InternalError
 
 from iac_code.agent import info
-from iac_code.agent.commands import expand_command
 from iac_code.agent.compaction import maybe_compact
 from iac_code.agent.content import check_prompt, title_from_prompt
 from iac_code.agent.history import model_messages
@@ -205,14 +204,6 @@ class Turn:
     def _request(self) -> ModelRequest:
         session = self.session
         messages = model_messages(session.events, images=True)
-        if messages and messages[0]["role"] == "user":
-            first = messages[0]["content"]
-            if first and first[0].get("type") == "text":
-                first[0] = {**first[0], "text": expand_command(first[0]["text"])}
-        if messages and messages[-1]["role"] == "user":
-            last = messages[-1]["content"]
-            if last and last[0].get("type") == "text":
-                last[0] = {**last[0], "text": expand_command(last[0]["text"])}
         return ModelRequest(
             model=session.config.model,
             system=build_system_prompt(session.cwd, session.roots),
