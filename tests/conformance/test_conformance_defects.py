@@ -105,3 +105,25 @@ def test_schema_drawn_params_reach_the_http_mcp_crash() -> None:
     item = result.results["robustness.fuzz-valid-params"]
     assert item.verdict is Verdict.FAIL
     assert "the agent died after session/new" in item.reason
+
+
+@pytest.mark.subprocess
+def test_prompt_turns_run_against_the_openai_compatible_scripted_llm() -> None:
+    """``--llm openai`` drives the same tool and permission scenarios over Chat Completions."""
+    result = run_checker(
+        raw_agent(),
+        only=["turn"],
+        llm="openai",
+        agent_env=[("FIXTURE_LLM_URL", "{llm_url}"), ("FIXTURE_LLM_API", "openai")],
+    )
+    verdicts = {req: item.verdict for req, item in result.results.items()}
+    for requirement in (
+        "turn.streamed-text",
+        "turn.tool-call-lifecycle",
+        "turn.permission-allow",
+        "turn.permission-reject",
+    ):
+        assert verdicts[requirement] is Verdict.PASS, (
+            requirement,
+            result.results[requirement].reason,
+        )
