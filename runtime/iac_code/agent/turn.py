@@ -221,24 +221,10 @@ class Turn:
         async for event in self.agent.stream_model(client, self._request()):
             if isinstance(event, TextDelta):
                 streamed.text.append(event.text)
-                await self.agent.notify(
-                    session_id,
-                    {
-                        "sessionUpdate": "agent_message_chunk",
-                        "content": {"type": "text", "text": event.text},
-                        "messageId": streamed.message_id,
-                    },
-                )
+                await self._relay(session_id, "agent_message_chunk", event.text, streamed)
             elif isinstance(event, ThinkingDelta):
                 streamed.thinking.append(event.text)
-                await self.agent.notify(
-                    session_id,
-                    {
-                        "sessionUpdate": "agent_thought_chunk",
-                        "content": {"type": "text", "text": event.text},
-                        "messageId": streamed.message_id,
-                    },
-                )
+                await self._relay(session_id, "agent_thought_chunk", event.text, streamed)
             elif isinstance(event, ModelResponse):
                 response = event
         if response is None:
@@ -264,6 +250,17 @@ class Turn:
             },
         )
         return response
+
+    async def _relay(self, session_id: str, kind: str, text: str, streamed: _Streamed) -> None:
+        """One streamed delta as a chunk; chunks of one model message share its messageId."""
+        await self.agent.notify(
+            session_id,
+            {
+                "sessionUpdate": kind,
+                "content": {"type": "text", "text": text},
+                "messageId": streamed.message_id,
+            },
+        )
 
     def _persist_interrupted(self) -> None:
         """Keep what was streamed before an interruption, and close open tool calls."""

@@ -54,3 +54,13 @@ class BaseDirectoryReadTool(Tool):
 
     async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
         return path_access(AccessKind.READ, self._raw_base(tool_input), ctx)
+
+
+class BaseFileWriteTool(Tool):
+    """A tool that changes the one file named by its ``path`` input."""
+
+    def _locations(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
+        return [{"path": os.fspath(resolve_path(tool_input["path"], ctx.cwd))}]
+
+    async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
+        return path_access(AccessKind.WRITE, tool_input["path"], ctx)

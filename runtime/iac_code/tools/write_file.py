@@ -6,23 +6,21 @@ import os
 
 from iac_code.tools.base import (
     Access,
-    AccessKind,
     JsonDict,
-    Tool,
     ToolContext,
     ToolOutcome,
     diff_content,
 )
 from iac_code.tools.file_io import read_current_text, write_text
 from iac_code.tools.paths import resolve_path
-from iac_code.tools.workspace import display_name, path_access
+from iac_code.tools.workspace import BaseFileWriteTool, display_name
 
 
 def _line_count(text: str) -> int:
     return len(text.splitlines())
 
 
-class WriteFileTool(Tool):
+class WriteFileTool(BaseFileWriteTool):
     name = "write_file"
     kind = "edit"
     description = (
@@ -45,12 +43,6 @@ class WriteFileTool(Tool):
 
     def _title(self, tool_input: JsonDict) -> str:
         return f"Write {tool_input['path']}"
-
-    def _locations(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
-        return [{"path": os.fspath(resolve_path(tool_input["path"], ctx.cwd))}]
-
-    async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
-        return path_access(AccessKind.WRITE, tool_input["path"], ctx)
 
     async def _run(
         self, tool_input: JsonDict, ctx: ToolContext, access: Access | None
