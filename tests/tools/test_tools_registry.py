@@ -13,14 +13,16 @@ from iac_code.tools.text import cap_text, looks_binary
 from iac_code.tools.validation import validate_input
 
 ACP_TOOL_KINDS = {"read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"}
-NINE = ["read_file", "list_files", "glob", "grep", "write_file", "edit_file", "bash", "web_fetch",
-        "agent"]  # fmt: skip
+# The nine tools of SPEC §5, plus update_plan (the model's plan as ACP plan updates).
+TOOLS = ["read_file", "list_files", "glob", "grep", "write_file", "edit_file", "bash", "web_fetch",
+         "agent", "update_plan"]  # fmt: skip
 
 
-def test_default_tools_are_the_nine() -> None:
+def test_default_tools_are_the_nine_plus_the_plan() -> None:
     tools = default_tools()
-    assert sorted(tools) == sorted(NINE)
-    assert "agent" not in default_tools(include_agent=False)
+    assert sorted(tools) == sorted(TOOLS)
+    subagent_tools = default_tools(include_agent=False)
+    assert "agent" not in subagent_tools and "update_plan" not in subagent_tools
     for name, tool in tools.items():
         assert tool.name == name
         assert tool.kind in ACP_TOOL_KINDS
@@ -29,7 +31,7 @@ def test_default_tools_are_the_nine() -> None:
 
 def test_specs_for_model() -> None:
     specs = tool_specs_for_model(default_tools())
-    assert [spec["name"] for spec in specs] == [tool for tool in NINE]
+    assert [spec["name"] for spec in specs] == TOOLS
     for spec in specs:
         assert set(spec) == {"name", "description", "input_schema"}
         schema = spec["input_schema"]
@@ -43,7 +45,7 @@ def test_specs_for_model() -> None:
 def test_read_only_flags() -> None:
     tools = default_tools()
     assert {name for name, tool in tools.items() if tool.read_only} == {
-        "read_file", "list_files", "glob", "grep", "web_fetch"
+        "read_file", "list_files", "glob", "grep", "web_fetch", "update_plan"
     }  # fmt: skip
 
 

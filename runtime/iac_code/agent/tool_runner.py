@@ -112,6 +112,7 @@ class ToolRunner:
             terminal=delegates.terminal,
             run_subagent=partial(self._run_subagent, turn, tool_call_id),
             report_content=partial(self._report_content, session, tool_call_id),
+            report_plan=partial(self._report_plan, session),
         )
 
     async def run_call(self, turn: Turn, use: dict[str, Any], scope: _CallScope) -> ToolOutcome:
@@ -270,6 +271,10 @@ class ToolRunner:
         if not update["locations"]:
             del update["locations"]
         return update
+
+    async def _report_plan(self, session: Session, entries: list[dict[str, Any]]) -> None:
+        self.agent.persist(session, {"type": "plan", "entries": entries})
+        await self.agent.notify(session.session_id, {"sessionUpdate": "plan", "entries": entries})
 
     async def _report_content(
         self, session: Session, tool_call_id: str, content: list[dict[str, Any]]

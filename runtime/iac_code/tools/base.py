@@ -83,6 +83,9 @@ SubagentRunner = Callable[[str, str], Awaitable[str]]
 ContentReporter = Callable[[list[JsonDict]], Awaitable[None]]
 """``async (content)``: send a ``tool_call_update`` with this content while the tool runs."""
 
+PlanReporter = Callable[[list[JsonDict]], Awaitable[None]]
+"""``async (entries)``: replace the session's plan (sent as a ``plan`` session update)."""
+
 
 @dataclass(frozen=True)
 class ToolLimits:
@@ -117,6 +120,7 @@ class ToolContext:
     terminal: ClientTerminals | None = None
     run_subagent: SubagentRunner | None = None
     report_content: ContentReporter | None = None
+    report_plan: PlanReporter | None = None
     limits: ToolLimits = field(default_factory=ToolLimits)
     # Environment for local subprocesses; None inherits the agent's own environment.
     env: Mapping[str, str] | None = None

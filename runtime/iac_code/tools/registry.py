@@ -12,13 +12,14 @@ from iac_code.tools.glob_files import GlobTool
 from iac_code.tools.grep_search import GrepTool
 from iac_code.tools.list_files import ListFilesTool
 from iac_code.tools.read_file import ReadFileTool
+from iac_code.tools.update_plan import UpdatePlanTool
 from iac_code.tools.web_fetch import WebFetchTool
 from iac_code.tools.write_file import WriteFileTool
 
 
 def default_tools(*, include_agent: bool = True) -> dict[str, Tool]:
-    """Fresh instances of the nine tools, by name (``include_agent=False`` for sub-agents
-    that must not spawn further sub-agents)."""
+    """Fresh instances of the tools, by name. ``include_agent=False`` is the sub-agents' set:
+    no further sub-agents, and no ``update_plan`` (the plan belongs to the main conversation)."""
     tools: list[Tool] = [
         ReadFileTool(),
         ListFilesTool(),
@@ -31,6 +32,7 @@ def default_tools(*, include_agent: bool = True) -> dict[str, Tool]:
     ]
     if include_agent:
         tools.append(AgentTool())
+        tools.append(UpdatePlanTool())
     return {tool.name: tool for tool in tools}
 
 
