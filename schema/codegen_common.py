@@ -19,8 +19,26 @@ from typing import Any
 #: so that headers tell which generator wrote a file.
 CODEGEN_REVISION = 1
 
-SCHEMA_DIR = Path(__file__).resolve().parent
-PROJECT_ROOT = SCHEMA_DIR.parent
+
+def _source_tree() -> tuple[Path, Path]:
+    """(project root, schema folder) of the checkout the generator works on.
+
+    The generator rewrites ``generated/`` in a source tree, so it looks for one from the
+    working directory up (a ``pyproject.toml`` beside ``schema/index.json``). Only when run
+    outside a checkout does it fall back to the tree this module lives in (editable
+    installs): a non-editable install (tox, a wheel) has no ``generated/`` next to it.
+    """
+    here = Path.cwd().resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / "pyproject.toml").is_file() and (
+            candidate / "schema" / "index.json"
+        ).is_file():
+            return candidate, candidate / "schema"
+    module_dir = Path(__file__).resolve().parent
+    return module_dir.parent, module_dir
+
+
+PROJECT_ROOT, SCHEMA_DIR = _source_tree()
 DEFAULT_OUTPUT_DIR = PROJECT_ROOT / "generated" / "acp_bindings"
 INDEX_FILE = SCHEMA_DIR / "index.json"
 
