@@ -233,6 +233,24 @@ async def test_fork_of_an_unknown_session_is_invalid_params(tmp_path: Path) -> N
     assert reply.error["data"] == {"sessionId": "unknown session"}
 
 
+async def test_fork_checks_additional_directories_before_writing_anything(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    extra = tmp_path / "modules"
+    extra.mkdir()
+    async with open_agent(tmp_path, [greeting_turn()]) as client:
+        source_id, _ = await streamed_session(client)
+        fork = {"sessionId": source_id, "cwd": str(client.workspace)}
+        bad = await client.call("session/fork", {**fork, "additionalDirectories": ["rel/dir"]})
+        assert bad.error["code"] == -32602
+        assert bad.error["data"] == {"additionalDirectories[0]": "must be an absolute path"}
+        assert [m.session_id for m in SessionStore(home).list()[0]] == [source_id]
+        good = await client.call("session/fork", {**fork, "additionalDirectories": [str(extra)]})
+        fork_id = good.result["sessionId"]
+    assert SessionStore(home).get_meta(fork_id).additional_directories == (str(extra),)
+
+
 # ---------------------------------------------------------------------------- close, delete
 
 

@@ -82,6 +82,15 @@ def _absolute_dir(value: object, field: str, *, must_exist: bool = True) -> Path
     return path
 
 
+def _extra_dirs(values: object) -> list[Path]:
+    """``additionalDirectories``: every entry an absolute, existing directory (-32602)."""
+    if not values:
+        return []
+    if not isinstance(values, (list, tuple)):
+        raise InvalidParamsError(data={"additionalDirectories": "must be a list of paths"})
+    return [_absolute_dir(d, f"additionalDirectories[{i}]") for i, d in enumerate(values)]
+
+
 class IacAgent(AgentHandlers):
     #: ACP v1 requires ``mcpServers``; clients that leave it out get an empty list (SPEC §2).
     PARAM_DEFAULTS: ClassVar[dict[str, dict[str, Any]]] = {
@@ -103,7 +112,6 @@ class IacAgent(AgentHandlers):
         self.store = store or SessionStore(settings.home)
         self.sessions: dict[str, Session] = {}
         self.client_capabilities: dict[str, Any] = {}
-        self.initialized_with: dict[str, Any] | None = None
         self._model_client: ModelClient | None = model_client
         self.tools = ToolRunner(self)
         #: Lives as long as the connection; MCP servers of every session run in it.
@@ -298,13 +306,11 @@ class IacAgent(AgentHandlers):
     async def initialize(self, params: Any) -> Any:
         raw = wire(params)
         self.client_capabilities = raw.get("clientCapabilities", {})
-        self.initialized_with = raw
         return info.initialize_result(raw["protocolVersion"], images=self._models_accept_images())
 
     def remember_fast_initialize(self, raw: dict[str, Any]) -> None:
         """The start-up fast path answered ``initialize``; adopt what the client sent."""
         self.client_capabilities = raw.get("clientCapabilities", {})
-        self.initialized_with = raw
 
     async def authenticate(self, params: Any) -> Any:
         method_id = wire(params)["methodId"]
@@ -323,10 +329,7 @@ class IacAgent(AgentHandlers):
     async def session_new(self, params: Any) -> Any:
         raw = wire(params)
         cwd = _absolute_dir(raw.get("cwd"), "cwd")
-        extra = [
-            _absolute_dir(d, f"additionalDirectories[{i}]")
-            for i, d in enumerate(raw.get("additionalDirectories") or [])
-        ]
+        extra = _extra_dirs(raw.get("additionalDirectories"))
         session_id = new_session_id()
         try:
             self.store.create(session_id, str(cwd), additional_directories=[str(d) for d in extra])
@@ -356,12 +359,7 @@ class IacAgent(AgentHandlers):
         active = self.sessions.get(meta.session_id)
         if active is not None:
             return active  # already open here: load re-replays, resume is a no-op
-        extra = [
-            _absolute_dir(d, f"additionalDirectories[{i}]")
-            for i, d in enumerate(
-                raw.get("additionalDirectories") or meta.additional_directories or []
-            )
-        ]
+        extra = _extra_dirs(raw.get("additionalDirectories") or meta.additional_directories)
         session = self._open(meta.session_id, Path(meta.cwd), extra, events)
         session.title = meta.title
         self._repair(session)
@@ -375,13 +373,13 @@ class IacAgent(AgentHandlers):
         if meta is None:
             raise InvalidParamsError("Unknown session.", data={"sessionId": UNKNOWN_SESSION})
         cwd = _absolute_dir(raw.get("cwd") or meta.cwd, "cwd")
+        # Validated before anything is written, like session/new (a bad path leaves no fork).
+        extra = _extra_dirs(raw.get("additionalDirectories") or meta.additional_directories)
         fork_id = new_session_id()
         fork_meta = self.store.fork(meta.session_id, fork_id, cwd=str(cwd))
+        if raw.get("additionalDirectories"):
+            self.store.update_meta(fork_id, additional_directories=[str(d) for d in extra])
         events = self.store.load_events(fork_id)
-        extra = [
-            Path(d)
-            for d in (raw.get("additionalDirectories") or fork_meta.additional_directories or [])
-        ]
         session = self._open(fork_id, cwd, extra, events)
         session.title = fork_meta.title
         self._repair(session)
