@@ -73,32 +73,29 @@ async def maybe_compact(turn: Turn, client: ModelClient) -> bool:
         return False
     agent = turn.agent
     compaction_id = uuid.uuid4().hex
-    progress = bool((agent.client_capabilities.get("session") or {}).get("compaction") is not None)
-    if progress:
-        await agent.notify(
-            session.session_id,
-            {
-                "sessionUpdate": "compaction_update",
-                "compactionId": compaction_id,
-                "status": "in_progress",
-            },
-        )
+    wants_progress = (agent.client_capabilities.get("session") or {}).get("compaction") is not None
+
+    async def progress(status: str, **details: Any) -> None:
+        """``compaction_update``, only for clients that advertised ``session.compaction``."""
+        if wants_progress:
+            await agent.notify(
+                session.session_id,
+                {
+                    "sessionUpdate": "compaction_update",
+                    "compactionId": compaction_id,
+                    "status": status,
+                    **details,
+                },
+            )
+
+    await progress("in_progress")
     try:
         response = await agent.complete_model(
             client, _summary_request(turn, session.events[:boundary])
         )
     except ModelError as exc:
         log.warning("compaction failed, continuing with the full history: %s", exc)
-        if progress:
-            await agent.notify(
-                session.session_id,
-                {
-                    "sessionUpdate": "compaction_update",
-                    "compactionId": compaction_id,
-                    "status": "failed",
-                    "error": str(exc),
-                },
-            )
+        await progress("failed", error=str(exc))
         return False
     turn.usage = turn.usage + response.usage
     summary = response.text.strip() or "(no summary)"
@@ -124,14 +121,5 @@ async def maybe_compact(turn: Turn, client: ModelClient) -> bool:
             "messageId": compaction_id,
         },
     )
-    if progress:
-        await agent.notify(
-            session.session_id,
-            {
-                "sessionUpdate": "compaction_update",
-                "compactionId": compaction_id,
-                "status": "completed",
-                "summary": [{"type": "text", "text": summary}],
-            },
-        )
+    await progress("completed", summary=[{"type": "text", "text": summary}])
     return True
