@@ -1,6 +1,6 @@
 """``iac-code demo``: one short session end to end, offline.
 
-Starts the scripted model server (``acp_conformance.llm_server``) on 127.0.0.1, starts
+Starts the scripted model server (``acp_scripted_llm``) on 127.0.0.1, starts
 ``iac-code acp`` as a real subprocess pointed at it, and plays the client: initialize, a new
 session in a temporary workspace, a prompt whose scripted answer writes ``main.tf`` (the
 permission request is approved), then ``session/load`` in a second process to show the
@@ -43,7 +43,7 @@ _TIMEOUT = 20.0
 
 
 def _script() -> list[Any]:
-    from acp_conformance.llm_server.script import Turn
+    from acp_scripted_llm.script import Turn
 
     return [
         Turn()
@@ -130,7 +130,7 @@ def _short(message: dict[str, Any], limit: int = 160) -> str:
 
 
 def main() -> int:
-    from acp_conformance.llm_server import ScriptedLLMServer
+    from acp_scripted_llm import ScriptedLLMServer
 
     with (
         tempfile.TemporaryDirectory(prefix="iac-code-demo-") as tmp,

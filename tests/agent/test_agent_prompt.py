@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from acp_conformance.llm_server import Turn
+from acp_scripted_llm import Turn
 from agent_harness import StallingModelClient, make_settings, open_agent, read_events
 
 pytestmark = pytest.mark.anyio

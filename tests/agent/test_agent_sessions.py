@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_conformance.llm_server import Turn
+from acp_scripted_llm import Turn
 from agent_harness import AgentClient, open_agent, read_events
 from iac_code.store import SessionStore
 

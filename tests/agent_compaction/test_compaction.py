@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from acp_conformance.llm_server.script import Turn
+from acp_scripted_llm.script import Turn
 from iac_code.agent.compaction import kept_from, needs_compaction
 from iac_code.agent.server import IacAgent
 from iac_code.llm.fake import ScriptedModelClient

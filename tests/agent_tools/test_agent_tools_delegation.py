@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer, Turn
+from acp_scripted_llm import ScriptedLLMServer, Turn
 from agent_tools_kit import (
     NO_ANSWER,
     FakeEditor,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer, Turn
+from acp_scripted_llm import ScriptedLLMServer, Turn
 from agent_tools_kit import (
     assert_every_tool_use_answered,
     final_update,

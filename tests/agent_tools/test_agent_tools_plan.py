@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from acp_conformance.llm_server import Turn
+from acp_scripted_llm import Turn
 from agent_tools_kit import in_memory_agent
 from iac_code.llm.fake import ScriptedModelClient
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer, Turn
+from acp_scripted_llm import ScriptedLLMServer, Turn
 from agent_tools_kit import (
     WAIT_S,
     agent_process,

@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from acp_conformance.llm_server import Turn
+from acp_scripted_llm import Turn
 from agent_tools_kit import (
     allow,
     final_update,

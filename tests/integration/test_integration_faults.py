@@ -10,7 +10,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer
+from acp_scripted_llm import ScriptedLLMServer
 from llm_routes import GARBAGE, SLOW, TRUNCATE, last_user_text
 from stdio_harness import AgentProcess, spawn
 

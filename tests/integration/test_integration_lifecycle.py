@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer
+from acp_scripted_llm import ScriptedLLMServer
 from llm_routes import STREAM, STREAMED_TEXT, STREAMED_THOUGHT
 from stdio_harness import spawn
 

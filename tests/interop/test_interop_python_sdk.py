@@ -21,7 +21,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 from acp.stdio import spawn_agent_process
-from acp_conformance.llm_server import ScriptedLLMServer, Turn
+from acp_scripted_llm import ScriptedLLMServer, Turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop, pytest.mark.subprocess]
 

@@ -26,7 +26,7 @@ from acp.schema import (
     ToolCallStart,
     ToolCallUpdate,
 )
-from acp_conformance.llm_server import ScriptedLLMServer, Turn
+from acp_scripted_llm import ScriptedLLMServer, Turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop, pytest.mark.subprocess]
 

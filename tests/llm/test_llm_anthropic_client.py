@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer, Turn
+from acp_scripted_llm import ScriptedLLMServer, Turn
 from iac_code.llm import (
     BlockFinished,
     MessageFinished,
@@ -338,7 +338,7 @@ async def test_cancellation_during_a_slow_stream(
 
 
 async def test_exhausted_error_script_is_a_request_error() -> None:
-    from acp_conformance.llm_server import Script
+    from acp_scripted_llm import Script
 
     with ScriptedLLMServer(Script([], fallback="error")) as server:
         client = AnthropicModelClient("test-key", server.url)
@@ -370,7 +370,7 @@ def bench_server_url(tmp_path: Path) -> Iterator[str]:
     script = tmp_path / "bench.json"
     script.write_text(json.dumps({"turns": ["warm-up", turn] * len(STREAM_APIS)}))
     process = subprocess.Popen(
-        [sys.executable, "-m", "acp_conformance.llm_server", "--script", str(script)],
+        [sys.executable, "-m", "acp_scripted_llm", "--script", str(script)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from acp_conformance.llm_server import Script, ScriptedLLMServer, Turn
+from acp_scripted_llm import Script, ScriptedLLMServer, Turn
 from iac_code.llm import (
     MessageFinished,
     ModelAuthError,

@@ -7,7 +7,7 @@ from contextlib import aclosing
 
 import anyio
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer, Turn
+from acp_scripted_llm import ScriptedLLMServer, Turn
 from iac_code.llm import (
     MessageFinished,
     ModelAuthError,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_conformance.llm_server import (
+from acp_scripted_llm import (
     Script,
     ScriptedLLMServer,
     Turn,
@@ -326,7 +326,7 @@ def test_cli_serves_a_script_until_stdin_closes(tmp_path: Path) -> None:
         )
     )
     process = subprocess.Popen(
-        [sys.executable, "-m", "acp_conformance.llm_server", "--script", str(script)],
+        [sys.executable, "-m", "acp_scripted_llm", "--script", str(script)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -11,6 +11,7 @@ PACKAGE_ROOTS = {
     "acp_bindings": ROOT / "generated" / "acp_bindings",
     "iac_code": ROOT / "runtime" / "iac_code",
     "acp_conformance": ROOT / "conformance" / "acp_conformance",
+    "acp_scripted_llm": ROOT / "conformance" / "acp_scripted_llm",
 }
 
 

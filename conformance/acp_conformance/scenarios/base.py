@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from acp_scripted_llm import ScriptedLLMServer
 from anyio.abc import TaskGroup
 
 from .. import __version__
@@ -24,7 +25,6 @@ from ..harness.client_side import ClientSide
 from ..harness.connection import AgentConnection, AgentExited, AgentTimeout
 from ..harness.process import AgentProcess, ExitRecord
 from ..harness.recorder import Frame, Recorder
-from ..llm_server import ScriptedLLMServer
 from ..profiles import Profile, get_profile
 from ..requirements import Requirement
 

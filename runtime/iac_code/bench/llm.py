@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp_conformance.llm_server import Script, ScriptedLLMServer, Turn
+from acp_scripted_llm import Script, ScriptedLLMServer, Turn
 
 from ._client import AgentProcess, HarnessError, Incoming, Reply
 from .context import BenchContext, initialize, new_session, prompt_params, text_of

@@ -1,6 +1,6 @@
 """`ScriptedModelClient`: an in-memory `ModelClient` for fast unit tests (no HTTP).
 
-It plays the same turn data as the scripted LLM server (`acp_conformance.llm_server`), by
+It plays the same turn data as the scripted LLM server (`acp_scripted_llm`), by
 rendering the same Anthropic wire events and running them through the same
 `StreamAssembler` as the real client, so agent-loop tests see exactly what a real stream
 would produce. Scripted faults become the errors the real client raises for them.
@@ -12,8 +12,8 @@ from collections.abc import AsyncGenerator, Iterable, Mapping
 from typing import Any
 
 import anyio
-from acp_conformance.llm_server import anthropic_wire
-from acp_conformance.llm_server.script import Script, ScriptExhausted, plan_response
+from acp_scripted_llm import anthropic_wire
+from acp_scripted_llm.script import Script, ScriptExhausted, plan_response
 
 from .assembler import StreamAssembler, error_from_api
 from .base import ModelRequest, ModelRequestError, ModelResponseError, StreamEvent

@@ -1,0 +1,35 @@
+"""Scripted LLM HTTP server (Anthropic Messages + OpenAI Chat Completions) for tests,
+the conformance checker and the offline demo. See `script` for the turn format."""
+
+from .script import (
+    DEFAULT_CHUNK_SIZE,
+    PlannedBlock,
+    PlannedResponse,
+    Script,
+    ScriptExhausted,
+    Turn,
+    echo_text,
+    error_turn,
+    plan_response,
+    split_pieces,
+    text_turn,
+    tool_turn,
+)
+from .server import RecordedRequest, ScriptedLLMServer
+
+__all__ = [
+    "DEFAULT_CHUNK_SIZE",
+    "PlannedBlock",
+    "PlannedResponse",
+    "RecordedRequest",
+    "Script",
+    "ScriptExhausted",
+    "ScriptedLLMServer",
+    "Turn",
+    "echo_text",
+    "error_turn",
+    "plan_response",
+    "split_pieces",
+    "text_turn",
+    "tool_turn",
+]
