@@ -1,10 +1,16 @@
 """Typed routing on top of the untyped dispatcher: wire name → handler with validated params.
 
 For each inbound message: look the wire name up in the generated method table, check that the
-agent handles it and that its kind matches, validate ``params`` strictly into the generated
-model, call the ``AgentHandlers`` method of the same Python name, and dump a model result in
-wire form. The resolved handler and model class are cached per method name, so a call costs
-two dict lookups plus the validation itself.
+agent handles it, that its kind matches and that the handlers implement it, validate
+``params`` strictly into the generated model, call the ``AgentHandlers`` method of the same
+Python name, and dump the model result in wire form.
+
+A method the handlers leave to the generated ``AgentHandlers`` default is unimplemented: it
+answers -32601 *before* its params are looked at, so a client probing an optional method
+learns "not implemented" whatever it sent, never a -32602 about params nobody would read.
+
+The resolved handler and model class are cached per method name, so a call costs two dict
+lookups plus the validation itself.
 
 Strictness: params are validated in pydantic's JSON mode with ``strict=True`` — a JSON string
 is never accepted for an integer, while enum values (strings on the wire) are — and by alias
@@ -19,6 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from acp_bindings.agent import AgentHandlers
 from acp_bindings.errors import InvalidParamsError, MethodNotFoundError
 from pydantic import BaseModel, ValidationError
 
@@ -82,6 +89,7 @@ class Router:
 
     ``methods`` defaults to ``acp_bindings.methods.METHODS``; ``handlers`` is an
     ``AgentHandlers`` instance (any object with one coroutine method per Python name).
+    ``stubs`` is the class whose methods mean "not implemented" (default: ``AgentHandlers``).
     """
 
     def __init__(
@@ -89,6 +97,7 @@ class Router:
         handlers: object,
         methods: Mapping[str, MethodEntry] | None = None,
         *,
+        stubs: type = AgentHandlers,
         logger: logging.Logger | None = None,
     ) -> None:
         if methods is None:
@@ -97,6 +106,7 @@ class Router:
             methods = METHODS
         self._handlers = handlers
         self._methods = methods
+        self._stubs = stubs
         # Fields the protocol requires but the agent tolerates missing (e.g. ``mcpServers``
         # in ``session/new``): handlers may declare ``PARAM_DEFAULTS = {method: {field: v}}``.
         self._defaults: Mapping[str, Mapping[str, Any]] = getattr(handlers, "PARAM_DEFAULTS", {})
@@ -135,17 +145,27 @@ class Router:
         spec = self._methods.get(method)
         if spec is None or spec.kind != kind or spec.side != _AGENT_SIDE:
             return None
-        call = getattr(self._handlers, spec.python_name, None)
+        call = self._implementation(spec.python_name)
         if spec.alias_of is not None:
             canonical = self._methods.get(spec.alias_of)
             if canonical is None:
                 return None
-            # The generated alias methods delegate to the canonical one already; a handler
-            # object without the alias attribute is served by the canonical method directly.
+            # An alias the handlers do not override themselves is served by the canonical
+            # method directly (the generated alias default would only delegate to it).
             if call is None:
-                call = getattr(self._handlers, canonical.python_name, None)
+                call = self._implementation(canonical.python_name)
         if call is None:
             return None
         route = _Route(call=call, params_model=spec.params_model())
         self._routes[(method, kind)] = route
         return route
+
+    def _implementation(self, python_name: str) -> Callable[[Any], Awaitable[Any]] | None:
+        """The handlers' own method of that name; None when absent or the generated default."""
+        call = getattr(self._handlers, python_name, None)
+        if call is None:
+            return None
+        own = getattr(type(self._handlers), python_name, None)
+        if own is not None and own is getattr(self._stubs, python_name, None):
+            return None
+        return call

@@ -320,8 +320,14 @@ async def test_real_unimplemented_methods_answer_method_not_found(real_handlers:
     await router.handle_notification("session/cancel", {"sessionId": "s"})
 
 
-async def test_real_prompt_params_get_wire_paths(real_handlers: object) -> None:
-    router = Router(real_handlers)
+async def test_real_prompt_params_get_wire_paths() -> None:
+    agent = pytest.importorskip("acp_bindings.agent")
+
+    class Prompting(agent.AgentHandlers):  # type: ignore[name-defined]
+        async def session_prompt(self, params: Any) -> dict[str, Any]:
+            raise AssertionError("invalid params never reach the handler")
+
+    router = Router(Prompting())
     data = await invalid_params(
         router, "session/prompt", {"sessionId": "s", "prompt": [{"type": "bogus"}]}
     )
@@ -331,3 +337,60 @@ async def test_real_prompt_params_get_wire_paths(real_handlers: object) -> None:
         router, "session/prompt", {"sessionId": "s", "prompt": [{"type": "text"}]}
     )
     assert data == {"prompt.0.text": "is required"}
+
+
+# ----------------------------------------------------------------- unimplemented = -32601 first
+
+INVALID_PARAMS = {
+    "session/prompt": {"sessionId": 5, "prompt": "not a list"},
+    "session/load": [1, 2],
+    "session/fork": {"cwd": 3},
+    "sessions/list": {"cursor": 7},
+    "logout": "x",
+}
+
+
+@pytest.mark.parametrize("method", sorted(INVALID_PARAMS))
+async def test_a_method_left_to_the_generated_stub_is_not_found_before_params_are_checked(
+    real_handlers: object, method: str
+) -> None:
+    router = Router(real_handlers)
+    with pytest.raises(MethodNotFoundError) as caught:
+        await router.handle_request(CTX, method, INVALID_PARAMS[method])
+    assert caught.value.data == {"method": method}
+
+
+async def test_unimplemented_method_with_bad_params_answers_32601_on_the_wire(
+    real_handlers: object,
+) -> None:
+    async with routed(real_handlers) as peer:
+        await peer.send({**V, "id": 1, "method": "session/prompt", "params": {"sessionId": 1}})
+        assert (await peer.receive())["error"] == {
+            "code": -32601,
+            "message": "Method not found",
+            "data": {"method": "session/prompt"},
+        }
+
+
+async def test_an_alias_of_an_implemented_method_is_served_and_validated() -> None:
+    agent = pytest.importorskip("acp_bindings.agent")
+    seen: list[object] = []
+
+    class Listing(agent.AgentHandlers):  # type: ignore[name-defined]
+        async def session_list(self, params: Any) -> dict[str, Any]:
+            seen.append(params.cursor)
+            return {"sessions": []}
+
+    router = Router(Listing())
+    assert await router.handle_request(CTX, "sessions/list", {"cursor": "c"}) == {"sessions": []}
+    assert seen == ["c"]
+    assert await invalid_params(router, "sessions/list", {"cursor": 7}) == {
+        "cursor": "must be a string"
+    }
+
+
+async def test_handlers_not_derived_from_the_stubs_are_routed_by_attribute() -> None:
+    # Any object works as handlers; only the stub class's own methods mean "unimplemented".
+    router, handlers = fake_router()
+    await router.handle_request(CTX, "x/plain", {"flag": True})
+    assert handlers.calls[0][0] == "x_plain"
