@@ -240,7 +240,7 @@ async def test_a_prompt_without_an_api_key_asks_for_authentication_and_keeps_not
     settings = make_settings(tmp_path / "home", api_key=None)
     async with open_agent(tmp_path, settings=settings) as client:
         # Without model_client the agent would build a real one; force the "no key" path.
-        client.agent._model_client = None
+        client.agent.models.forget_client()
         session_id = await client.new_session()
         reply = await client.prompt(session_id, "hello")
         listed = (await client.call("session/list", {})).result["sessions"]

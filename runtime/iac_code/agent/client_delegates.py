@@ -7,17 +7,17 @@ calls a client method the client did not offer.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from iac_code.agent.server import IacAgent
-    from iac_code.agent.session import Session
+#: Sends one agent→client request and returns its result (``AgentPort.request_client``).
+RequestClient = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 
 class _ClientFs:
-    def __init__(self, agent: IacAgent, session_id: str) -> None:
-        self._agent = agent
+    def __init__(self, request: RequestClient, session_id: str) -> None:
+        self._request = request
         self._session_id = session_id
 
     async def read_text_file(self, path: str, line: int | None, limit: int | None) -> str:
@@ -26,27 +26,25 @@ class _ClientFs:
             params["line"] = line
         if limit is not None:
             params["limit"] = limit
-        result = await self._agent.connection.send_request("fs/read_text_file", params)
+        result = await self._request("fs/read_text_file", params)
         content = result.get("content") if isinstance(result, dict) else None
         if not isinstance(content, str):
             raise OSError("the client answered fs/read_text_file without text content")
         return content
 
     async def write_text_file(self, path: str, content: str) -> None:
-        await self._agent.connection.send_request(
+        await self._request(
             "fs/write_text_file", {"sessionId": self._session_id, "path": path, "content": content}
         )
 
 
 class _ClientTerminals:
-    def __init__(self, agent: IacAgent, session_id: str) -> None:
-        self._agent = agent
+    def __init__(self, request: RequestClient, session_id: str) -> None:
+        self._request = request
         self._session_id = session_id
 
     async def _call(self, method: str, **params: Any) -> dict[str, Any]:
-        result = await self._agent.connection.send_request(
-            method, {"sessionId": self._session_id, **params}
-        )
+        result = await self._request(method, {"sessionId": self._session_id, **params})
         return result if isinstance(result, dict) else {}
 
     async def create(
@@ -97,14 +95,14 @@ class ClientDelegates:
     terminal: _ClientTerminals | None
 
 
-def client_delegates(agent: IacAgent, session: Session) -> ClientDelegates:
-    caps = agent.client_capabilities
+def client_delegates(
+    request: RequestClient, caps: Mapping[str, Any], session_id: str
+) -> ClientDelegates:
+    """The delegates for one session, given the client's advertised capabilities."""
     fs_caps = caps.get("fs") or {}
-    fs = _ClientFs(agent, session.session_id)
+    fs = _ClientFs(request, session_id)
     return ClientDelegates(
         fs_read=fs if fs_caps.get("readTextFile") is True else None,
         fs_write=fs if fs_caps.get("writeTextFile") is True else None,
-        terminal=_ClientTerminals(agent, session.session_id)
-        if caps.get("terminal") is True
-        else None,
+        terminal=_ClientTerminals(request, session_id) if caps.get("terminal") is True else None,
     )

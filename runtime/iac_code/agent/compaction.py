@@ -16,10 +16,11 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from iac_code.agent.history import model_messages
-from iac_code.llm.base import ModelError, ModelRequest
+from iac_code.llm.base import ModelError, ModelRequest, Usage
 
 if TYPE_CHECKING:
-    from iac_code.agent.turn import Turn
+    from iac_code.agent.port import AgentPort
+    from iac_code.agent.session import Session
     from iac_code.llm.base import ModelClient
 
 log = logging.getLogger(__name__)
@@ -49,36 +50,38 @@ def kept_from(events: list[dict[str, Any]], keep_prompts: int = KEEP_RECENT_PROM
     return boundary if boundary > previous else None
 
 
-def _summary_request(turn: Turn, older: list[dict[str, Any]]) -> ModelRequest:
+def _summary_request(model: str, older: list[dict[str, Any]]) -> ModelRequest:
     messages = model_messages(older, images=False)
     if messages and messages[-1]["role"] == "user":
         messages.append({"role": "assistant", "content": [{"type": "text", "text": "(continue)"}]})
     messages.append({"role": "user", "content": [{"type": "text", "text": _INSTRUCTIONS}]})
     return ModelRequest(
-        model=turn.session.config.model,
+        model=model,
         system="You write faithful, compact summaries of coding sessions.",
         messages=messages,
         max_tokens=SUMMARY_MAX_TOKENS,
     )
 
 
-async def maybe_compact(turn: Turn, client: ModelClient) -> bool:
-    """Compact the session's history if the last request came close to the window."""
-    session = turn.session
-    window = turn.deps.settings.context_window
-    if not needs_compaction(session.last_context_tokens, window):
-        return False
+async def maybe_compact(port: AgentPort, session: Session, client: ModelClient) -> Usage:
+    """Compact the session's history if the last request came close to the window.
+
+    Returns the tokens the summary request used (zero when nothing was compacted), for the
+    turn's usage.
+    """
+    if not needs_compaction(session.last_context_tokens, port.settings.context_window):
+        return Usage()
     boundary = kept_from(session.events)
     if boundary is None:
-        return False
-    agent = turn.agent
+        return Usage()
     compaction_id = uuid.uuid4().hex
-    wants_progress = (agent.client_capabilities.get("session") or {}).get("compaction") is not None
+    session_caps = port.client_capabilities().get("session") or {}
+    wants_progress = session_caps.get("compaction") is not None
 
     async def progress(status: str, **details: Any) -> None:
         """``compaction_update``, only for clients that advertised ``session.compaction``."""
         if wants_progress:
-            await agent.notify(
+            await port.notify(
                 session.session_id,
                 {
                     "sessionUpdate": "compaction_update",
@@ -90,16 +93,15 @@ async def maybe_compact(turn: Turn, client: ModelClient) -> bool:
 
     await progress("in_progress")
     try:
-        response = await agent.complete_model(
-            client, _summary_request(turn, session.events[:boundary])
+        response = await port.model.complete(
+            client, _summary_request(session.config.model, session.events[:boundary])
         )
     except ModelError as exc:
         log.warning("compaction failed, continuing with the full history: %s", exc)
         await progress("failed", error=str(exc))
-        return False
-    turn.usage = turn.usage + response.usage
+        return Usage()
     summary = response.text.strip() or "(no summary)"
-    agent.persist(
+    port.persist(
         session,
         {
             "type": "compaction",
@@ -109,7 +111,7 @@ async def maybe_compact(turn: Turn, client: ModelClient) -> bool:
         },
     )
     session.last_context_tokens = 0
-    await agent.notify(
+    await port.notify(
         session.session_id,
         {
             "sessionUpdate": "agent_message_chunk",
@@ -122,4 +124,4 @@ async def maybe_compact(turn: Turn, client: ModelClient) -> bool:
         },
     )
     await progress("completed", summary=[{"type": "text", "text": summary}])
-    return True
+    return response.usage

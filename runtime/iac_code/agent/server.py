@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import anyio
 from acp_bindings.agent import AgentHandlers
 from acp_bindings.errors import AuthRequiredError, InvalidParamsError
 
 from iac_code.agent import info
 from iac_code.agent.commands import available_commands
-from iac_code.agent.history import interrupted_result_event, missing_tool_results, replay_updates
+from iac_code.agent.history import replay_updates
+from iac_code.agent.model_access import ModelAccess
 from iac_code.agent.options import (
     SessionConfig,
     apply_config_value,
@@ -29,19 +27,11 @@ from iac_code.agent.options import (
     config_options,
     modes_state,
 )
+from iac_code.agent.port import AgentPort
 from iac_code.agent.session import Session
 from iac_code.agent.timestamps import utc_now
 from iac_code.agent.tool_runner import ToolRunner
-from iac_code.agent.turn import Turn, TurnDependencies
-from iac_code.llm.base import (
-    MessageFinished,
-    ModelClient,
-    ModelRequest,
-    ModelResponse,
-    StreamEvent,
-    collect,
-)
-from iac_code.llm.retry import RetryNotice, stream_with_retries
+from iac_code.agent.turn import Turn, TurnDependencies, close_open_tool_calls
 from iac_code.rpc.context import current_request
 from iac_code.store import (
     InvalidCursorError,
@@ -56,6 +46,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from pydantic import BaseModel
 
+    from iac_code.llm.base import ModelClient
     from iac_code.rpc.connection import Connection
     from iac_code.settings import Settings
 
@@ -112,8 +103,17 @@ class IacAgent(AgentHandlers):
         self.store = store or SessionStore(settings.home)
         self.sessions: dict[str, Session] = {}
         self.client_capabilities: dict[str, Any] = {}
-        self._model_client: ModelClient | None = model_client
-        self.tools = ToolRunner(self)
+        self.models = ModelAccess(settings, model_client)
+        #: Everything a turn and its tools may ask of this agent; they get nothing else.
+        self.port = AgentPort(
+            settings=settings,
+            persist=self.persist,
+            notify=self.notify,
+            request_client=connection.send_request,
+            client_capabilities=lambda: self.client_capabilities,
+            model=self.models,
+        )
+        self.tools = ToolRunner(self.port)
         #: Lives as long as the connection; MCP servers of every session run in it.
         self.background = background
 
@@ -195,13 +195,7 @@ class IacAgent(AgentHandlers):
         return meta, events
 
     def _repair(self, session: Session) -> list[dict[str, Any]]:
-        """Give every orphaned tool_use an "interrupted" result, in memory and on disk (§4.3)."""
-        repairs = [
-            interrupted_result_event(tool_id) for tool_id in missing_tool_results(session.events)
-        ]
-        for event in repairs:
-            self.persist(session, event)
-        return repairs
+        return close_open_tool_calls(self.port, session)
 
     async def _start_mcp(self, session: Session, servers: list[dict[str, Any]] | None) -> None:
         """Start the client's MCP servers for this session, in the background."""
@@ -246,60 +240,13 @@ class IacAgent(AgentHandlers):
         """Stdin closed or SIGTERM: end turns (their history is persisted), release locks."""
         for session_id in list(self.sessions):
             await self._close(session_id)
-        close_client = getattr(self._model_client, "aclose", None)
-        if close_client is not None:
-            with anyio.move_on_after(1):
-                await close_client()
+        await self.models.aclose()
 
-    # ------------------------------------------------------------------ model and tools
+    # ------------------------------------------------------------------ model
 
     def model_client(self) -> ModelClient | None:
         """The model client, created on first use (``anthropic`` is imported only then)."""
-        if self._model_client is None:
-            if not self.settings.api_key:
-                return None
-            from iac_code.llm.anthropic_client import AnthropicModelClient
-
-            self._model_client = AnthropicModelClient(
-                api_key=self.settings.api_key, base_url=self.settings.base_url
-            )
-        return self._model_client
-
-    def _retrying(
-        self, client: ModelClient, request: ModelRequest
-    ) -> AsyncGenerator[StreamEvent, None]:
-        return stream_with_retries(
-            client, request, base_delay=self.settings.retry_base_delay, on_retry=self._log_retry
-        )
-
-    async def stream_model(self, client: ModelClient, request: ModelRequest) -> AsyncIterator[Any]:
-        """Model events with transient failures retried; the final event is the response."""
-        async with aclosing(self._retrying(client, request)) as events:
-            async for event in events:
-                yield event.response if isinstance(event, MessageFinished) else event
-
-    async def complete_model(self, client: ModelClient, request: ModelRequest) -> ModelResponse:
-        """One whole model response (no deltas), with the same retries as a turn's requests."""
-        return await collect(self._retrying(client, request))
-
-    @staticmethod
-    def _log_retry(notice: RetryNotice) -> None:
-        log.warning(
-            "model request failed (%s); retry %d of %d in %.1f s",
-            notice.error,
-            notice.attempt,
-            notice.max_attempts,
-            notice.delay,
-        )
-
-    def tool_specs(self, session: Session) -> list[dict[str, Any]]:
-        return self.tools.specs(session)
-
-    async def run_tools(self, turn: Turn, response: ModelResponse) -> None:
-        await self.tools.run(turn, response)
-
-    def close_open_tool_calls(self, session: Session) -> list[dict[str, Any]]:
-        return self._repair(session)
+        return self.models.client()
 
     # ------------------------------------------------------------------ methods
 
@@ -444,7 +391,7 @@ class IacAgent(AgentHandlers):
                 "A prompt is already running in this session.",
                 data={"sessionId": "a prompt is already running"},
             )
-        turn = Turn(session, TurnDependencies(agent=self, settings=self.settings))
+        turn = Turn(session, TurnDependencies(port=self.port, tools=self.tools))
         request = current_request()
         if request.cancel_requested:
             # ``$/cancel_request`` was read before this handler ran, so the connection has

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from iac_code.agent.options import DEFAULT_MODE, MODES, THOUGHT_LEVELS, SessionConfig
 
 if TYPE_CHECKING:
-    from iac_code.agent.turn import Turn
     from iac_code.mcp import McpSessionServers
     from iac_code.store import SessionLock
+
+
+class RunningTurn(Protocol):
+    """What the session's owner may do with the turn running in it (``agent.turn.Turn``)."""
+
+    def cancel(self) -> None: ...
+    async def cancel_and_wait(self) -> None: ...
 
 
 @dataclass
@@ -25,7 +31,7 @@ class Session:
     title: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     permission_rules: list[dict[str, Any]] = field(default_factory=list)
-    turn: Turn | None = None
+    turn: RunningTurn | None = None
     lock: SessionLock | None = None
     #: Whether the next prompt is the session's first (its text becomes the title).
     untitled: bool = True

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.lowlevel
@@ -20,7 +20,7 @@ from acp_bindings.errors import RpcError
 
 from iac_code.agent.client_delegates import client_delegates
 from iac_code.agent.history import interrupted_result_event
-from iac_code.llm.base import ModelRequest, ModelResponse
+from iac_code.llm.base import ModelRequest, ModelResponse, Usage
 from iac_code.rpc.errors import ConnectionClosedError
 from iac_code.tools.base import Tool, ToolContext, ToolOutcome
 from iac_code.tools.permissions import (
@@ -34,9 +34,8 @@ from iac_code.tools.permissions import (
 from iac_code.tools.registry import default_tools, tool_specs_for_model
 
 if TYPE_CHECKING:
-    from iac_code.agent.server import IacAgent
+    from iac_code.agent.port import AgentPort
     from iac_code.agent.session import Session
-    from iac_code.agent.turn import Turn
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +49,16 @@ _SUBAGENT_SYSTEM = (
 )
 
 
+class TurnHandle(Protocol):
+    """What tool calls need of the turn they run in (``agent.turn.Turn``)."""
+
+    session: Session
+    #: Tokens used so far; a sub-agent's model requests are added to it.
+    usage: Usage
+
+    def cancel(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class _CallScope:
     """Which tool set a call uses and which agent tool call (if any) it is nested in."""
@@ -59,8 +68,8 @@ class _CallScope:
 
 
 class ToolRunner:
-    def __init__(self, agent: IacAgent) -> None:
-        self.agent = agent
+    def __init__(self, port: AgentPort) -> None:
+        self.port = port
         self.tools = default_tools()
         self.subagent_tools = default_tools(include_agent=False)
 
@@ -75,7 +84,7 @@ class ToolRunner:
 
     # ------------------------------------------------------------------ main loop
 
-    async def run(self, turn: Turn, response: ModelResponse) -> None:
+    async def run(self, turn: TurnHandle, response: ModelResponse) -> None:
         """Run one model response's tool calls; read-only neighbours run concurrently."""
         scope = _CallScope(self.tools_for(turn.session))
         for read_only, batch in self._batches(response.tool_uses, scope.tools):
@@ -101,9 +110,12 @@ class ToolRunner:
                 batches.append((read_only, [use]))
         return batches
 
-    def _context(self, turn: Turn, tool_call_id: str) -> ToolContext:
+    def _context(self, turn: TurnHandle, tool_call_id: str) -> ToolContext:
         session = turn.session
-        delegates = client_delegates(self.agent, session)
+        port = self.port
+        delegates = client_delegates(
+            port.request_client, port.client_capabilities(), session.session_id
+        )
         return ToolContext.for_session(
             session.cwd,
             session.additional_directories,
@@ -115,10 +127,12 @@ class ToolRunner:
             report_plan=partial(self._report_plan, session),
         )
 
-    async def run_call(self, turn: Turn, use: dict[str, Any], scope: _CallScope) -> ToolOutcome:
+    async def run_call(
+        self, turn: TurnHandle, use: dict[str, Any], scope: _CallScope
+    ) -> ToolOutcome:
         """The whole lifecycle of one tool call; returns what the model gets back."""
         session = turn.session
-        agent = self.agent
+        port = self.port
         tool_call_id = str(use["id"])
         tool_input = use.get("input", {})
         tool = scope.tools.get(use.get("name", ""))
@@ -130,9 +144,9 @@ class ToolRunner:
             "rawInput": tool_input,
             "locations": tool.locations(tool_input, ctx) if tool else [],
         }
-        agent.persist(session, {"type": "tool_call", **announced, **self._nesting(scope)})
+        port.persist(session, {"type": "tool_call", **announced, **self._nesting(scope)})
         try:
-            await agent.notify(session.session_id, self._tool_call_update(announced, scope))
+            await port.notify(session.session_id, self._tool_call_update(announced, scope))
             if tool is None:
                 outcome = ToolOutcome.error(
                     f"There is no tool named {use.get('name')!r}. "
@@ -145,11 +159,11 @@ class ToolRunner:
             # repair only sees the tool_use blocks of the main conversation, so a sub-agent's
             # nested call would stay open for ever: close every announced call here.
             result_event = interrupted_result_event(tool_call_id)
-            agent.persist(session, result_event)
+            port.persist(session, result_event)
             await self._send_final(session, result_event)
             raise
         result_event = self._result_event(tool_call_id, outcome)
-        agent.persist(session, result_event)
+        port.persist(session, result_event)
         await self._send_final(session, result_event)
         return outcome
 
@@ -182,13 +196,13 @@ class ToolRunner:
             final["content"] = result_event["content"]
         with anyio.CancelScope(shield=True), anyio.move_on_after(_FINAL_UPDATE_S):
             try:
-                await self.agent.notify(session.session_id, final)
+                await self.port.notify(session.session_id, final)
             except (ConnectionClosedError, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 log.debug("final update of %s dropped: output closed", result_event["toolCallId"])
 
     async def _decide_and_run(
         self,
-        turn: Turn,
+        turn: TurnHandle,
         tool: Tool,
         tool_input: Any,
         ctx: ToolContext,
@@ -204,13 +218,13 @@ class ToolRunner:
         if decision.needs_asking:
             verdict = await self._ask(turn, announced, access, decision.reason, scope)
             if verdict.remember is not None:
-                self.agent.persist(
+                self.port.persist(
                     session,
                     {"type": "permission_rule", "tool": tool.name, "choice": verdict.remember},
                 )
             if not verdict.allowed:
                 return declined_outcome(tool, verdict.reason)
-        await self.agent.notify(
+        await self.port.notify(
             session.session_id,
             {
                 "sessionUpdate": "tool_call_update",
@@ -222,7 +236,7 @@ class ToolRunner:
 
     async def _ask(
         self,
-        turn: Turn,
+        turn: TurnHandle,
         announced: dict[str, Any],
         access: Any,
         reason: str,
@@ -241,7 +255,7 @@ class ToolRunner:
         if reason:
             params["_meta"] = {"iac_code": {"reason": reason}}
         try:
-            result = await self.agent.connection.send_request("session/request_permission", params)
+            result = await self.port.request_client("session/request_permission", params)
         except RpcError as exc:
             log.warning("permission request failed: %s", exc)
             return Verdict(False, reason="the client could not be asked")
@@ -273,22 +287,24 @@ class ToolRunner:
         return update
 
     async def _report_plan(self, session: Session, entries: list[dict[str, Any]]) -> None:
-        self.agent.persist(session, {"type": "plan", "entries": entries})
-        await self.agent.notify(session.session_id, {"sessionUpdate": "plan", "entries": entries})
+        self.port.persist(session, {"type": "plan", "entries": entries})
+        await self.port.notify(session.session_id, {"sessionUpdate": "plan", "entries": entries})
 
     async def _report_content(
         self, session: Session, tool_call_id: str, content: list[dict[str, Any]]
     ) -> None:
-        await self.agent.notify(
+        await self.port.notify(
             session.session_id,
             {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, "content": content},
         )
 
     # ------------------------------------------------------------------ sub-agent
 
-    async def _run_subagent(self, turn: Turn, parent_id: str, task: str, description: str) -> str:
+    async def _run_subagent(
+        self, turn: TurnHandle, parent_id: str, task: str, description: str
+    ) -> str:
         """A nested model ↔ tools loop; its tool calls are visible and ask like any other."""
-        client = self.agent.model_client()
+        client = self.port.model.client()
         if client is None:
             return "The sub-agent could not start: no model is configured."
         scope = _CallScope(self.subagent_tools, parent_tool_call_id=parent_id)
@@ -305,9 +321,9 @@ class ToolRunner:
                 system=_SUBAGENT_SYSTEM + f"\nWorking directory: {session.cwd}",
                 messages=messages,
                 tools=tool_specs_for_model(self.subagent_tools),
-                max_tokens=self.agent.settings.max_tokens,
+                max_tokens=self.port.settings.max_tokens,
             )
-            response = await self.agent.complete_model(client, request)
+            response = await self.port.model.complete(client, request)
             turn.usage = turn.usage + response.usage
             messages.append(response.as_message())
             if response.stop_reason != "tool_use":

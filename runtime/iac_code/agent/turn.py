@@ -20,7 +20,7 @@ from acp_bindings.errors import AuthRequiredError, InternalError
 from iac_code.agent import info
 from iac_code.agent.compaction import maybe_compact
 from iac_code.agent.content import check_prompt, title_from_prompt
-from iac_code.agent.history import model_messages
+from iac_code.agent.history import interrupted_result_event, missing_tool_results, model_messages
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.agent.timestamps import utc_now
 from iac_code.llm.base import (
@@ -34,9 +34,10 @@ from iac_code.llm.base import (
 )
 
 if TYPE_CHECKING:
-    from iac_code.agent.server import IacAgent
+    from iac_code.agent.port import AgentPort
     from iac_code.agent.session import Session
-    from iac_code.settings import Settings
+    from iac_code.agent.tool_runner import ToolRunner
+    from iac_code.llm.base import ModelClient
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +53,20 @@ _STOP_REASONS = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class TurnDependencies:
-    agent: IacAgent
-    settings: Settings
+    port: AgentPort
+    tools: ToolRunner
+
+
+def close_open_tool_calls(port: AgentPort, session: Session) -> list[dict[str, Any]]:
+    """Give every orphaned tool_use an "interrupted" result, in memory and on disk (§4.3)."""
+    repairs = [
+        interrupted_result_event(tool_id) for tool_id in missing_tool_results(session.events)
+    ]
+    for event in repairs:
+        port.persist(session, event)
+    return repairs
 
 
 @dataclass
@@ -80,8 +91,8 @@ class _Streamed:
 class Turn:
     def __init__(self, session: Session, deps: TurnDependencies) -> None:
         self.session = session
-        self.deps = deps
-        self.agent = deps.agent
+        self.port = deps.port
+        self.tools = deps.tools
         self._scope: anyio.CancelScope | None = None
         self._cancel_requested = False
         self._done = anyio.Event()
@@ -122,7 +133,7 @@ class Turn:
 
     async def _run(self, prompt: list[dict[str, Any]], message_id: str | None) -> dict[str, Any]:
         check_prompt(prompt)
-        client = self.agent.model_client()
+        client = self.port.model.client()
         if client is None:
             raise AuthRequiredError(
                 "Set ANTHROPIC_API_KEY to use the model.",
@@ -131,7 +142,7 @@ class Turn:
         session = self.session
         first_prompt = session.untitled
         self.started = True
-        self.agent.persist(
+        self.port.persist(
             session,
             {
                 "type": "user_message",
@@ -142,7 +153,7 @@ class Turn:
         if first_prompt:
             session.title = title_from_prompt(prompt)
             if session.title:
-                await self.agent.notify(
+                await self.port.notify(
                     session.session_id,
                     {"sessionUpdate": "session_info_update", "title": session.title},
                 )
@@ -166,7 +177,7 @@ class Turn:
             stop_reason = "cancelled"
         await self._report_closed_calls()
         self.updated_at = utc_now()
-        await self.agent.notify(
+        await self.port.notify(
             session.session_id,
             {"sessionUpdate": "session_info_update", "updatedAt": self.updated_at},
         )
@@ -175,7 +186,7 @@ class Turn:
     async def _report_closed_calls(self) -> None:
         """Tell the client how interrupted tool calls ended, before the prompt answers."""
         for event in self._closed_calls:
-            await self.agent.notify(
+            await self.port.notify(
                 self.session.session_id,
                 {
                     "sessionUpdate": "tool_call_update",
@@ -187,18 +198,18 @@ class Turn:
             )
         self._closed_calls = []
 
-    async def _loop(self, client: Any) -> str:
-        limit = self.deps.settings.max_turn_requests
+    async def _loop(self, client: ModelClient) -> str:
+        limit = self.port.settings.max_turn_requests
         if self.session.mcp is not None:
             # Servers start in the background at session/new; give slow ones a moment to
             # list their tools before the first request of the turn (cancellable).
             await self.session.mcp.ready(MCP_READY_TIMEOUT_S)
         for _ in range(limit):
-            await maybe_compact(self, client)
+            self.usage = self.usage + await maybe_compact(self.port, self.session, client)
             response = await self._model_step(client)
             if response.stop_reason != "tool_use":
                 return _STOP_REASONS.get(response.stop_reason or "end_turn", "end_turn")
-            await self.agent.run_tools(self, response)
+            await self.tools.run(self, response)
         return "max_turn_requests"
 
     def _request(self) -> ModelRequest:
@@ -208,17 +219,17 @@ class Turn:
             model=session.config.model,
             system=build_system_prompt(session.cwd, session.roots),
             messages=messages,
-            tools=self.agent.tool_specs(session),
-            max_tokens=self.deps.settings.max_tokens,
+            tools=self.tools.specs(session),
+            max_tokens=self.port.settings.max_tokens,
             thinking_budget=session.config.thinking_budget or None,
         )
 
-    async def _model_step(self, client: Any) -> ModelResponse:
+    async def _model_step(self, client: ModelClient) -> ModelResponse:
         session_id = self.session.session_id
         streamed = _Streamed(message_id=uuid.uuid4().hex)
         self._streamed = streamed
         response: ModelResponse | None = None
-        async for event in self.agent.stream_model(client, self._request()):
+        async for event in self.port.model.stream(client, self._request()):
             if isinstance(event, TextDelta):
                 streamed.text.append(event.text)
                 await self._relay(session_id, "agent_message_chunk", event.text, streamed)
@@ -230,7 +241,7 @@ class Turn:
         if response is None:
             raise InternalError("The model stream ended without a response.")
         self._streamed = None
-        self.agent.persist(
+        self.port.persist(
             self.session,
             {
                 "type": "assistant_message",
@@ -241,19 +252,19 @@ class Turn:
         )
         self.usage = self.usage + response.usage
         self.session.last_context_tokens = response.usage.context_tokens
-        await self.agent.notify(
+        await self.port.notify(
             session_id,
             {
                 "sessionUpdate": "usage_update",
                 "used": response.usage.context_tokens,
-                "size": self.deps.settings.context_window,
+                "size": self.port.settings.context_window,
             },
         )
         return response
 
     async def _relay(self, session_id: str, kind: str, text: str, streamed: _Streamed) -> None:
         """One streamed delta as a chunk; chunks of one model message share its messageId."""
-        await self.agent.notify(
+        await self.port.notify(
             session_id,
             {
                 "sessionUpdate": kind,
@@ -266,7 +277,7 @@ class Turn:
         """Keep what was streamed before an interruption, and close open tool calls."""
         streamed, self._streamed = self._streamed, None
         if streamed is not None and (streamed.text or streamed.thinking):
-            self.agent.persist(
+            self.port.persist(
                 self.session,
                 {
                     "type": "assistant_message",
@@ -276,7 +287,7 @@ class Turn:
                     "interrupted": True,
                 },
             )
-        self._closed_calls = self.agent.close_open_tool_calls(self.session)
+        self._closed_calls = close_open_tool_calls(self.port, self.session)
 
     def _response(self, stop_reason: str) -> dict[str, Any]:
         usage = self.usage
