@@ -23,7 +23,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp_bindings.agent import AgentHandlers
 from acp_bindings.errors import InvalidParamsError, MethodNotFoundError
@@ -32,7 +32,10 @@ from pydantic import BaseModel, ValidationError
 from iac_code.rpc.context import RequestContext
 from iac_code.rpc.param_errors import describe_validation_error
 
-__all__ = ["MethodEntry", "Router", "dump_result", "validate_params"]
+if TYPE_CHECKING:
+    from acp_bindings.methods import MethodSpec
+
+__all__ = ["MethodEntry", "Router", "build_models", "dump_result", "validate_params"]
 
 _AGENT_SIDE = "agent"
 
@@ -82,6 +85,42 @@ def dump_result(result: object) -> object:
     if isinstance(result, BaseModel):
         return result.model_dump(by_alias=True, exclude_unset=True, mode="json")
     return result
+
+
+def is_stub(handlers: type, python_name: str, stubs: type = AgentHandlers) -> bool:
+    """Whether ``handlers`` leave the method to the generated default (or lack it)."""
+    own = getattr(handlers, python_name, None)
+    return own is None or own is getattr(stubs, python_name, None)
+
+
+def build_models(
+    handlers: type,
+    methods: Mapping[str, MethodSpec] | None = None,
+    *,
+    stubs: type = AgentHandlers,
+) -> list[str]:
+    """Build the params and result models of every method ``handlers`` implement, now.
+
+    The generated models build their validators on first use (the first one in a process
+    costs tens of milliseconds, later ones a few each), which would land on the first request
+    of each method. The stdio server calls this while the runtime is still loading in the
+    background, before any request is read. Returns the wire names covered.
+    """
+    if methods is None:
+        from acp_bindings.methods import METHODS
+
+        methods = METHODS
+    built = []
+    for spec in methods.values():
+        if spec.side != _AGENT_SIDE or spec.alias_of is not None:
+            continue
+        if is_stub(handlers, spec.python_name, stubs):
+            continue
+        for model in (spec.params_model(), spec.result_model()):
+            if model is not None:
+                model.model_rebuild(force=True)
+        built.append(spec.name)
+    return built
 
 
 class Router:
@@ -163,9 +202,6 @@ class Router:
     def _implementation(self, python_name: str) -> Callable[[Any], Awaitable[Any]] | None:
         """The handlers' own method of that name; None when absent or the generated default."""
         call = getattr(self._handlers, python_name, None)
-        if call is None:
-            return None
-        own = getattr(type(self._handlers), python_name, None)
-        if own is not None and own is getattr(self._stubs, python_name, None):
+        if call is None or is_stub(type(self._handlers), python_name, self._stubs):
             return None
         return call

@@ -11,17 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-# Warm the models the first requests use, so the first session/new is fast too.
-from acp_bindings.models import (  # noqa: F401
-    InitializeRequest,
-    NewSessionRequest,
-    PromptRequest,
-)
-
 from iac_code.agent.server import IacAgent
 from iac_code.logs import configure_logging
-from iac_code.router import Router
+from iac_code.router import Router, build_models
 from iac_code.rpc.stdio import serve_stdio
+
+# Build the validators of every implemented method's params and result now, while this
+# module is imported in the background (see iac_code.prelude), so no first request pays it.
+build_models(IacAgent)
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup

@@ -394,3 +394,18 @@ async def test_handlers_not_derived_from_the_stubs_are_routed_by_attribute() -> 
     router, handlers = fake_router()
     await router.handle_request(CTX, "x/plain", {"flag": True})
     assert handlers.calls[0][0] == "x_plain"
+
+
+def test_build_models_covers_exactly_the_implemented_agent_methods() -> None:
+    agent = pytest.importorskip("acp_bindings.agent")
+    from acp_bindings.methods import METHODS
+    from iac_code.router import build_models
+
+    class Listing(agent.AgentHandlers):  # type: ignore[name-defined]
+        async def session_list(self, params: Any) -> dict[str, Any]:
+            return {"sessions": []}
+
+    # The alias sessions/list shares the canonical method's models; logout is a stub.
+    assert build_models(Listing) == ["session/list"]
+    assert METHODS["session/list"].params_model().__pydantic_complete__
+    assert METHODS["session/list"].result_model().__pydantic_complete__

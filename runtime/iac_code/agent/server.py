@@ -1,7 +1,10 @@
 """``IacAgent``: the implementation of every agent-side ACP method (SPEC §2).
 
 Handlers receive params already validated by the router against the generated models and
-answer with plain wire dicts (camelCase); the router sends them as they are. Session state
+answer with the generated response models, which the router dumps to the wire once.
+``session/update`` notifications stay plain wire dicts built by the code that knows them:
+they are the hot path (one per streamed chunk), and their shapes are covered by the schema
+tests and the conformance checker instead. Session state
 lives in :class:`~iac_code.agent.session.Session` objects held here while a session is
 active on this connection; everything durable goes through the session store.
 """
@@ -10,11 +13,39 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from acp_bindings.agent import AgentHandlers
 from acp_bindings.errors import AuthRequiredError, InvalidParamsError
+from acp_bindings.models import (
+    AuthenticateRequest,
+    AuthenticateResponse,
+    CancelNotification,
+    CloseSessionRequest,
+    CloseSessionResponse,
+    DeleteSessionRequest,
+    DeleteSessionResponse,
+    ForkSessionRequest,
+    ForkSessionResponse,
+    InitializeRequest,
+    InitializeResponse,
+    ListSessionsRequest,
+    ListSessionsResponse,
+    LoadSessionRequest,
+    LoadSessionResponse,
+    NewSessionRequest,
+    NewSessionResponse,
+    PromptRequest,
+    PromptResponse,
+    ResumeSessionRequest,
+    ResumeSessionResponse,
+    SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse,
+    SetSessionModeRequest,
+    SetSessionModeResponse,
+)
 
 from iac_code.agent import info
 from iac_code.agent.commands import available_commands
@@ -56,7 +87,7 @@ UNKNOWN_SESSION = "unknown session"
 
 
 def wire(params: BaseModel) -> dict[str, Any]:
-    """The validated params as a camelCase dict (only the fields the client sent)."""
+    """A validated model as a camelCase dict (only the fields the client sent)."""
     return params.model_dump(by_alias=True, exclude_unset=True, mode="json")
 
 
@@ -197,7 +228,7 @@ class IacAgent(AgentHandlers):
     def _repair(self, session: Session) -> list[dict[str, Any]]:
         return close_open_tool_calls(self.port, session)
 
-    async def _start_mcp(self, session: Session, servers: list[dict[str, Any]] | None) -> None:
+    async def _start_mcp(self, session: Session, servers: Sequence[BaseModel] | None) -> None:
         """Start the client's MCP servers for this session, in the background."""
         if not servers or session.mcp is not None:
             return
@@ -207,7 +238,7 @@ class IacAgent(AgentHandlers):
         from iac_code.mcp import McpSessionServers
 
         session.mcp = await McpSessionServers.start(
-            servers,
+            [wire(server) for server in servers],
             session.cwd,
             logger=logging.getLogger("iac_code.mcp"),
             task_group=self.background,
@@ -249,19 +280,25 @@ class IacAgent(AgentHandlers):
         return self.models.client()
 
     # ------------------------------------------------------------------ methods
+    # Each handler has the exact signature of its ``AgentHandlers`` stub (mypy checks the
+    # overrides; tests/agent/test_agent_handler_signatures.py compares them at runtime) and
+    # answers with the generated response model, which the router dumps once.
 
-    async def initialize(self, params: Any) -> Any:
-        raw = wire(params)
-        self.client_capabilities = raw.get("clientCapabilities", {})
-        return info.initialize_result(raw["protocolVersion"], images=self._models_accept_images())
+    async def initialize(self, params: InitializeRequest) -> InitializeResponse:
+        caps = params.client_capabilities
+        self.client_capabilities = wire(caps) if caps is not None else {}
+        # The same data the start-up fast path sends, so both answers agree.
+        result = info.initialize_result(
+            params.protocol_version, images=self._models_accept_images()
+        )
+        return InitializeResponse.model_validate(result)
 
     def remember_fast_initialize(self, raw: dict[str, Any]) -> None:
         """The start-up fast path answered ``initialize``; adopt what the client sent."""
         self.client_capabilities = raw.get("clientCapabilities", {})
 
-    async def authenticate(self, params: Any) -> Any:
-        method_id = wire(params)["methodId"]
-        if method_id != info.API_KEY_AUTH_METHOD_ID:
+    async def authenticate(self, params: AuthenticateRequest) -> AuthenticateResponse:
+        if params.method_id != info.API_KEY_AUTH_METHOD_ID:
             raise InvalidParamsError(
                 "Unknown authentication method.",
                 data={"methodId": f"must be {info.API_KEY_AUTH_METHOD_ID}"},
@@ -271,12 +308,11 @@ class IacAgent(AgentHandlers):
                 "ANTHROPIC_API_KEY is not set in the agent's environment.",
                 data={"authMethods": [info.API_KEY_AUTH_METHOD_ID]},
             )
-        return {}
+        return AuthenticateResponse()
 
-    async def session_new(self, params: Any) -> Any:
-        raw = wire(params)
-        cwd = _absolute_dir(raw.get("cwd"), "cwd")
-        extra = _extra_dirs(raw.get("additionalDirectories"))
+    async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
+        cwd = _absolute_dir(params.cwd, "cwd")
+        extra = _extra_dirs(params.additional_directories)
         session_id = new_session_id()
         try:
             self.store.create(session_id, str(cwd), additional_directories=[str(d) for d in extra])
@@ -284,108 +320,107 @@ class IacAgent(AgentHandlers):
             log.error("cannot create session on disk: %s", exc)
             raise
         session = self._open(session_id, cwd, extra, [])
-        await self._start_mcp(session, raw.get("mcpServers"))
+        await self._start_mcp(session, params.mcp_servers)
         current_request().after_response(lambda: self._after_response(session_id))
-        return {"sessionId": session.session_id, **self._session_state(session)}
+        return NewSessionResponse.model_validate(
+            {"sessionId": session.session_id, **self._session_state(session)}
+        )
 
-    async def session_load(self, params: Any) -> Any:
-        raw = wire(params)
-        session = await self._activate(raw)
+    async def session_load(self, params: LoadSessionRequest) -> LoadSessionResponse:
+        session = await self._activate(params)
         for update in replay_updates(session.events):
             await self.notify(session.session_id, update)
         current_request().after_response(lambda: self._after_response(session.session_id))
-        return self._session_state(session)
+        return LoadSessionResponse.model_validate(self._session_state(session))
 
-    async def session_resume(self, params: Any) -> Any:
-        session = await self._activate(wire(params))
+    async def session_resume(self, params: ResumeSessionRequest) -> ResumeSessionResponse:
+        session = await self._activate(params)
         current_request().after_response(lambda: self._after_response(session.session_id))
-        return self._session_state(session)
+        return ResumeSessionResponse.model_validate(self._session_state(session))
 
-    async def _activate(self, raw: dict[str, Any]) -> Session:
-        meta, events = self._load_persisted(raw.get("sessionId"), raw.get("cwd"))
+    async def _activate(self, params: LoadSessionRequest | ResumeSessionRequest) -> Session:
+        meta, events = self._load_persisted(params.session_id, params.cwd)
         active = self.sessions.get(meta.session_id)
         if active is not None:
             return active  # already open here: load re-replays, resume is a no-op
-        extra = _extra_dirs(raw.get("additionalDirectories") or meta.additional_directories)
+        extra = _extra_dirs(params.additional_directories or meta.additional_directories)
         session = self._open(meta.session_id, Path(meta.cwd), extra, events)
         session.title = meta.title
         self._repair(session)
-        await self._start_mcp(session, raw.get("mcpServers"))
+        await self._start_mcp(session, params.mcp_servers)
         return session
 
-    async def session_fork(self, params: Any) -> Any:
-        raw = wire(params)
-        source_id = raw.get("sessionId")
-        meta = self.store.get_meta(source_id) if isinstance(source_id, str) else None
+    async def session_fork(self, params: ForkSessionRequest) -> ForkSessionResponse:
+        meta = self.store.get_meta(params.session_id)
         if meta is None:
             raise InvalidParamsError("Unknown session.", data={"sessionId": UNKNOWN_SESSION})
-        cwd = _absolute_dir(raw.get("cwd") or meta.cwd, "cwd")
+        cwd = _absolute_dir(params.cwd or meta.cwd, "cwd")
         # Validated before anything is written, like session/new (a bad path leaves no fork).
-        extra = _extra_dirs(raw.get("additionalDirectories") or meta.additional_directories)
+        extra = _extra_dirs(params.additional_directories or meta.additional_directories)
         fork_id = new_session_id()
         fork_meta = self.store.fork(meta.session_id, fork_id, cwd=str(cwd))
-        if raw.get("additionalDirectories"):
+        if params.additional_directories:
             self.store.update_meta(fork_id, additional_directories=[str(d) for d in extra])
         events = self.store.load_events(fork_id)
         session = self._open(fork_id, cwd, extra, events)
         session.title = fork_meta.title
         self._repair(session)
-        await self._start_mcp(session, raw.get("mcpServers"))
+        await self._start_mcp(session, params.mcp_servers)
         current_request().after_response(lambda: self._after_response(fork_id))
-        return {"sessionId": fork_id, **self._session_state(session)}
+        return ForkSessionResponse.model_validate(
+            {"sessionId": fork_id, **self._session_state(session)}
+        )
 
-    async def session_close(self, params: Any) -> Any:
-        await self._close(wire(params)["sessionId"])
-        return {}
+    async def session_close(self, params: CloseSessionRequest) -> CloseSessionResponse:
+        await self._close(params.session_id)
+        return CloseSessionResponse()
 
-    async def session_delete(self, params: Any) -> Any:
-        session_id = wire(params)["sessionId"]
-        await self._close(session_id)
+    async def session_delete(self, params: DeleteSessionRequest) -> DeleteSessionResponse:
+        await self._close(params.session_id)
         try:
-            self.store.delete(session_id)
+            self.store.delete(params.session_id)
         except SessionNotFoundError:
             pass  # deleting twice is fine
-        return {}
+        return DeleteSessionResponse()
 
-    async def session_list(self, params: Any) -> Any:
-        raw = wire(params)
-        cwd = raw.get("cwd")
+    async def session_list(self, params: ListSessionsRequest) -> ListSessionsResponse:
+        cwd = params.cwd
         if cwd is not None:
             cwd = str(_absolute_dir(cwd, "cwd", must_exist=False))
         try:
-            metas, cursor = self.store.list(cwd=cwd, cursor=raw.get("cursor"))
+            metas, cursor = self.store.list(cwd=cwd, cursor=params.cursor)
         except InvalidCursorError as exc:
             raise InvalidParamsError("Invalid cursor.", data={"cursor": "invalid cursor"}) from exc
         result: dict[str, Any] = {"sessions": [meta.to_wire() for meta in metas]}
         if cursor is not None:
             result["nextCursor"] = cursor
-        return result
+        return ListSessionsResponse.model_validate(result)
 
-    async def session_set_mode(self, params: Any) -> Any:
-        raw = wire(params)
-        session = self._active(raw["sessionId"])
-        mode_id = check_mode(raw["modeId"])
+    async def session_set_mode(self, params: SetSessionModeRequest) -> SetSessionModeResponse:
+        session = self._active(params.session_id)
+        mode_id = check_mode(params.mode_id)
         self.persist(session, {"type": "mode", "modeId": mode_id})
         await self.notify(
             session.session_id, {"sessionUpdate": "current_mode_update", "currentModeId": mode_id}
         )
-        return {}
+        return SetSessionModeResponse()
 
-    async def session_set_config_option(self, params: Any) -> Any:
-        raw = wire(params)
-        session = self._active(raw["sessionId"])
-        config_id, value = raw["configId"], raw.get("value")
+    async def session_set_config_option(
+        self, params: SetSessionConfigOptionRequest
+    ) -> SetSessionConfigOptionResponse:
+        choice = params.root  # a boolean option or a select option's value id
+        session = self._active(choice.session_id)
+        config_id, value = choice.config_id, choice.value
         apply_config_value(session.config, session.models, config_id, value)
         self.persist(session, {"type": "config", "configId": config_id, "value": value})
         options = config_options(session.config, session.models)
         await self.notify(
             session.session_id, {"sessionUpdate": "config_option_update", "configOptions": options}
         )
-        return {"configOptions": options}
+        return SetSessionConfigOptionResponse.model_validate({"configOptions": options})
 
-    async def session_prompt(self, params: Any) -> Any:
-        raw = wire(params)
-        session = self._active(raw["sessionId"])
+    async def session_prompt(self, params: PromptRequest) -> PromptResponse:
+        session = self._active(params.session_id)
         if session.turn is not None:
             raise InvalidParamsError(
                 "A prompt is already running in this session.",
@@ -401,8 +436,13 @@ class IacAgent(AgentHandlers):
             return turn.cancelled_before_start()
         session.turn = turn
         request.on_cancel(turn.cancel)
+        # ``messageId`` (unstable) is not in the v1 model: it arrives as an extra field.
+        message_id = (params.model_extra or {}).get("messageId")
         try:
-            return await turn.run(raw["prompt"], message_id=raw.get("messageId"))
+            return await turn.run(
+                [wire(block) for block in params.prompt],
+                message_id=message_id if isinstance(message_id, str) else None,
+            )
         finally:
             session.turn = None
             if turn.started and session.session_id in self.sessions:
@@ -414,7 +454,7 @@ class IacAgent(AgentHandlers):
         except (StoreWriteError, SessionNotFoundError) as exc:
             log.error("could not update session metadata: %s", exc)
 
-    async def session_cancel(self, params: Any) -> None:
-        session = self.sessions.get(wire(params)["sessionId"])
+    async def session_cancel(self, params: CancelNotification) -> None:
+        session = self.sessions.get(params.session_id)
         if session is not None and session.turn is not None:
             session.turn.cancel()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from acp_bindings.errors import AuthRequiredError, InternalError
+from acp_bindings.models import PromptResponse
 
 from iac_code.agent import info
 from iac_code.agent.compaction import maybe_compact
@@ -110,7 +111,7 @@ class Turn:
         if self._scope is not None:
             self._scope.cancel()
 
-    def cancelled_before_start(self) -> dict[str, Any]:
+    def cancelled_before_start(self) -> PromptResponse:
         """The answer for a prompt cancelled before its turn began (history untouched)."""
         self._cancel_requested = True
         self._done.set()
@@ -125,13 +126,13 @@ class Turn:
 
     async def run(
         self, prompt: list[dict[str, Any]], *, message_id: str | None = None
-    ) -> dict[str, Any]:
+    ) -> PromptResponse:
         try:
             return await self._run(prompt, message_id)
         finally:
             self._done.set()
 
-    async def _run(self, prompt: list[dict[str, Any]], message_id: str | None) -> dict[str, Any]:
+    async def _run(self, prompt: list[dict[str, Any]], message_id: str | None) -> PromptResponse:
         check_prompt(prompt)
         client = self.port.model.client()
         if client is None:
@@ -289,27 +290,30 @@ class Turn:
             )
         self._closed_calls = close_open_tool_calls(self.port, self.session)
 
-    def _response(self, stop_reason: str) -> dict[str, Any]:
+    def _response(self, stop_reason: str) -> PromptResponse:
         usage = self.usage
-        return {
-            "stopReason": stop_reason,
-            # The unstable ACP ``usage`` field, for clients that already read it.
-            "usage": {
-                "totalTokens": usage.total_tokens,
-                "inputTokens": usage.input_tokens,
-                "outputTokens": usage.output_tokens,
-                "cachedReadTokens": usage.cache_read_tokens,
-                "cachedWriteTokens": usage.cache_write_tokens,
-            },
-            "_meta": {
-                "iac_code": {
-                    "usage": {
-                        "inputTokens": usage.input_tokens,
-                        "outputTokens": usage.output_tokens,
-                        "cacheReadTokens": usage.cache_read_tokens,
-                        "cacheWriteTokens": usage.cache_write_tokens,
-                        "totalTokens": usage.total_tokens,
+        return PromptResponse.model_validate(
+            {
+                "stopReason": stop_reason,
+                # The unstable ACP ``usage`` field (an extra to the v1 model), for clients
+                # that already read it.
+                "usage": {
+                    "totalTokens": usage.total_tokens,
+                    "inputTokens": usage.input_tokens,
+                    "outputTokens": usage.output_tokens,
+                    "cachedReadTokens": usage.cache_read_tokens,
+                    "cachedWriteTokens": usage.cache_write_tokens,
+                },
+                "_meta": {
+                    "iac_code": {
+                        "usage": {
+                            "inputTokens": usage.input_tokens,
+                            "outputTokens": usage.output_tokens,
+                            "cacheReadTokens": usage.cache_read_tokens,
+                            "cacheWriteTokens": usage.cache_write_tokens,
+                            "totalTokens": usage.total_tokens,
+                        }
                     }
-                }
-            },
-        }
+                },
+            }
+        )
