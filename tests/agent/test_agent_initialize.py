@@ -86,3 +86,14 @@ async def test_authenticate_with_an_unknown_method_is_invalid_params(tmp_path: P
         reply = await client.call("authenticate", {"methodId": "oauth"})
     assert reply.error["code"] == -32602
     assert "methodId" in reply.error["data"]
+
+
+async def test_the_handler_and_the_start_up_fast_path_send_the_same_bytes(tmp_path: Path) -> None:
+    from iac_code.prelude import initialize_response_bytes
+    from iac_code.rpc.framing import encode_message
+
+    params = {"protocolVersion": 1, "clientCapabilities": {"terminal": True}}
+    async with open_agent(tmp_path) as client:
+        reply = await client.call("initialize", params)
+    handler_frame = encode_message({"jsonrpc": "2.0", "id": 7, "result": reply.result})
+    assert handler_frame == initialize_response_bytes(7, params)

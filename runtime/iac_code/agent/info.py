@@ -41,13 +41,15 @@ def agent_capabilities(*, images: bool) -> dict[str, Any]:
         "loadSession": True,
         "promptCapabilities": {"image": images, "audio": False, "embeddedContext": True},
         "mcpCapabilities": {"http": False, "sse": False},
+        # In the order of the generated model's fields, so that the handler's dumped model
+        # and the fast path's plain dict serialise to the same bytes.
         "sessionCapabilities": {
             "list": {},
-            "close": {},
-            "resume": {},
             "delete": {},
-            "fork": {},
             "additionalDirectories": {},
+            "resume": {},
+            "close": {},
+            "fork": {},
         },
     }
 
@@ -56,6 +58,6 @@ def initialize_result(requested_version: int, *, images: bool = True) -> dict[st
     return {
         "protocolVersion": negotiate_protocol_version(requested_version),
         "agentCapabilities": agent_capabilities(images=images),
-        "agentInfo": {"name": AGENT_NAME, "title": AGENT_TITLE, "version": __version__},
         "authMethods": auth_methods(),
+        "agentInfo": {"name": AGENT_NAME, "title": AGENT_TITLE, "version": __version__},
     }
