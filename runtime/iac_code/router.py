@@ -5,9 +5,10 @@ agent handles it, that its kind matches and that the handlers implement it, vali
 ``params`` strictly into the generated model, call the ``AgentHandlers`` method of the same
 Python name, and dump the model result in wire form.
 
-A method the handlers leave to the generated ``AgentHandlers`` default is unimplemented: it
-answers -32601 *before* its params are looked at, so a client probing an optional method
-learns "not implemented" whatever it sent, never a -32602 about params nobody would read.
+A method the handlers leave to the generated ``AgentHandlers`` default (of any protocol
+version's bindings) is unimplemented: it answers -32601 *before* its params are looked at, so
+a client probing an optional method learns "not implemented" whatever it sent, never a
+-32602 about params nobody would read.
 
 The resolved handler and model class are cached per method name, so a call costs two dict
 lookups plus the validation itself.
@@ -25,7 +26,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from acp_bindings.agent import AgentHandlers
 from acp_bindings.errors import InvalidParamsError, MethodNotFoundError
 from pydantic import BaseModel, ValidationError
 
@@ -87,17 +87,26 @@ def dump_result(result: object) -> object:
     return result
 
 
-def is_stub(handlers: type, python_name: str, stubs: type = AgentHandlers) -> bool:
-    """Whether ``handlers`` leave the method to the generated default (or lack it)."""
-    own = getattr(handlers, python_name, None)
-    return own is None or own is getattr(stubs, python_name, None)
+def _is_generated_stub_class(cls: type) -> bool:
+    """``acp_bindings.agent.AgentHandlers`` or its twin in another version's bindings."""
+    return cls.__name__ == "AgentHandlers" and cls.__module__.split(".")[0] == "acp_bindings"
+
+
+def is_stub(handlers: type, python_name: str) -> bool:
+    """Whether ``handlers`` lack the method or leave it to the generated default.
+
+    The class that defines the method (first in the MRO) decides, so any subclass of any
+    version's generated ``AgentHandlers`` is judged alike.
+    """
+    for cls in handlers.__mro__:
+        if python_name in vars(cls):
+            return _is_generated_stub_class(cls)
+    return True
 
 
 def build_models(
     handlers: type,
     methods: Mapping[str, MethodSpec] | None = None,
-    *,
-    stubs: type = AgentHandlers,
 ) -> list[str]:
     """Build the params and result models of every method ``handlers`` implement, now.
 
@@ -114,7 +123,7 @@ def build_models(
     for spec in methods.values():
         if spec.side != _AGENT_SIDE or spec.alias_of is not None:
             continue
-        if is_stub(handlers, spec.python_name, stubs):
+        if is_stub(handlers, spec.python_name):
             continue
         for model in (spec.params_model(), spec.result_model()):
             if model is not None:
@@ -128,7 +137,6 @@ class Router:
 
     ``methods`` defaults to ``acp_bindings.methods.METHODS``; ``handlers`` is an
     ``AgentHandlers`` instance (any object with one coroutine method per Python name).
-    ``stubs`` is the class whose methods mean "not implemented" (default: ``AgentHandlers``).
     """
 
     def __init__(
@@ -136,7 +144,6 @@ class Router:
         handlers: object,
         methods: Mapping[str, MethodEntry] | None = None,
         *,
-        stubs: type = AgentHandlers,
         logger: logging.Logger | None = None,
     ) -> None:
         if methods is None:
@@ -145,7 +152,6 @@ class Router:
             methods = METHODS
         self._handlers = handlers
         self._methods = methods
-        self._stubs = stubs
         # Fields the protocol requires but the agent tolerates missing (e.g. ``mcpServers``
         # in ``session/new``): handlers may declare ``PARAM_DEFAULTS = {method: {field: v}}``.
         self._defaults: Mapping[str, Mapping[str, Any]] = getattr(handlers, "PARAM_DEFAULTS", {})
@@ -202,6 +208,6 @@ class Router:
     def _implementation(self, python_name: str) -> Callable[[Any], Awaitable[Any]] | None:
         """The handlers' own method of that name; None when absent or the generated default."""
         call = getattr(self._handlers, python_name, None)
-        if call is None or is_stub(type(self._handlers), python_name, self._stubs):
+        if call is None or is_stub(type(self._handlers), python_name):
             return None
         return call

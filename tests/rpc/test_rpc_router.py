@@ -409,3 +409,21 @@ def test_build_models_covers_exactly_the_implemented_agent_methods() -> None:
     assert build_models(Listing) == ["session/list"]
     assert METHODS["session/list"].params_model().__pydantic_complete__
     assert METHODS["session/list"].result_model().__pydantic_complete__
+
+
+async def test_the_stubs_of_another_protocol_versions_bindings_count_as_unimplemented() -> None:
+    # A second bindings package (say acp_bindings.v2) generates its own AgentHandlers.
+    async def _stub(self: object, params: object) -> object:
+        raise AssertionError("a generated default must not be called for unimplemented methods")
+
+    other_stubs = type("AgentHandlers", (), {"x_do": _stub, "x_plain": _stub})
+    other_stubs.__module__ = "acp_bindings.v9.agent"
+
+    class OtherVersion(other_stubs):  # type: ignore[misc, valid-type]
+        async def x_plain(self, params: NoRequired) -> dict[str, Any]:
+            return {"served": True}
+
+    router = Router(OtherVersion(), FAKE_METHODS)
+    with pytest.raises(MethodNotFoundError):
+        await router.handle_request(CTX, "x/do", {"sessionId": 1})  # invalid, yet -32601
+    assert await router.handle_request(CTX, "x/plain", {}) == {"served": True}
