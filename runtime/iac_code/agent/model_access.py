@@ -17,7 +17,7 @@ from iac_code.llm.base import (
     StreamEvent,
     collect,
 )
-from iac_code.llm.retry import RetryNotice, stream_with_retries
+from iac_code.llm.retry import RetryCallback, RetryNotice, stream_with_retries
 
 if TYPE_CHECKING:
     from iac_code.settings import Settings
@@ -25,13 +25,34 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class ModelAccess:
-    """Creates the model client on first use and runs requests with the retry policy."""
+def log_retry(notice: RetryNotice) -> None:
+    log.warning(
+        "model request failed (%s); retry %d of %d in %.1f s",
+        notice.error,
+        notice.attempt,
+        notice.max_attempts,
+        notice.delay,
+    )
 
-    def __init__(self, settings: Settings, client: ModelClient | None = None) -> None:
+
+class ModelAccess:
+    """Creates the model client on first use and runs requests with the retry policy.
+
+    ``on_retry`` hears of every retry before its backoff wait (default: a log line); the
+    agent can use it to tell the client, without this module knowing about the client.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        client: ModelClient | None = None,
+        *,
+        on_retry: RetryCallback = log_retry,
+    ) -> None:
         self._settings = settings
         #: An injected client (tests, bench) or the one created on first use.
         self._client = client
+        self._on_retry = on_retry
 
     def client(self) -> ModelClient | None:
         """The model client, or None without an API key (``anthropic`` is imported here)."""
@@ -71,15 +92,5 @@ class ModelAccess:
         self, client: ModelClient, request: ModelRequest
     ) -> AsyncGenerator[StreamEvent, None]:
         return stream_with_retries(
-            client, request, base_delay=self._settings.retry_base_delay, on_retry=_log_retry
+            client, request, base_delay=self._settings.retry_base_delay, on_retry=self._on_retry
         )
-
-
-def _log_retry(notice: RetryNotice) -> None:
-    log.warning(
-        "model request failed (%s); retry %d of %d in %.1f s",
-        notice.error,
-        notice.attempt,
-        notice.max_attempts,
-        notice.delay,
-    )
