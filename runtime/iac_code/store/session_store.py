@@ -43,6 +43,10 @@ DEFAULT_PAGE_SIZE = 50
 _TRASH_PREFIX = ".trash-"
 
 
+class _UnreadableMeta(Exception):
+    """A session folder's meta.json exists but cannot be read or does not match the folder."""
+
+
 class _Unset:
     """Marker for "argument not given", distinct from an explicit None."""
 
@@ -172,6 +176,16 @@ class SessionStore:
 
     def get_meta(self, session_id: str) -> SessionMeta | None:
         """The session's metadata, or None when there is no such session."""
+        try:
+            return self._read_meta_file(session_id)
+        except _UnreadableMeta:
+            return self._meta_from_index(session_id)
+
+    def _read_meta_file(self, session_id: str) -> SessionMeta | None:
+        """The session's own ``meta.json``: None when absent, _UnreadableMeta when bad.
+
+        Never consults the index, so the index may call it while rebuilding itself.
+        """
         directory = self._session_dir(session_id)
         if directory is None:
             return None
@@ -181,15 +195,16 @@ class SessionStore:
             return None
         except OSError as error:
             logger.warning("cannot read metadata of session %r: %s", session_id, error)
-            return self._meta_from_index(session_id)
+            raise _UnreadableMeta from error
         try:
             records = parse_lines(data if data.endswith(b"\n") else data + b"\n").records
             meta = SessionMeta.from_json(records[0] if len(records) == 1 else None)
             if meta.session_id != session_id:
-                raise ValueError("id in meta.json does not match its directory")
+                # A folder copied or renamed by hand: its meta.json names another session.
+                raise ValueError(f"meta.json names session {meta.session_id!r}")
         except ValueError as error:
             logger.warning("corrupt metadata of session %r: %s", session_id, error)
-            return self._meta_from_index(session_id)
+            raise _UnreadableMeta from error
         return meta
 
     def _meta_from_index(self, session_id: str) -> SessionMeta | None:
@@ -382,7 +397,13 @@ class SessionStore:
         except FileNotFoundError:
             return
         for name in names:
-            meta = self.get_meta(name) if is_valid_session_id(name) else None
+            if not is_valid_session_id(name):
+                continue  # trash of an interrupted delete, or not ours
+            try:
+                meta = self._read_meta_file(name)
+            except _UnreadableMeta:
+                logger.warning("session folder %r left out of the index", name)
+                continue
             if meta is not None:
                 yield meta.to_index_record()
 
