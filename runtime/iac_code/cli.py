@@ -26,7 +26,8 @@ def _env_help() -> str:
         "environment variables:\n"
         + "\n".join(lines)
         + "\n\nOptional config file: $IAC_CODE_HOME/config.toml (keys: model, models, base_url,"
-        " log_level, log_file, max_turn_requests, max_tokens, retry_base_delay). Flags override"
+        " log_level, log_file, max_turn_requests, max_tokens, retry_base_delay, child_env_allow,"
+        " secret_env). Flags override"
         " the environment, which overrides the config file."
     )
 
@@ -59,6 +60,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     acp.add_argument(
         "--max-turn-requests", type=int, help="model requests allowed per prompt turn (default 50)"
+    )
+
+    acp.add_argument(
+        "--child-env-allow",
+        action="append",
+        metavar="NAME",
+        help="pass this credential variable (or pattern) to bash and MCP servers anyway;"
+        " repeatable (env IAC_CODE_CHILD_ENV_ALLOW)",
     )
 
     bench = commands.add_parser(
@@ -99,6 +108,9 @@ def acp_settings(args: argparse.Namespace) -> Settings:
         max_line_bytes=args.max_line_bytes,
         max_turn_requests=args.max_turn_requests,
     )
+    if args.child_env_allow:
+        allowed = (*settings.child_env_allow, *args.child_env_allow)
+        settings = settings.with_overrides(child_env_allow=allowed)
     if settings.model not in settings.models:
         settings = settings.with_overrides(models=(settings.model, *settings.models))
     return settings

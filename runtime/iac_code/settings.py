@@ -22,6 +22,8 @@ ENVIRONMENT_VARIABLES = {
     "IAC_CODE_MODEL": f"default model (default {DEFAULT_MODEL})",
     "IAC_CODE_HOME": "state folder replacing ~/.iac-code (sessions in $IAC_CODE_HOME/sessions)",
     "IAC_CODE_LOG_LEVEL": "log level for stderr and the log file (default WARNING)",
+    "IAC_CODE_CHILD_ENV_ALLOW": "comma-separated variables passed to bash/MCP children even"
+    " though they are credentials (ANTHROPIC_* and IAC_CODE_* secrets are withheld otherwise)",
 }
 
 
@@ -41,6 +43,10 @@ class Settings:
     #: First backoff wait (seconds) before retrying a transient model failure; later waits
     #: double. Tests and offline demos set it near zero to keep retries instant.
     retry_base_delay: float = 1.0
+    #: Names/patterns passed to child processes although they look like the agent's secrets.
+    child_env_allow: tuple[str, ...] = ()
+    #: Names/patterns withheld from child processes besides the built-in ones (child_env).
+    secret_env: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -95,4 +101,17 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         max_turn_requests=int(config.get("max_turn_requests", 50)),
         max_tokens=int(config.get("max_tokens", 16_000)),
         retry_base_delay=float(config.get("retry_base_delay", 1.0)),
+        child_env_allow=(
+            *_names(config.get("child_env_allow")),
+            *_names(env.get("IAC_CODE_CHILD_ENV_ALLOW")),
+        ),
+        secret_env=_names(config.get("secret_env")),
     )
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    """A list of names, or one comma/space separated string of them, as a tuple."""
+    if not value:
+        return ()
+    items = value.replace(",", " ").split() if isinstance(value, str) else value
+    return tuple(str(item).strip() for item in items if str(item).strip())

@@ -33,6 +33,7 @@ from iac_code.agent.session import Session
 from iac_code.agent.timestamps import utc_now
 from iac_code.agent.tool_runner import ToolRunner
 from iac_code.agent.turn import Turn, TurnDependencies
+from iac_code.child_env import child_env_policy
 from iac_code.llm.base import (
     MessageFinished,
     ModelClient,
@@ -217,6 +218,7 @@ class IacAgent(AgentHandlers):
             session.cwd,
             logger=logging.getLogger("iac_code.mcp"),
             task_group=self.background,
+            base_env=self.child_environment(),
         )
 
     async def _after_response(self, session_id: str) -> None:
@@ -250,6 +252,10 @@ class IacAgent(AgentHandlers):
         if close_client is not None:
             with anyio.move_on_after(1):
                 await close_client()
+
+    def child_environment(self) -> dict[str, str]:
+        """The environment for bash and MCP servers: ours minus the agent's credentials."""
+        return child_env_policy(self.settings).environment()
 
     # ------------------------------------------------------------------ model and tools
 

@@ -113,6 +113,7 @@ class ToolRunner:
             run_subagent=partial(self._run_subagent, turn, tool_call_id),
             report_content=partial(self._report_content, session, tool_call_id),
             report_plan=partial(self._report_plan, session),
+            env=self.agent.child_environment(),
         )
 
     async def run_call(self, turn: Turn, use: dict[str, Any], scope: _CallScope) -> ToolOutcome:
