@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from iac_code import __version__
 
@@ -32,8 +32,35 @@ def _env_help() -> str:
     )
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr and exit status 2 (editors show one line well)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
+def _log_level(text: str) -> str:
+    level = text.upper()
+    if level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(LOG_LEVELS)}")
+    return level
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="iac-code",
         description="An infrastructure-as-code coding agent for editors (Agent Client Protocol).",
     )
@@ -53,13 +80,21 @@ def build_parser() -> argparse.ArgumentParser:
     acp.add_argument(
         "--home", type=Path, help="state folder (env IAC_CODE_HOME, default ~/.iac-code)"
     )
-    acp.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR (env IAC_CODE_LOG_LEVEL)")
+    acp.add_argument(
+        "--log-level",
+        type=_log_level,
+        help="DEBUG, INFO, WARNING or ERROR (env IAC_CODE_LOG_LEVEL)",
+    )
     acp.add_argument("--log-file", type=Path, help="also append logs to this file")
     acp.add_argument(
-        "--max-line-bytes", type=int, help="largest accepted JSON-RPC line (default 64 MiB)"
+        "--max-line-bytes",
+        type=_positive_int,
+        help="largest accepted JSON-RPC line (default 64 MiB)",
     )
     acp.add_argument(
-        "--max-turn-requests", type=int, help="model requests allowed per prompt turn (default 50)"
+        "--max-turn-requests",
+        type=_positive_int,
+        help="model requests allowed per prompt turn (default 50)",
     )
 
     acp.add_argument(
@@ -103,7 +138,7 @@ def acp_settings(args: argparse.Namespace) -> Settings:
     settings = settings.with_overrides(
         model=args.model,
         base_url=args.base_url,
-        log_level=args.log_level.upper() if args.log_level else None,
+        log_level=args.log_level,
         log_file=args.log_file,
         max_line_bytes=args.max_line_bytes,
         max_turn_requests=args.max_turn_requests,

@@ -30,6 +30,7 @@ from iac_code.agent.options import (
     modes_state,
 )
 from iac_code.agent.session import Session
+from iac_code.agent.store_errors import session_in_use
 from iac_code.agent.timestamps import utc_now
 from iac_code.agent.tool_runner import ToolRunner
 from iac_code.agent.turn import Turn, TurnDependencies
@@ -157,10 +158,7 @@ class IacAgent(AgentHandlers):
         try:
             lock = self.store.lock(session_id)
         except SessionLockedError as exc:
-            raise InvalidParamsError(
-                "The session is open in another iac-code process.",
-                data={"sessionId": "session is in use by another process"},
-            ) from exc
+            raise session_in_use(session_id) from exc
         session = Session(
             session_id=session_id,
             cwd=cwd,

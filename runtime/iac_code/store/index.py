@@ -200,7 +200,7 @@ class SessionIndex:
     def _refresh(self, *, may_rebuild: bool = True) -> None:
         try:
             fd = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no index, or no sessions folder
             self._reset(None)
             if not may_rebuild or not self._any_session_on_disk():
                 return
@@ -253,7 +253,7 @@ class SessionIndex:
         try:
             with os.scandir(self._directory) as listing:
                 return any(e.is_dir() and is_valid_session_id(e.name) for e in listing)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return False
 
 

@@ -152,6 +152,9 @@ class SessionStore:
             raise InvalidSessionIdError(meta.session_id)
         try:
             fsio.ensure_private_dirs(self.sessions_dir)
+        except OSError as error:
+            raise _write_error(f"cannot create {self.sessions_dir}", error) from error
+        try:
             fsio.make_private_dir(directory)
         except FileExistsError:
             raise SessionExistsError(meta.session_id) from None
@@ -394,7 +397,7 @@ class SessionStore:
     def _scan_meta_records(self) -> Iterator[dict[str, Any]]:
         try:
             names = [entry.name for entry in os.scandir(self.sessions_dir) if entry.is_dir()]
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return
         for name in names:
             if not is_valid_session_id(name):
