@@ -29,6 +29,12 @@ from iac_code.agent.options import (
     config_options,
     modes_state,
 )
+from iac_code.agent.retry_notices import (
+    client_accepts_notices,
+    current_turn_session,
+    retry_update,
+    turn_of,
+)
 from iac_code.agent.session import Session
 from iac_code.agent.store_errors import session_in_use
 from iac_code.agent.timestamps import utc_now
@@ -45,6 +51,7 @@ from iac_code.llm.base import (
 )
 from iac_code.llm.retry import RetryNotice, stream_with_retries
 from iac_code.rpc.context import current_request
+from iac_code.rpc.errors import ConnectionClosedError
 from iac_code.store import (
     InvalidCursorError,
     SessionLockedError,
@@ -273,7 +280,7 @@ class IacAgent(AgentHandlers):
         self, client: ModelClient, request: ModelRequest
     ) -> AsyncGenerator[StreamEvent, None]:
         return stream_with_retries(
-            client, request, base_delay=self.settings.retry_base_delay, on_retry=self._log_retry
+            client, request, base_delay=self.settings.retry_base_delay, on_retry=self._on_retry
         )
 
     async def stream_model(self, client: ModelClient, request: ModelRequest) -> AsyncIterator[Any]:
@@ -286,8 +293,8 @@ class IacAgent(AgentHandlers):
         """One whole model response (no deltas), with the same retries as a turn's requests."""
         return await collect(self._retrying(client, request))
 
-    @staticmethod
-    def _log_retry(notice: RetryNotice) -> None:
+    async def _on_retry(self, notice: RetryNotice) -> None:
+        """Log a retry and show it to the client of the turn that waits for it."""
         log.warning(
             "model request failed (%s); retry %d of %d in %.1f s",
             notice.error,
@@ -295,6 +302,14 @@ class IacAgent(AgentHandlers):
             notice.max_attempts,
             notice.delay,
         )
+        session_id = current_turn_session()
+        if session_id is None:
+            return
+        update = retry_update(notice, notices=client_accepts_notices(self.client_capabilities))
+        try:
+            await self.notify(session_id, update)
+        except ConnectionClosedError:
+            log.debug("retry notice for %s dropped: output closed", session_id)
 
     def tool_specs(self, session: Session) -> list[dict[str, Any]]:
         return self.tools.specs(session)
@@ -459,7 +474,8 @@ class IacAgent(AgentHandlers):
         session.turn = turn
         request.on_cancel(turn.cancel)
         try:
-            return await turn.run(raw["prompt"], message_id=raw.get("messageId"))
+            with turn_of(session.session_id):  # model retries are shown to this session
+                return await turn.run(raw["prompt"], message_id=raw.get("messageId"))
         finally:
             session.turn = None
             if turn.started and session.session_id in self.sessions:
