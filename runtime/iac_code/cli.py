@@ -27,7 +27,7 @@ def _env_help() -> str:
         + "\n".join(lines)
         + "\n\nOptional config file: $IAC_CODE_HOME/config.toml (keys: model, models, base_url,"
         " log_level, log_file, max_turn_requests, max_tokens, retry_base_delay, child_env_allow,"
-        " secret_env). Flags override"
+        " secret_env, max_output_backlog_mib). Flags override"
         " the environment, which overrides the config file."
     )
 

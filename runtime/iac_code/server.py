@@ -70,6 +70,7 @@ def run_stdio_server(
                 make_handler,
                 prefix=prefix,
                 max_line_bytes=settings.max_line_bytes,
+                max_pending_output_bytes=settings.max_output_backlog_bytes,
                 on_shutdown=on_shutdown,
             )
             group.cancel_scope.cancel()  # on_shutdown has closed every session by now

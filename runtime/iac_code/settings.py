@@ -15,6 +15,7 @@ DEFAULT_MODEL = "claude-sonnet-4-6"
 #: Models offered in the ``model`` config option; IAC_CODE_MODEL is added when not listed.
 DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-opus-4-6", "claude-haiku-4-5")
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
+DEFAULT_MAX_OUTPUT_BACKLOG_BYTES = 16 * 2**20
 
 ENVIRONMENT_VARIABLES = {
     "ANTHROPIC_API_KEY": "API key for the Anthropic Messages API (needed for prompts only)",
@@ -37,6 +38,8 @@ class Settings:
     log_level: str = "WARNING"
     log_file: Path | None = None
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    #: Output not yet read by the client beyond which stdin is no longer read (backpressure).
+    max_output_backlog_bytes: int = DEFAULT_MAX_OUTPUT_BACKLOG_BYTES
     max_turn_requests: int = 50
     max_tokens: int = 16_000
     context_window: int = 200_000
@@ -99,6 +102,10 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         ).upper(),
         log_file=Path(log_file).expanduser() if log_file else None,
         max_turn_requests=int(config.get("max_turn_requests", 50)),
+        max_output_backlog_bytes=int(
+            float(config.get("max_output_backlog_mib", DEFAULT_MAX_OUTPUT_BACKLOG_BYTES / 2**20))
+            * 2**20
+        ),
         max_tokens=int(config.get("max_tokens", 16_000)),
         retry_base_delay=float(config.get("retry_base_delay", 1.0)),
         child_env_allow=(
