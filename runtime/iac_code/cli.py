@@ -27,7 +27,7 @@ def _env_help() -> str:
         + "\n".join(lines)
         + "\n\nOptional config file: $IAC_CODE_HOME/config.toml (keys: model, models, base_url,"
         " log_level, log_file, max_turn_requests, max_tokens, retry_base_delay, child_env_allow,"
-        " secret_env, max_output_backlog_mib). Flags override"
+        " secret_env, max_output_backlog_mib, max_open_sessions). Flags override"
         " the environment, which overrides the config file."
     )
 
@@ -98,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     acp.add_argument(
+        "--max-open-sessions",
+        type=_positive_int,
+        help="sessions one client may have open at once (default 2000)",
+    )
+    acp.add_argument(
         "--child-env-allow",
         action="append",
         metavar="NAME",
@@ -142,6 +147,7 @@ def acp_settings(args: argparse.Namespace) -> Settings:
         log_file=args.log_file,
         max_line_bytes=args.max_line_bytes,
         max_turn_requests=args.max_turn_requests,
+        max_open_sessions=args.max_open_sessions,
     )
     if args.child_env_allow:
         allowed = (*settings.child_env_allow, *args.child_env_allow)

@@ -16,6 +16,7 @@ DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-opus-4-6", "claude-haiku-4-5")
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
 DEFAULT_MAX_OUTPUT_BACKLOG_BYTES = 16 * 2**20
+DEFAULT_MAX_OPEN_SESSIONS = 2_000
 
 ENVIRONMENT_VARIABLES = {
     "ANTHROPIC_API_KEY": "API key for the Anthropic Messages API (needed for prompts only)",
@@ -41,6 +42,8 @@ class Settings:
     #: Output not yet read by the client beyond which stdin is no longer read (backpressure).
     max_output_backlog_bytes: int = DEFAULT_MAX_OUTPUT_BACKLOG_BYTES
     max_turn_requests: int = 50
+    #: Sessions one connection may have open at once (session/new, load, resume, fork).
+    max_open_sessions: int = DEFAULT_MAX_OPEN_SESSIONS
     max_tokens: int = 16_000
     context_window: int = 200_000
     #: First backoff wait (seconds) before retrying a transient model failure; later waits
@@ -102,6 +105,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         ).upper(),
         log_file=Path(log_file).expanduser() if log_file else None,
         max_turn_requests=int(config.get("max_turn_requests", 50)),
+        max_open_sessions=int(config.get("max_open_sessions", DEFAULT_MAX_OPEN_SESSIONS)),
         max_output_backlog_bytes=int(
             float(config.get("max_output_backlog_mib", DEFAULT_MAX_OUTPUT_BACKLOG_BYTES / 2**20))
             * 2**20

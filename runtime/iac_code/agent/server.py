@@ -22,6 +22,7 @@ from acp_bindings.errors import AuthRequiredError, InvalidParamsError
 from iac_code.agent import info
 from iac_code.agent.commands import available_commands
 from iac_code.agent.history import interrupted_result_event, missing_tool_results, replay_updates
+from iac_code.agent.limits import check_session_capacity
 from iac_code.agent.options import (
     SessionConfig,
     apply_config_value,
@@ -349,6 +350,7 @@ class IacAgent(AgentHandlers):
         raw = wire(params)
         cwd = _absolute_dir(raw.get("cwd"), "cwd")
         extra = _extra_dirs(raw.get("additionalDirectories"))
+        check_session_capacity(len(self.sessions), self.settings.max_open_sessions)
         session_id = new_session_id()
         try:
             self.store.create(session_id, str(cwd), additional_directories=[str(d) for d in extra])
@@ -378,6 +380,7 @@ class IacAgent(AgentHandlers):
         active = self.sessions.get(meta.session_id)
         if active is not None:
             return active  # already open here: load re-replays, resume is a no-op
+        check_session_capacity(len(self.sessions), self.settings.max_open_sessions)
         extra = _extra_dirs(raw.get("additionalDirectories") or meta.additional_directories)
         session = self._open(meta.session_id, Path(meta.cwd), extra, events)
         session.title = meta.title
@@ -394,6 +397,7 @@ class IacAgent(AgentHandlers):
         cwd = _absolute_dir(raw.get("cwd") or meta.cwd, "cwd")
         # Validated before anything is written, like session/new (a bad path leaves no fork).
         extra = _extra_dirs(raw.get("additionalDirectories") or meta.additional_directories)
+        check_session_capacity(len(self.sessions), self.settings.max_open_sessions)
         fork_id = new_session_id()
         fork_meta = self.store.fork(meta.session_id, fork_id, cwd=str(cwd))
         if raw.get("additionalDirectories"):

@@ -1,9 +1,10 @@
-"""How the session store's expected failures are answered on the wire.
+"""How expected resource failures are answered on the wire.
 
 A session held by another process is a problem with the request (-32602, like an unknown
 session). A write the disk refuses (full, read-only, a ``--home`` that cannot be created) is
 not a bug, so it does not get the opaque -32603 "Internal error" with only an error id: it is
-answered -32603 with a sentence naming the cause, and ``data`` saying what failed.
+answered -32603 with a sentence naming the cause, and ``data`` saying what failed. Running
+out of file descriptors anywhere in a handler is answered the same way.
 """
 
 from __future__ import annotations
@@ -43,11 +44,20 @@ def store_write_failed(error: StoreWriteError) -> InternalError:
     return InternalError(f"The session store cannot be written: {cause}.", data=data)
 
 
+def out_of_descriptors(error: OSError) -> InternalError:
+    return InternalError(
+        "The agent has too many open files; close some sessions and try again.",
+        data={"errno": errno_codes.errorcode.get(error.errno or 0, str(error.errno))},
+    )
+
+
 def translate_store_error(exc: BaseException) -> RpcError | None:
     if isinstance(exc, SessionLockedError):
         return session_in_use(exc.session_id)
     if isinstance(exc, StoreWriteError):
         return store_write_failed(exc)
+    if isinstance(exc, OSError) and exc.errno in (errno_codes.EMFILE, errno_codes.ENFILE):
+        return out_of_descriptors(exc)
     return None
 
 

@@ -30,7 +30,7 @@ from .errors import (
 from .ids import is_valid_session_id
 from .index import SessionIndex
 from .jsonl import encode_line, parse_lines
-from .locking import SessionLock
+from .locking import LOCK_TABLE_FILE, LockTable, SessionLock
 from .meta import SessionMeta, normalize_timestamp, utc_now
 
 logger = logging.getLogger(__name__)
@@ -65,10 +65,11 @@ class SessionStore:
         sessions/
           index.jsonl          listing index (see iac_code.store.index)
           index.lock           writers of the index flock this file
+          session.locks        one byte-range lock per active session (iac_code.store.locking)
           <session id>/
             meta.json          SessionMeta.to_json(), replaced atomically
             events.jsonl       append-only event log, one JSON object per line
-            lock               flock-ed by the process that has the session active
+            lock               fallback lock when session.locks cannot be written
 
     ``durable=True`` adds fsync to every append and metadata write (survives power loss,
     costs milliseconds per write); without it a process crash (``kill -9``) still loses at
@@ -81,6 +82,7 @@ class SessionStore:
         self.durable = durable
         self._index = SessionIndex(self.sessions_dir, scan_sessions=self._scan_meta_records)
         self._held_locks: dict[str, SessionLock] = {}
+        self._lock_table = LockTable(self.sessions_dir / LOCK_TABLE_FILE)
         self._held_mutex = threading.Lock()
 
     # -- paths --------------------------------------------------------------------------
@@ -332,7 +334,9 @@ class SessionStore:
             own_lock = self._held_locks.get(session_id)
         temporary: SessionLock | None = None
         if own_lock is None:
-            temporary = SessionLock(session_id, path.parent / LOCK_FILE, lambda _: None)
+            temporary = SessionLock(
+                session_id, path.parent / LOCK_FILE, lambda _: None, self._lock_table
+            )
             try:
                 temporary.acquire()
             except (SessionLockedError, SessionNotFoundError, StoreWriteError):
@@ -429,7 +433,9 @@ class SessionStore:
             own_lock = self._held_locks.get(session_id)
         temporary: SessionLock | None = None
         if own_lock is None:
-            temporary = SessionLock(session_id, directory / LOCK_FILE, lambda _: None)
+            temporary = SessionLock(
+                session_id, directory / LOCK_FILE, lambda _: None, self._lock_table
+            )
             try:
                 temporary.acquire()
             except SessionNotFoundError:
@@ -478,7 +484,9 @@ class SessionStore:
         with self._held_mutex:
             if session_id in self._held_locks:
                 raise SessionLockedError(session_id)
-            lock = SessionLock(session_id, directory / LOCK_FILE, self._forget_lock)
+            lock = SessionLock(
+                session_id, directory / LOCK_FILE, self._forget_lock, self._lock_table
+            )
             lock.acquire()
             self._held_locks[session_id] = lock
         return lock
