@@ -119,6 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--only", action="append", default=[], help="run only metrics matching this")
     bench.add_argument("--repeat", type=int, default=10, help="repetitions for start-up metrics")
     bench.add_argument(
+        "--kill-trials",
+        type=_positive_int,
+        help="kill9 (opt-in, --only kill9): processes killed mid-turn (default 80)",
+    )
+    bench.add_argument("--seed", type=int, help="kill9: seed of the random kill moments")
+    bench.add_argument(
         "--compare",
         metavar="CMD",
         help="another agent command to measure spawn→initialize side by side (quoted)",
