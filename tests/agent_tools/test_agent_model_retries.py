@@ -14,8 +14,9 @@ from typing import Any
 import anyio
 import pytest
 from acp_conformance.llm_server import ScriptedLLMServer, Turn
+from acp_schema.validation import validate_message
 from agent_tools_kit import WireClient, in_memory_agent
-from iac_code.llm.anthropic_client import AnthropicModelClient
+from iac_code.llm.anthropic_client import AnthropicModelClient, preload_sdk
 from iac_code.llm.base import ModelError, ModelRequest
 from iac_code.llm.retry import RetryNotice, stream_with_retries
 
@@ -40,8 +41,9 @@ async def _retries_of(base_url: str) -> tuple[ModelError, list[RetryNotice]]:
     async def no_sleep(seconds: float) -> None:
         slept.append(seconds)
 
+    preload_sdk()  # the SDK's first import is slow on a busy machine: keep it out of the bound
     try:
-        with anyio.fail_after(10):
+        with anyio.fail_after(20):
             with pytest.raises(ModelError) as caught:
                 async for _ in stream_with_retries(
                     client, REQUEST, on_retry=notices.append, sleep=no_sleep
@@ -124,6 +126,13 @@ async def test_each_retry_is_announced_to_the_client(
                 if f.get("method") == "session/update"
             ]
     assert len(announced) == 2
+    for update in announced:  # the wire shape the schema defines for this kind
+        message = {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": session, "update": update},
+        }
+        assert validate_message(message, method="session/update") == []
     retries = [u["_meta"]["iac_code"]["retry"] for u in announced]
     assert [r["attempt"] for r in retries] == [1, 2]
     assert [r["statusCode"] for r in retries] == [529, 429]
