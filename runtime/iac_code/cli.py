@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from iac_code import __version__
 
@@ -26,13 +26,41 @@ def _env_help() -> str:
         "environment variables:\n"
         + "\n".join(lines)
         + "\n\nOptional config file: $IAC_CODE_HOME/config.toml (keys: model, models, base_url,"
-        " log_level, log_file, max_turn_requests, max_tokens, retry_base_delay). Flags override"
+        " log_level, log_file, max_turn_requests, max_tokens, retry_base_delay, child_env_allow,"
+        " secret_env, max_output_backlog_mib, max_open_sessions). Flags override"
         " the environment, which overrides the config file."
     )
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr and exit status 2 (editors show one line well)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
+def _log_level(text: str) -> str:
+    level = text.upper()
+    if level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(LOG_LEVELS)}")
+    return level
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="iac-code",
         description="An infrastructure-as-code coding agent for editors (Agent Client Protocol).",
     )
@@ -52,13 +80,34 @@ def build_parser() -> argparse.ArgumentParser:
     acp.add_argument(
         "--home", type=Path, help="state folder (env IAC_CODE_HOME, default ~/.iac-code)"
     )
-    acp.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR (env IAC_CODE_LOG_LEVEL)")
+    acp.add_argument(
+        "--log-level",
+        type=_log_level,
+        help="DEBUG, INFO, WARNING or ERROR (env IAC_CODE_LOG_LEVEL)",
+    )
     acp.add_argument("--log-file", type=Path, help="also append logs to this file")
     acp.add_argument(
-        "--max-line-bytes", type=int, help="largest accepted JSON-RPC line (default 64 MiB)"
+        "--max-line-bytes",
+        type=_positive_int,
+        help="largest accepted JSON-RPC line (default 64 MiB)",
     )
     acp.add_argument(
-        "--max-turn-requests", type=int, help="model requests allowed per prompt turn (default 50)"
+        "--max-turn-requests",
+        type=_positive_int,
+        help="model requests allowed per prompt turn (default 50)",
+    )
+
+    acp.add_argument(
+        "--max-open-sessions",
+        type=_positive_int,
+        help="sessions one client may have open at once (default 2000)",
+    )
+    acp.add_argument(
+        "--child-env-allow",
+        action="append",
+        metavar="NAME",
+        help="pass this credential variable (or pattern) to bash and MCP servers anyway;"
+        " repeatable (env IAC_CODE_CHILD_ENV_ALLOW)",
     )
 
     bench = commands.add_parser(
@@ -69,6 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", type=Path, dest="json_path", help="also write results as JSON")
     bench.add_argument("--only", action="append", default=[], help="run only metrics matching this")
     bench.add_argument("--repeat", type=int, default=10, help="repetitions for start-up metrics")
+    bench.add_argument(
+        "--kill-trials",
+        type=_positive_int,
+        help="kill9 (opt-in, --only kill9): processes killed mid-turn (default 80)",
+    )
+    bench.add_argument("--seed", type=int, help="kill9: seed of the random kill moments")
     bench.add_argument(
         "--compare",
         metavar="CMD",
@@ -94,11 +149,15 @@ def acp_settings(args: argparse.Namespace) -> Settings:
     settings = settings.with_overrides(
         model=args.model,
         base_url=args.base_url,
-        log_level=args.log_level.upper() if args.log_level else None,
+        log_level=args.log_level,
         log_file=args.log_file,
         max_line_bytes=args.max_line_bytes,
         max_turn_requests=args.max_turn_requests,
+        max_open_sessions=args.max_open_sessions,
     )
+    if args.child_env_allow:
+        allowed = (*settings.child_env_allow, *args.child_env_allow)
+        settings = settings.with_overrides(child_env_allow=allowed)
     if settings.model not in settings.models:
         settings = settings.with_overrides(models=(settings.model, *settings.models))
     return settings

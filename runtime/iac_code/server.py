@@ -7,6 +7,8 @@ need) happen; ``anthropic`` is still left for the first prompt.
 
 from __future__ import annotations
 
+import logging
+import threading
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 
 
 def _raise_open_file_limit() -> None:
-    """Each active session holds its lock file open; allow many sessions per process."""
+    """MCP servers and commands hold pipes; allow many of them per process."""
     try:
         import resource
 
@@ -40,11 +42,31 @@ def _raise_open_file_limit() -> None:
         pass  # not fatal: the default limit still allows hundreds of sessions
 
 
+def warm_handler_modules() -> None:
+    """Import every module a request may need later, now.
+
+    The params models of most methods and the MCP client are imported on first use; an
+    import opens files, so under descriptor exhaustion (many sessions with MCP servers) a
+    method used for the first time would fail for a reason that has nothing to do with it.
+    Runs in a daemon thread while the connection serves, so start-up does not wait for it.
+    """
+    from acp_bindings.methods import METHODS
+
+    try:
+        for spec in METHODS.values():
+            if spec.side in ("agent", "protocol"):
+                spec.params_model()
+        import iac_code.mcp.manager  # noqa: F401
+    except Exception:  # a missing optional model must never take the server down
+        logging.getLogger(__name__).debug("warming handler modules failed", exc_info=True)
+
+
 def run_stdio_server(
     settings: Settings, *, prefix: bytes = b"", initialize_params: dict[str, Any] | None = None
 ) -> int:
     configure_logging(settings.log_level, settings.log_file)
     _raise_open_file_limit()
+    threading.Thread(target=warm_handler_modules, name="iac-code-warm", daemon=True).start()
     agents: list[IacAgent] = []
     background: list[TaskGroup] = []
 
@@ -67,6 +89,7 @@ def run_stdio_server(
                 make_handler,
                 prefix=prefix,
                 max_line_bytes=settings.max_line_bytes,
+                max_pending_output_bytes=settings.max_output_backlog_bytes,
                 on_shutdown=on_shutdown,
             )
             group.cancel_scope.cancel()  # on_shutdown has closed every session by now

@@ -15,6 +15,8 @@ DEFAULT_MODEL = "claude-sonnet-4-6"
 #: Models offered in the ``model`` config option; IAC_CODE_MODEL is added when not listed.
 DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-opus-4-6", "claude-haiku-4-5")
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
+DEFAULT_MAX_OUTPUT_BACKLOG_BYTES = 16 * 2**20
+DEFAULT_MAX_OPEN_SESSIONS = 2_000
 
 ENVIRONMENT_VARIABLES = {
     "ANTHROPIC_API_KEY": "API key for the Anthropic Messages API (needed for prompts only)",
@@ -22,6 +24,8 @@ ENVIRONMENT_VARIABLES = {
     "IAC_CODE_MODEL": f"default model (default {DEFAULT_MODEL})",
     "IAC_CODE_HOME": "state folder replacing ~/.iac-code (sessions in $IAC_CODE_HOME/sessions)",
     "IAC_CODE_LOG_LEVEL": "log level for stderr and the log file (default WARNING)",
+    "IAC_CODE_CHILD_ENV_ALLOW": "comma-separated variables passed to bash/MCP children even"
+    " though they are credentials (ANTHROPIC_* and IAC_CODE_* secrets are withheld otherwise)",
 }
 
 
@@ -35,12 +39,20 @@ class Settings:
     log_level: str = "WARNING"
     log_file: Path | None = None
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    #: Output not yet read by the client beyond which stdin is no longer read (backpressure).
+    max_output_backlog_bytes: int = DEFAULT_MAX_OUTPUT_BACKLOG_BYTES
     max_turn_requests: int = 50
+    #: Sessions one connection may have open at once (session/new, load, resume, fork).
+    max_open_sessions: int = DEFAULT_MAX_OPEN_SESSIONS
     max_tokens: int = 16_000
     context_window: int = 200_000
     #: First backoff wait (seconds) before retrying a transient model failure; later waits
     #: double. Tests and offline demos set it near zero to keep retries instant.
     retry_base_delay: float = 1.0
+    #: Names/patterns passed to child processes although they look like the agent's secrets.
+    child_env_allow: tuple[str, ...] = ()
+    #: Names/patterns withheld from child processes besides the built-in ones (child_env).
+    secret_env: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -93,6 +105,24 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         ).upper(),
         log_file=Path(log_file).expanduser() if log_file else None,
         max_turn_requests=int(config.get("max_turn_requests", 50)),
+        max_open_sessions=int(config.get("max_open_sessions", DEFAULT_MAX_OPEN_SESSIONS)),
+        max_output_backlog_bytes=int(
+            float(config.get("max_output_backlog_mib", DEFAULT_MAX_OUTPUT_BACKLOG_BYTES / 2**20))
+            * 2**20
+        ),
         max_tokens=int(config.get("max_tokens", 16_000)),
         retry_base_delay=float(config.get("retry_base_delay", 1.0)),
+        child_env_allow=(
+            *_names(config.get("child_env_allow")),
+            *_names(env.get("IAC_CODE_CHILD_ENV_ALLOW")),
+        ),
+        secret_env=_names(config.get("secret_env")),
     )
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    """A list of names, or one comma/space separated string of them, as a tuple."""
+    if not value:
+        return ()
+    items = value.replace(",", " ").split() if isinstance(value, str) else value
+    return tuple(str(item).strip() for item in items if str(item).strip())

@@ -34,8 +34,11 @@ def test_bench_summary_uses_observed_values() -> None:
 
 def test_bench_only_selects_by_substring() -> None:
     assert [m.name for m in select(["session"])] == ["session_new"]
-    assert [m.name for m in select([])] == [m.name for m in METRICS]
+    assert [m.name for m in select([])] == [m.name for m in METRICS if m.by_default]
     assert select(["no-such-metric"]) == []
+    # The minutes-long robustness metrics run only when named.
+    assert {"kill9", "burst"}.isdisjoint(m.name for m in select([]))
+    assert [m.name for m in select(["kill9"])] == ["kill9"]
 
 
 def test_bench_session_new_produces_a_row(tmp_path: Path) -> None:

@@ -310,7 +310,9 @@ async def test_connection_refused() -> None:
     with anyio.fail_after(10), pytest.raises(ModelConnectionError) as caught:
         await run(client)
     await client.aclose()
-    assert caught.value.retryable
+    # Nothing listens there: retrying would only delay the error (issue 8, item 15).
+    assert not caught.value.retryable
+    assert "Connection refused" in str(caught.value)
 
 
 async def test_read_timeout_on_a_slow_endpoint(llm_server: ScriptedLLMServer) -> None:

@@ -78,7 +78,7 @@ def test_delete_removes_from_disk_and_listing_and_is_idempotent(tmp_path: Path) 
     assert [meta.session_id for meta in store.list()[0]] == [keep]
     assert [meta.session_id for meta in SessionStore(tmp_path).list()[0]] == [keep]
     assert sorted(p.name for p in store.sessions_dir.iterdir()) == sorted(
-        ["index.jsonl", "index.lock", keep]
+        ["index.jsonl", "index.lock", "session.locks", keep]
     )
     with pytest.raises(SessionNotFoundError):
         store.load_events(doomed)

@@ -9,7 +9,8 @@ Events are plain dicts appended to the session log (see :mod:`iac_code.store`):
 ``tool_result``        ``{toolCallId, status, modelContent, isError, content, rawOutput}``
 ``plan``               ``{entries}``
 ``mode`` / ``config``  ``{modeId}`` / ``{configId, value}``
-``permission_rule``    ``{tool, choice}`` (``allow_always`` or ``reject_always``)
+``permission_rule``    ``{tool, choice}`` (``allow_always`` or ``reject_always``); ``tool`` is the
+                       tool name, for MCP tools ``mcp:<server identity>:<tool>``
 ``compaction``         ``{summary, keptFrom}`` — model view starts at event ``keptFrom``
 
 Views: :func:`model_messages` (what the LLM sees) and :func:`replay_updates` (what

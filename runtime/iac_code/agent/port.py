@@ -31,3 +31,5 @@ class AgentPort:
     #: The ``clientCapabilities`` of ``initialize`` (read at call time: they may arrive late).
     client_capabilities: Callable[[], Mapping[str, Any]]
     model: ModelAccess
+    #: The environment for child processes (bash, MCP servers): credentials stripped.
+    child_environment: Callable[[], dict[str, str]]

@@ -50,7 +50,8 @@ from acp_bindings.models import (
 from iac_code.agent import info
 from iac_code.agent.commands import available_commands
 from iac_code.agent.history import replay_updates
-from iac_code.agent.model_access import ModelAccess
+from iac_code.agent.limits import check_session_capacity
+from iac_code.agent.model_access import ModelAccess, log_retry
 from iac_code.agent.options import (
     SessionConfig,
     apply_config_value,
@@ -59,11 +60,21 @@ from iac_code.agent.options import (
     modes_state,
 )
 from iac_code.agent.port import AgentPort
+from iac_code.agent.retry_notices import (
+    client_accepts_notices,
+    current_turn_session,
+    retry_update,
+    turn_of,
+)
 from iac_code.agent.session import Session
+from iac_code.agent.store_errors import session_in_use
 from iac_code.agent.timestamps import utc_now
 from iac_code.agent.tool_runner import ToolRunner
 from iac_code.agent.turn import Turn, TurnDependencies, close_open_tool_calls
+from iac_code.child_env import child_env_policy
+from iac_code.llm.retry import RetryNotice
 from iac_code.rpc.context import current_request
+from iac_code.rpc.errors import ConnectionClosedError
 from iac_code.store import (
     InvalidCursorError,
     SessionLockedError,
@@ -134,7 +145,7 @@ class IacAgent(AgentHandlers):
         self.store = store or SessionStore(settings.home)
         self.sessions: dict[str, Session] = {}
         self.client_capabilities: dict[str, Any] = {}
-        self.models = ModelAccess(settings, model_client)
+        self.models = ModelAccess(settings, model_client, on_retry=self._on_retry)
         #: Everything a turn and its tools may ask of this agent; they get nothing else.
         self.port = AgentPort(
             settings=settings,
@@ -143,6 +154,7 @@ class IacAgent(AgentHandlers):
             request_client=connection.send_request,
             client_capabilities=lambda: self.client_capabilities,
             model=self.models,
+            child_environment=self.child_environment,
         )
         self.tools = ToolRunner(self.port)
         #: Lives as long as the connection; MCP servers of every session run in it.
@@ -187,10 +199,7 @@ class IacAgent(AgentHandlers):
         try:
             lock = self.store.lock(session_id)
         except SessionLockedError as exc:
-            raise InvalidParamsError(
-                "The session is open in another iac-code process.",
-                data={"sessionId": "session is in use by another process"},
-            ) from exc
+            raise session_in_use(session_id) from exc
         session = Session(
             session_id=session_id,
             cwd=cwd,
@@ -242,6 +251,7 @@ class IacAgent(AgentHandlers):
             session.cwd,
             logger=logging.getLogger("iac_code.mcp"),
             task_group=self.background,
+            base_env=self.child_environment(),
         )
 
     async def _after_response(self, session_id: str) -> None:
@@ -273,11 +283,27 @@ class IacAgent(AgentHandlers):
             await self._close(session_id)
         await self.models.aclose()
 
+    def child_environment(self) -> dict[str, str]:
+        """The environment for bash and MCP servers: ours minus the agent's credentials."""
+        return child_env_policy(self.settings).environment()
+
     # ------------------------------------------------------------------ model
 
     def model_client(self) -> ModelClient | None:
         """The model client, created on first use (``anthropic`` is imported only then)."""
         return self.models.client()
+
+    async def _on_retry(self, notice: RetryNotice) -> None:
+        """Log a retry and show it to the client of the turn that waits for it."""
+        log_retry(notice)
+        session_id = current_turn_session()
+        if session_id is None:
+            return
+        update = retry_update(notice, notices=client_accepts_notices(self.client_capabilities))
+        try:
+            await self.notify(session_id, update)
+        except ConnectionClosedError:
+            log.debug("retry notice for %s dropped: output closed", session_id)
 
     # ------------------------------------------------------------------ methods
     # Each handler has the exact signature of its ``AgentHandlers`` stub (mypy checks the
@@ -313,6 +339,7 @@ class IacAgent(AgentHandlers):
     async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
         cwd = _absolute_dir(params.cwd, "cwd")
         extra = _extra_dirs(params.additional_directories)
+        check_session_capacity(len(self.sessions), self.settings.max_open_sessions)
         session_id = new_session_id()
         try:
             self.store.create(session_id, str(cwd), additional_directories=[str(d) for d in extra])
@@ -343,6 +370,7 @@ class IacAgent(AgentHandlers):
         active = self.sessions.get(meta.session_id)
         if active is not None:
             return active  # already open here: load re-replays, resume is a no-op
+        check_session_capacity(len(self.sessions), self.settings.max_open_sessions)
         extra = _extra_dirs(params.additional_directories or meta.additional_directories)
         session = self._open(meta.session_id, Path(meta.cwd), extra, events)
         session.title = meta.title
@@ -357,6 +385,7 @@ class IacAgent(AgentHandlers):
         cwd = _absolute_dir(params.cwd or meta.cwd, "cwd")
         # Validated before anything is written, like session/new (a bad path leaves no fork).
         extra = _extra_dirs(params.additional_directories or meta.additional_directories)
+        check_session_capacity(len(self.sessions), self.settings.max_open_sessions)
         fork_id = new_session_id()
         fork_meta = self.store.fork(meta.session_id, fork_id, cwd=str(cwd))
         if params.additional_directories:
@@ -439,10 +468,11 @@ class IacAgent(AgentHandlers):
         # ``messageId`` (unstable) is not in the v1 model: it arrives as an extra field.
         message_id = (params.model_extra or {}).get("messageId")
         try:
-            return await turn.run(
-                [wire(block) for block in params.prompt],
-                message_id=message_id if isinstance(message_id, str) else None,
-            )
+            with turn_of(session.session_id):  # model retries are shown to this session
+                return await turn.run(
+                    [wire(block) for block in params.prompt],
+                    message_id=message_id if isinstance(message_id, str) else None,
+                )
         finally:
             session.turn = None
             if turn.started and session.session_id in self.sessions:

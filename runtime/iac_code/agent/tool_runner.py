@@ -20,11 +20,11 @@ from acp_bindings.errors import RpcError
 
 from iac_code.agent.client_delegates import client_delegates
 from iac_code.agent.history import interrupted_result_event
+from iac_code.agent.permission_rules import memory_for, rule_key
 from iac_code.llm.base import ModelRequest, ModelResponse, Usage
 from iac_code.rpc.errors import ConnectionClosedError
 from iac_code.tools.base import Tool, ToolContext, ToolOutcome
 from iac_code.tools.permissions import (
-    PermissionMemory,
     Verdict,
     decide,
     declined_outcome,
@@ -125,6 +125,7 @@ class ToolRunner:
             run_subagent=partial(self._run_subagent, turn, tool_call_id),
             report_content=partial(self._report_content, session, tool_call_id),
             report_plan=partial(self._report_plan, session),
+            env=self.port.child_environment(),
         )
 
     async def run_call(
@@ -211,8 +212,7 @@ class ToolRunner:
     ) -> ToolOutcome:
         session = turn.session
         access = await tool.access(tool_input, ctx)
-        memory = PermissionMemory.from_records(session.permission_rules)
-        decision = decide(tool, access, session.mode, memory)
+        decision = decide(tool, access, session.mode, memory_for(tool, session.permission_rules))
         if decision.denied:
             return declined_outcome(tool, decision.reason)
         if decision.needs_asking:
@@ -220,10 +220,15 @@ class ToolRunner:
             if verdict.remember is not None:
                 self.port.persist(
                     session,
-                    {"type": "permission_rule", "tool": tool.name, "choice": verdict.remember},
+                    {"type": "permission_rule", "tool": rule_key(tool), "choice": verdict.remember},
                 )
             if not verdict.allowed:
                 return declined_outcome(tool, verdict.reason)
+            # The mode may have changed while the question was open (say, to read_only):
+            # an answer never allows what the session's current mode forbids.
+            now = decide(tool, access, session.mode, memory_for(tool, session.permission_rules))
+            if now.denied:
+                return declined_outcome(tool, now.reason)
         await self.port.notify(
             session.session_id,
             {

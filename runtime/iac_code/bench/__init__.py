@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import concurrency, llm, sessions, startup
+from . import concurrency, hardening, llm, sessions, startup
 from ._client import HarnessError
 from .context import BenchContext, default_agent_argv
 from .procinfo import machine_description
@@ -32,6 +32,8 @@ class Metric:
     name: str
     target: str
     run: Callable[[BenchContext], list[Row]]
+    #: False: runs only when named with --only (it takes minutes).
+    by_default: bool = True
 
 
 METRICS: tuple[Metric, ...] = (
@@ -43,13 +45,15 @@ METRICS: tuple[Metric, ...] = (
     Metric("list", "≤ 100 ms first page", sessions.run_list),
     Metric("concurrent", "0 errors, ≤ 1 MiB/idle session", concurrency.run),
     Metric("tool_call", "-", llm.run_tool_call),
+    Metric("kill9", "0 inconsistent sessions", hardening.run_kill9, by_default=False),
+    Metric("burst", "0 errors", hardening.run_burst, by_default=False),
 )
 
 
 def select(patterns: Sequence[str]) -> list[Metric]:
     """Metrics whose name contains any of ``patterns`` (all when there are none)."""
     if not patterns:
-        return list(METRICS)
+        return [m for m in METRICS if m.by_default]
     return [m for m in METRICS if any(p in m.name for p in patterns)]
 
 
@@ -106,6 +110,8 @@ def main(args: argparse.Namespace) -> int:
             root=Path(tmp),
             repeat=max(1, int(getattr(args, "repeat", 10) or 10)),
             compare_argv=compare_argv,
+            kill_trials=max(1, int(getattr(args, "kill_trials", None) or hardening.KILL_TRIALS)),
+            seed=int(getattr(args, "seed", None) or 8),
         )
         rows, failed = run_metrics(ctx, metrics)
         print("bench: removing the temporary state ...", file=sys.stderr, flush=True)

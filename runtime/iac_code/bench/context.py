@@ -49,6 +49,8 @@ class BenchContext:
     repeat: int = 10
     compare_argv: list[str] | None = None
     timeout: float = 30.0  # default bound on one wait for an answer
+    kill_trials: int = 80  # kill9: processes killed mid-turn
+    seed: int = 8  # kill9: random kill moments, reproducible
 
     def workspace(self, name: str) -> Workspace:
         root = self.root / name

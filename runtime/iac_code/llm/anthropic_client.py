@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import email.utils
 import json
+import os
+import socket
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -281,12 +283,41 @@ def map_sdk_error(exc: Exception) -> ModelError:
         return ModelConnectionError("The model API did not answer in time.")
     if isinstance(exc, anthropic.APIConnectionError):
         cause = exc.__cause__ or exc
+        if isinstance(cause, httpx2.ConnectError):
+            # Refused, no route, unknown host: nothing is listening there, and waiting
+            # will not change that. Fail at once instead of retrying for a minute.
+            return ModelConnectionError(
+                f"Could not connect to the model API at {_endpoint(exc)}: {_reason(cause)}",
+                retryable=False,
+            )
         return ModelConnectionError(f"Could not reach the model API: {cause}")
     if isinstance(exc, httpx2.TransportError):  # dropped mid-body, incomplete chunked read
         return ModelResponseError(f"The model stream was cut off: {exc}", retryable=True)
     if isinstance(exc, anthropic.APIResponseValidationError | ValueError):
         return ModelResponseError(f"The model API sent an unusable response: {exc}")
     return ModelError(f"The model call failed: {exc!r}")
+
+
+def _endpoint(exc: Exception) -> str:
+    request = getattr(exc, "request", None)
+    url = getattr(request, "url", None)
+    if url is None:
+        return "the configured address"
+    return f"{url.scheme}://{url.netloc.decode() if isinstance(url.netloc, bytes) else url.netloc}"
+
+
+def _reason(cause: BaseException) -> str:
+    """The innermost OS-level reason ("Connection refused", "Name or service not known")."""
+    seen: BaseException | None = cause
+    reason = str(cause) or type(cause).__name__
+    while seen is not None:
+        if isinstance(seen, socket.gaierror):  # name lookup: negative EAI_* codes
+            reason = seen.strerror or str(seen)
+        elif isinstance(seen, OSError) and seen.errno and seen.errno > 0:
+            # asyncio words it "Connect call failed (...)"; the errno says what happened.
+            reason = os.strerror(seen.errno)
+        seen = seen.__cause__ or seen.__context__
+    return reason
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:

@@ -1,9 +1,10 @@
 """A Model Context Protocol client for one server started as a local process (stdio).
 
 The server runs in its own process group (so everything it forks can be stopped with it),
-in the session's cwd, with the agent's environment plus the pairs the ACP client gave. We
-talk JSON-RPC 2.0 over its stdin/stdout, one message per line, with our own id sequence;
-its stderr goes to the agent's log (never to our stdout, which carries ACP).
+in the session's cwd, with the agent's environment minus its credentials (see
+:mod:`iac_code.child_env`) plus the pairs the ACP client gave. We talk JSON-RPC 2.0 over its
+stdin/stdout, one message per line, with our own id sequence; its stderr goes to the
+agent's log (never to our stdout, which carries ACP).
 
 Every wait is bounded: the ``initialize`` handshake, each request, writes to the server's
 stdin, the cancellation notice and the shutdown ladder (close stdin → wait → SIGTERM the
@@ -20,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import subprocess
 from collections import deque
 from collections.abc import Mapping
@@ -32,6 +32,7 @@ import anyio
 import anyio.abc
 
 from iac_code import __version__
+from iac_code.child_env import child_environment
 from iac_code.mcp.config import StdioServerConfig
 from iac_code.mcp.framing import DEFAULT_MAX_LINE_BYTES, DroppedLine, LineSplitter
 from iac_code.tools.process_group import (
@@ -205,7 +206,10 @@ class McpStdioClient:
     # ------------------------------------------------------------------ lifecycle
 
     def _environment(self) -> dict[str, str]:
-        env = dict(os.environ if self._base_env is None else self._base_env)
+        # The agent passes its environment already filtered (iac_code.child_env); without
+        # one the default filter still keeps the agent's credentials from the server. What
+        # the client gave for this server is passed as is.
+        env = child_environment() if self._base_env is None else dict(self._base_env)
         env.update(self.config.env)
         return env
 

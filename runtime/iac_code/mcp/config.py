@@ -7,6 +7,8 @@ reported (never raised): a bad MCP entry must not fail the session it came with.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -30,6 +32,17 @@ class StdioServerConfig:
     command: str
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def identity(self) -> str:
+        """What the server *is*, independent of its position in the client's list.
+
+        Labels depend on order (two servers called ``fs`` become ``fs`` and ``fs_2``), so
+        remembered permission answers are keyed by this instead: the name the client gave,
+        the command and its arguments (``npx a`` and ``npx b`` are different servers).
+        """
+        spelled = json.dumps([self.name, self.command, list(self.args)], ensure_ascii=False)
+        return hashlib.sha256(spelled.encode("utf-8")).hexdigest()[:16]
 
 
 def _as_mapping(entry: Any) -> Mapping[str, Any] | None:

@@ -232,6 +232,7 @@ class McpSessionServers:
                 client,
                 taken=taken,
                 call_timeout_s=self._call_timeout_s,
+                server_identity=server.config.identity,
             )
             taken.add(tool.name)
             server.tools[tool.name] = tool

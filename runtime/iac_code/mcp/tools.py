@@ -59,6 +59,8 @@ class McpTool(Tool):
     server_name: ClassVar[str]
     remote_name: ClassVar[str]
     display_title: ClassVar[str]
+    #: Key of remembered permission answers: server identity + tool, never the label.
+    permission_key: ClassVar[str]
 
     def __init__(self, caller: ToolCaller, *, call_timeout_s: float | None) -> None:
         self._caller = caller
@@ -117,6 +119,7 @@ def build_mcp_tool(
     *,
     taken: Collection[str] = (),
     call_timeout_s: float | None = DEFAULT_CALL_TIMEOUT_S,
+    server_identity: str | None = None,
 ) -> McpTool:
     """An :class:`McpTool` for ``info``, named ``mcp__<server_label>__<tool>`` and distinct
     from every name in ``taken``.
@@ -135,6 +138,7 @@ def build_mcp_tool(
         "server_name": server_name,
         "remote_name": info.name,
         "display_title": info.title or info.name,
+        "permission_key": f"mcp:{server_identity or server_name}:{info.name}",
         "__doc__": f"MCP tool {info.name!r} of server {server_name!r}.",
     }
     tool_class = type(f"McpTool_{name}", (McpTool,), attributes)

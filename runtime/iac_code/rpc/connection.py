@@ -52,7 +52,7 @@ from iac_code.rpc.framing import (
     decode_line,
     encode_message,
 )
-from iac_code.rpc.writer import DEFAULT_MAX_QUEUED_FRAMES, FrameWriter
+from iac_code.rpc.writer import DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_QUEUED_FRAMES, FrameWriter
 
 __all__ = [
     "CANCEL_REQUEST_METHOD",
@@ -126,6 +126,7 @@ class Connection:
         *,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_queued_frames: int = DEFAULT_MAX_QUEUED_FRAMES,
+        max_pending_output_bytes: int = DEFAULT_MAX_PENDING_BYTES,
         shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
         on_close: Callable[[], Awaitable[None]] | None = None,
         logger: logging.Logger | None = None,
@@ -138,7 +139,10 @@ class Connection:
         self._on_close = on_close
         self._logger = logger or logging.getLogger("iac_code.rpc")
         self._writer = FrameWriter(
-            send_stream, max_queued_frames=max_queued_frames, logger=self._logger
+            send_stream,
+            max_queued_frames=max_queued_frames,
+            max_pending_bytes=max_pending_output_bytes,
+            logger=self._logger,
         )
         self._task_group: anyio.abc.TaskGroup | None = None
         self._read_scope: anyio.CancelScope | None = None
@@ -248,6 +252,13 @@ class Connection:
     async def _read_loop(self) -> None:
         framer = LineFramer(self._max_line_bytes)
         while True:
+            if not self._writer.has_room:
+                # Backpressure: the peer is not reading our output. Reading more requests
+                # would only pile up more answers in memory, so wait until it catches up.
+                self._logger.debug(
+                    "output backlog %d bytes: input paused", self._writer.pending_bytes
+                )
+                await self._writer.wait_for_room()
             try:
                 data = await self._receive_stream.receive()
             except anyio.EndOfStream:

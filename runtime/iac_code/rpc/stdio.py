@@ -24,6 +24,7 @@ import anyio
 from iac_code.rpc.connection import DEFAULT_SHUTDOWN_GRACE, Connection, RequestHandler
 from iac_code.rpc.fdstream import FdReceiveStream, FdSendStream, set_nonblocking
 from iac_code.rpc.framing import DEFAULT_MAX_LINE_BYTES
+from iac_code.rpc.writer import DEFAULT_MAX_PENDING_BYTES
 
 __all__ = ["protocol_descriptors", "serve_stdio"]
 
@@ -84,6 +85,7 @@ async def serve_stdio(
     *,
     prefix: bytes = b"",
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_pending_output_bytes: int = DEFAULT_MAX_PENDING_BYTES,
     on_shutdown: Callable[[], Awaitable[None]] | None = None,
     shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
     logger: logging.Logger | None = None,
@@ -103,6 +105,7 @@ async def serve_stdio(
                 FdReceiveStream(input_fd, prefix=prefix),
                 output,
                 max_line_bytes=max_line_bytes,
+                max_pending_output_bytes=max_pending_output_bytes,
                 shutdown_grace=shutdown_grace,
                 on_close=on_shutdown,
                 logger=log,

@@ -7,6 +7,13 @@ wire is the order of the ``enqueue`` calls, whichever tasks made them.
 Why batching: the writer takes everything already queued and writes it with one call. At
 the 20,000 chunks/s relay target the cost of one write (a syscall, perhaps a thread hop) per
 frame would dominate; one write per batch lets the batch size grow with the load.
+
+Why count bytes: the queue holds at most ``max_queued_frames`` frames, but producers that
+find it full keep their frame while they wait, and a client that never reads its stdout can
+keep sending requests whose answers pile up that way. The writer therefore counts the bytes
+of every frame handed to :meth:`FrameWriter.enqueue` until it is written; the connection
+stops reading its input while that count is over ``max_pending_bytes``
+(:meth:`FrameWriter.wait_for_room`), so memory stays bounded by what is already in flight.
 """
 
 from __future__ import annotations
@@ -19,9 +26,10 @@ from anyio.abc import ByteSendStream, ObjectSendStream
 
 from iac_code.rpc.errors import ConnectionClosedError
 
-__all__ = ["DEFAULT_MAX_QUEUED_FRAMES", "FrameWriter"]
+__all__ = ["DEFAULT_MAX_PENDING_BYTES", "DEFAULT_MAX_QUEUED_FRAMES", "FrameWriter"]
 
 DEFAULT_MAX_QUEUED_FRAMES = 1024
+DEFAULT_MAX_PENDING_BYTES = 16 * 2**20
 
 AnyByteSendStream = ByteSendStream | ObjectSendStream[bytes]
 
@@ -40,6 +48,7 @@ class FrameWriter:
         stream: AnyByteSendStream,
         *,
         max_queued_frames: int = DEFAULT_MAX_QUEUED_FRAMES,
+        max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
         logger: logging.Logger,
     ) -> None:
         size: float = math.inf if max_queued_frames <= 0 else max_queued_frames
@@ -50,9 +59,31 @@ class FrameWriter:
         """True once a write failed (the peer stopped reading)."""
         self.done = anyio.Event()
         """Set when :meth:`run` returned."""
+        self.max_pending_bytes = max_pending_bytes
+        self.pending_bytes = 0
+        """Bytes of frames given to :meth:`enqueue` and not yet written (or dropped)."""
+        self._room = anyio.Event()
+        self._room.set()
+
+    @property
+    def has_room(self) -> bool:
+        return self.pending_bytes <= self.max_pending_bytes
+
+    async def wait_for_room(self) -> None:
+        """Return once the pending bytes are at most ``max_pending_bytes`` (or writing ended)."""
+        while not self.has_room and not self.done.is_set():
+            if self._room.is_set():
+                self._room = anyio.Event()
+            await self._room.wait()  # set by _settle, and by run() when it stops
+
+    def _settle(self, size: int) -> None:
+        self.pending_bytes -= size
+        if self.has_room:
+            self._room.set()
 
     async def enqueue(self, frame: bytes) -> None:
         """Append one encoded frame to the FIFO."""
+        self.pending_bytes += len(frame)
         try:
             # Fast path without a checkpoint: the frame's place is fixed immediately and a
             # burst of notifications does not yield to the event loop once per frame.
@@ -61,8 +92,13 @@ class FrameWriter:
             try:
                 await self._queue_in.send(frame)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._settle(len(frame))
                 raise ConnectionClosedError() from None
+            except BaseException:
+                self._settle(len(frame))  # cancelled while waiting: the frame is dropped
+                raise
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._settle(len(frame))
             raise ConnectionClosedError() from None
 
     def close(self) -> None:
@@ -91,5 +127,8 @@ class FrameWriter:
                         self.broken = True
                         self._logger.warning("output closed by the peer: %r", exc)
                         return
+                    finally:
+                        self._settle(len(data))
         finally:
             self.done.set()
+            self._room.set()

@@ -10,7 +10,8 @@ On disk, under ``home / "sessions"`` (home is ``$IAC_CODE_HOME`` or ``~/.iac-cod
     <session id>/meta.json   id, cwd, title, createdAt, updatedAt, parentId,
                              additionalDirectories, schemaVersion
     <session id>/events.jsonl  one JSON object per line, append-only
-    <session id>/lock        flock-ed by the process that has the session active
+    session.locks            one byte-range lock per active session (no descriptor each)
+    <session id>/lock        fallback lock where session.locks cannot be written
 
 Directories are 0700 and files 0600 whatever the umask. Guarantees:
 

@@ -13,6 +13,7 @@ Functions here raise plain ``OSError``; the store maps them to its own exception
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 from pathlib import Path
@@ -40,7 +41,8 @@ def ensure_private_dirs(path: Path) -> None:
         make_private_dir(path)
     except FileExistsError:
         if not path.is_dir():
-            raise
+            # A file where a folder must be: "exists" would be a misleading reason.
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path)) from None
 
 
 def open_private(path: Path, flags: int) -> int:

@@ -15,6 +15,11 @@ Concurrency between processes:
 * When the file has grown to twice its size after the last compaction, the writer that
   notices rewrites it (live records only) atomically, still under the lock. The first line
   of a compacted file is a header recording that size.
+* A reader that finds the file missing rebuilds it from the sessions' ``meta.json`` files,
+  but only if it gets the lock at once; when another holder has it, the reader lists from
+  its own scan instead of waiting. flock locks belong to an open file description, so a
+  second ``flock`` by this very process would wait for ever: the lock is never taken again
+  by a thread that already holds it, and the scan never reads the index.
 """
 
 from __future__ import annotations
@@ -61,6 +66,8 @@ class SessionIndex:
         self._lock_path = directory / INDEX_LOCK_FILE
         self._scan_sessions = scan_sessions
         self._mutex = threading.RLock()
+        #: Set while this thread holds the index flock (re-taking it would self-deadlock).
+        self._holder = threading.local()
         self._entries: dict[str, Record] = {}
         self._ordered: list[Position] | None = []
         self._file_identity: tuple[int, int] | None = None
@@ -94,11 +101,18 @@ class SessionIndex:
                     logger.warning("could not compact %s: %s", self._path, error)
 
     @contextmanager
-    def _exclusive(self) -> Iterator[None]:
+    def _exclusive(self, *, wait: bool = True) -> Iterator[None]:
+        """Hold the index flock; with ``wait=False`` raise BlockingIOError when it is busy."""
+        if getattr(self._holder, "held", False):
+            raise RuntimeError("the session index lock is already held by this thread")
         fd = fsio.open_private(self._lock_path, os.O_RDONLY | os.O_CREAT)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self._holder.held = True
+            try:
+                yield
+            finally:
+                self._holder.held = False
         finally:
             os.close(fd)  # closing the descriptor releases the flock
 
@@ -136,10 +150,13 @@ class SessionIndex:
         _fold(parse_lines(data).records, entries)
         self._write_compacted_locked(entries.values())
 
-    def rebuild(self) -> None:
-        """Recreate the index from the sessions' own ``meta.json`` files."""
-        with self._exclusive():
-            self._write_compacted_locked(self._scan_sessions())
+    def rebuild(self, *, wait: bool = True) -> None:
+        """Recreate the index from the sessions' own ``meta.json`` files.
+
+        With ``wait=False`` a busy lock raises BlockingIOError instead of waiting.
+        """
+        with self._exclusive(wait=wait):
+            self._write_compacted_locked(list(self._scan_sessions()))
 
     def _write_compacted_locked(self, records: Iterable[Record]) -> None:
         body = b"".join(encode_line(record) for record in records)
@@ -183,18 +200,27 @@ class SessionIndex:
     def _refresh(self, *, may_rebuild: bool = True) -> None:
         try:
             fd = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no index, or no sessions folder
             self._reset(None)
-            if may_rebuild and self._any_session_on_disk():
-                logger.warning("%s is missing; rebuilding it from the sessions", self._path)
-                try:
-                    self.rebuild()
-                except OSError as error:
-                    # Read-only directory: list from the scan without writing an index.
-                    logger.warning("could not rebuild %s: %s", self._path, error)
-                    self._fold_in(list(self._scan_sessions()))
-                    return
-                self._refresh(may_rebuild=False)
+            if not may_rebuild or not self._any_session_on_disk():
+                return
+            if getattr(self._holder, "held", False):
+                # Called back from inside a rebuild or an append: never re-take the lock.
+                self._fold_in(list(self._scan_sessions()))
+                return
+            logger.warning("%s is missing; rebuilding it from the sessions", self._path)
+            try:
+                self.rebuild(wait=False)
+            except BlockingIOError:
+                # Another process is writing the index: list from our own scan meanwhile.
+                self._fold_in(list(self._scan_sessions()))
+                return
+            except OSError as error:
+                # Read-only directory: list from the scan without writing an index.
+                logger.warning("could not rebuild %s: %s", self._path, error)
+                self._fold_in(list(self._scan_sessions()))
+                return
+            self._refresh(may_rebuild=False)
             return
         try:
             status = os.fstat(fd)
@@ -227,7 +253,7 @@ class SessionIndex:
         try:
             with os.scandir(self._directory) as listing:
                 return any(e.is_dir() and is_valid_session_id(e.name) for e in listing)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return False
 
 

@@ -30,7 +30,7 @@ from .errors import (
 from .ids import is_valid_session_id
 from .index import SessionIndex
 from .jsonl import encode_line, parse_lines
-from .locking import SessionLock
+from .locking import LOCK_TABLE_FILE, LockTable, SessionLock
 from .meta import SessionMeta, normalize_timestamp, utc_now
 
 logger = logging.getLogger(__name__)
@@ -41,6 +41,10 @@ META_FILE = "meta.json"
 LOCK_FILE = "lock"
 DEFAULT_PAGE_SIZE = 50
 _TRASH_PREFIX = ".trash-"
+
+
+class _UnreadableMeta(Exception):
+    """A session folder's meta.json exists but cannot be read or does not match the folder."""
 
 
 class _Unset:
@@ -61,10 +65,11 @@ class SessionStore:
         sessions/
           index.jsonl          listing index (see iac_code.store.index)
           index.lock           writers of the index flock this file
+          session.locks        one byte-range lock per active session (iac_code.store.locking)
           <session id>/
             meta.json          SessionMeta.to_json(), replaced atomically
             events.jsonl       append-only event log, one JSON object per line
-            lock               flock-ed by the process that has the session active
+            lock               fallback lock when session.locks cannot be written
 
     ``durable=True`` adds fsync to every append and metadata write (survives power loss,
     costs milliseconds per write); without it a process crash (``kill -9``) still loses at
@@ -77,6 +82,7 @@ class SessionStore:
         self.durable = durable
         self._index = SessionIndex(self.sessions_dir, scan_sessions=self._scan_meta_records)
         self._held_locks: dict[str, SessionLock] = {}
+        self._lock_table = LockTable(self.sessions_dir / LOCK_TABLE_FILE)
         self._held_mutex = threading.Lock()
 
     # -- paths --------------------------------------------------------------------------
@@ -148,6 +154,9 @@ class SessionStore:
             raise InvalidSessionIdError(meta.session_id)
         try:
             fsio.ensure_private_dirs(self.sessions_dir)
+        except OSError as error:
+            raise _write_error(f"cannot create {self.sessions_dir}", error) from error
+        try:
             fsio.make_private_dir(directory)
         except FileExistsError:
             raise SessionExistsError(meta.session_id) from None
@@ -172,6 +181,16 @@ class SessionStore:
 
     def get_meta(self, session_id: str) -> SessionMeta | None:
         """The session's metadata, or None when there is no such session."""
+        try:
+            return self._read_meta_file(session_id)
+        except _UnreadableMeta:
+            return self._meta_from_index(session_id)
+
+    def _read_meta_file(self, session_id: str) -> SessionMeta | None:
+        """The session's own ``meta.json``: None when absent, _UnreadableMeta when bad.
+
+        Never consults the index, so the index may call it while rebuilding itself.
+        """
         directory = self._session_dir(session_id)
         if directory is None:
             return None
@@ -181,15 +200,16 @@ class SessionStore:
             return None
         except OSError as error:
             logger.warning("cannot read metadata of session %r: %s", session_id, error)
-            return self._meta_from_index(session_id)
+            raise _UnreadableMeta from error
         try:
             records = parse_lines(data if data.endswith(b"\n") else data + b"\n").records
             meta = SessionMeta.from_json(records[0] if len(records) == 1 else None)
             if meta.session_id != session_id:
-                raise ValueError("id in meta.json does not match its directory")
+                # A folder copied or renamed by hand: its meta.json names another session.
+                raise ValueError(f"meta.json names session {meta.session_id!r}")
         except ValueError as error:
             logger.warning("corrupt metadata of session %r: %s", session_id, error)
-            return self._meta_from_index(session_id)
+            raise _UnreadableMeta from error
         return meta
 
     def _meta_from_index(self, session_id: str) -> SessionMeta | None:
@@ -314,7 +334,9 @@ class SessionStore:
             own_lock = self._held_locks.get(session_id)
         temporary: SessionLock | None = None
         if own_lock is None:
-            temporary = SessionLock(session_id, path.parent / LOCK_FILE, lambda _: None)
+            temporary = SessionLock(
+                session_id, path.parent / LOCK_FILE, lambda _: None, self._lock_table
+            )
             try:
                 temporary.acquire()
             except (SessionLockedError, SessionNotFoundError, StoreWriteError):
@@ -379,10 +401,16 @@ class SessionStore:
     def _scan_meta_records(self) -> Iterator[dict[str, Any]]:
         try:
             names = [entry.name for entry in os.scandir(self.sessions_dir) if entry.is_dir()]
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return
         for name in names:
-            meta = self.get_meta(name) if is_valid_session_id(name) else None
+            if not is_valid_session_id(name):
+                continue  # trash of an interrupted delete, or not ours
+            try:
+                meta = self._read_meta_file(name)
+            except _UnreadableMeta:
+                logger.warning("session folder %r left out of the index", name)
+                continue
             if meta is not None:
                 yield meta.to_index_record()
 
@@ -405,7 +433,9 @@ class SessionStore:
             own_lock = self._held_locks.get(session_id)
         temporary: SessionLock | None = None
         if own_lock is None:
-            temporary = SessionLock(session_id, directory / LOCK_FILE, lambda _: None)
+            temporary = SessionLock(
+                session_id, directory / LOCK_FILE, lambda _: None, self._lock_table
+            )
             try:
                 temporary.acquire()
             except SessionNotFoundError:
@@ -454,7 +484,9 @@ class SessionStore:
         with self._held_mutex:
             if session_id in self._held_locks:
                 raise SessionLockedError(session_id)
-            lock = SessionLock(session_id, directory / LOCK_FILE, self._forget_lock)
+            lock = SessionLock(
+                session_id, directory / LOCK_FILE, self._forget_lock, self._lock_table
+            )
             lock.acquire()
             self._held_locks[session_id] = lock
         return lock

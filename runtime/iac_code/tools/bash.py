@@ -7,6 +7,7 @@ from typing import Any
 
 import anyio
 
+from iac_code.child_env import child_environment
 from iac_code.tools.base import (
     Access,
     AccessKind,
@@ -106,7 +107,8 @@ class BashTool(Tool):
 
     async def _run_locally(self, tool_input: JsonDict, ctx: ToolContext) -> ToolOutcome:
         timeout_s = self._timeout(tool_input, ctx)
-        env = _non_interactive_env(dict(ctx.env if ctx.env is not None else os.environ))
+        # Without an agent-provided environment, still never pass on the agent's secrets.
+        env = _non_interactive_env(dict(ctx.env if ctx.env is not None else child_environment()))
         try:
             result = await run_in_process_group(
                 shell_argv(tool_input["command"]),
