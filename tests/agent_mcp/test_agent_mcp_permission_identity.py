@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer
-from acp_conformance.llm_server.script import Turn
+from acp_scripted_llm import ScriptedLLMServer
+from acp_scripted_llm.script import Turn
 
 from tests.integration.stdio_harness import AgentProcess, agent_environment
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import anyio
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer, Turn
 from acp_schema.validation import validate_message
+from acp_scripted_llm import ScriptedLLMServer, Turn
 from agent_tools_kit import WireClient, in_memory_agent
 from iac_code.llm.anthropic_client import AnthropicModelClient, preload_sdk
 from iac_code.llm.base import ModelError, ModelRequest

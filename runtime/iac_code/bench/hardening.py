@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from acp_conformance.llm_server import Script, ScriptedLLMServer, Turn
+from acp_scripted_llm import Script, ScriptedLLMServer, Turn
 
 from ._client import AgentProcess, HarnessError, encode
 from .concurrency import _open_sessions
