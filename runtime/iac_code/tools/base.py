@@ -172,6 +172,9 @@ class Access:
 
     kind: AccessKind
     paths: tuple[str, ...] = ()
+    # The real locations of ``paths`` (symlinks resolved) when the decision was made: file
+    # tools operate on exactly these, and refuse when the path leads elsewhere by then.
+    real_paths: tuple[str, ...] = ()
     url: str | None = None
     outside_workspace: bool = False
     sensitive: bool = False

@@ -212,6 +212,6 @@ def is_sensitive(path: Path) -> bool:
     return _path_is_sensitive(absolute) or _path_is_sensitive(real_path(absolute))
 
 
-def sensitive_reason(path: Path) -> str:
+def sensitive_reason(path: Path | str) -> str:
     """A short explanation for permission prompts and refusals."""
     return f"{path} is a sensitive location (credentials or repository internals)"
