@@ -12,6 +12,7 @@ import socket
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -150,6 +151,27 @@ async def test_a_read_cannot_be_redirected_to_a_credential_after_the_check(
     outcome = await tool.run({"path": "sub/main.tf"}, ctx, access=access)
     assert outcome.is_error and "Refused" in outcome.model_content
     assert "PRIVATE KEY" not in outcome.model_content
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        (ListFilesTool(), {"path": "sub"}),
+        (GrepTool(ripgrep=False), {"pattern": "KEY", "path": "sub"}),
+    ],
+    ids=["list_files", "grep"],
+)
+async def test_listing_and_search_refuse_a_base_swapped_after_the_check(
+    ctx: ToolContext, sub: Path, fake_home: Path, tool: Any, tool_input: dict[str, Any]
+) -> None:
+    ssh = fake_home / ".ssh"
+    ssh.mkdir()
+    (ssh / "id_ed25519").write_text("PRIVATE KEY\n")
+    access = await tool.access(tool_input, ctx)
+    swap_for_symlink(sub, ssh)
+    outcome = await tool.run(tool_input, ctx, access=access)
+    assert outcome.is_error and outcome.model_content.startswith("Refused:")
+    assert "id_ed25519" not in outcome.model_content
 
 
 # --- item 6: non-regular files ------------------------------------------------------------------

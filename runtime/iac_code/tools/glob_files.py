@@ -12,8 +12,9 @@ from iac_code.tools.base import (
     text_content,
 )
 from iac_code.tools.paths import resolve_path
+from iac_code.tools.safe_fs import UnsafePath
 from iac_code.tools.search_process import SearchFailed, SearchTimeout, run_search
-from iac_code.tools.workspace import BaseDirectoryReadTool
+from iac_code.tools.workspace import BaseDirectoryReadTool, checked_real_path
 
 
 class GlobTool(BaseDirectoryReadTool):
@@ -52,6 +53,10 @@ class GlobTool(BaseDirectoryReadTool):
         self, tool_input: JsonDict, ctx: ToolContext, access: Access | None
     ) -> ToolOutcome:
         base = resolve_path(self._raw_base(tool_input), ctx.cwd)
+        try:
+            checked_real_path(base, access)  # not swapped for a symlink since the check
+        except UnsafePath as exc:
+            return ToolOutcome.error(str(exc))
         if not base.is_dir():
             return ToolOutcome.error(f"Base directory not found: {base}")
         limits = ctx.limits

@@ -28,9 +28,10 @@ from iac_code.tools.base import (
     text_content,
 )
 from iac_code.tools.paths import is_sensitive, resolve_path
+from iac_code.tools.safe_fs import UnsafePath
 from iac_code.tools.search_process import SearchFailed, SearchTimeout, run_search
 from iac_code.tools.text import shorten_line
-from iac_code.tools.workspace import BaseDirectoryReadTool, display_name
+from iac_code.tools.workspace import BaseDirectoryReadTool, checked_real_path, display_name
 
 
 @dataclass(frozen=True)
@@ -272,6 +273,10 @@ class GrepTool(BaseDirectoryReadTool):
         self, tool_input: JsonDict, ctx: ToolContext, access: Access | None
     ) -> ToolOutcome:
         base = resolve_path(self._raw_base(tool_input), ctx.cwd)
+        try:
+            checked_real_path(base, access)  # not swapped for a symlink since the check
+        except UnsafePath as exc:
+            return ToolOutcome.error(str(exc))
         if not base.exists():
             return ToolOutcome.error(f"Path not found: {base}")
         limits = ctx.limits
