@@ -6,6 +6,7 @@ process that is killed at the deadline or on cancel.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -32,15 +33,23 @@ def no_ripgrep(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shutil, "which", lambda *args, **kwargs: None)
 
 
-@pytest.fixture
-def spawned(monkeypatch: pytest.MonkeyPatch) -> list[anyio.abc.Process]:
+class Spawned(list[anyio.abc.Process]):
     """Every worker process started, so tests can check it was killed."""
-    processes: list[anyio.abc.Process] = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = anyio.Event()
+
+
+@pytest.fixture
+def spawned(monkeypatch: pytest.MonkeyPatch) -> Spawned:
+    processes = Spawned()
     real_spawn = search_process._spawn
 
     async def recording_spawn() -> anyio.abc.Process:
         process = await real_spawn()
         processes.append(process)
+        processes.started.set()
         return process
 
     monkeypatch.setattr(search_process, "_spawn", recording_spawn)
@@ -55,7 +64,7 @@ def backtracking_file(workspace: Path) -> Path:
 
 
 async def test_a_catastrophic_regex_fails_with_a_clear_message_at_the_deadline(
-    ctx: ToolContext, backtracking_file: Path, spawned: list[anyio.abc.Process]
+    ctx: ToolContext, backtracking_file: Path, spawned: Spawned
 ) -> None:
     with anyio.fail_after(WAIT_S):
         outcome = await GrepTool().run(
@@ -65,7 +74,7 @@ async def test_a_catastrophic_regex_fails_with_a_clear_message_at_the_deadline(
     assert "timed out after 1 s" in outcome.model_content
     assert "Simplify the pattern" in outcome.model_content
     assert outcome.raw_output["timedOut"] is True
-    assert [process.returncode for process in spawned] != [None]
+    assert spawned and all(process.returncode is not None for process in spawned)
 
 
 async def test_a_catastrophic_glob_fails_with_a_clear_message_at_the_deadline(
@@ -81,7 +90,7 @@ async def test_a_catastrophic_glob_fails_with_a_clear_message_at_the_deadline(
 
 
 async def test_the_event_loop_keeps_serving_and_cancel_kills_the_worker(
-    ctx: ToolContext, backtracking_file: Path, spawned: list[anyio.abc.Process]
+    ctx: ToolContext, backtracking_file: Path, spawned: Spawned
 ) -> None:
     slow_ctx = ctx.with_limits(search_timeout_s=600.0)
     finished: list[Any] = []
@@ -92,6 +101,7 @@ async def test_the_event_loop_keeps_serving_and_cancel_kills_the_worker(
     with anyio.fail_after(WAIT_S):
         async with anyio.create_task_group() as group:
             group.start_soon(search)
+            await spawned.started.wait()
             # Another tool call completes while the search is running.
             read = await ReadFileTool().run({"path": "notes.txt"}, ctx)
             assert not read.is_error
@@ -151,3 +161,27 @@ def test_the_timeout_can_be_set_from_the_environment(monkeypatch: pytest.MonkeyP
     assert ToolLimits().search_timeout_s == 2.5
     monkeypatch.setenv(SEARCH_TIMEOUT_ENV, "-1")
     assert ToolLimits().search_timeout_s == 20.0
+
+
+async def test_a_repository_file_cannot_shadow_a_module_of_the_worker(
+    ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent usually runs inside the user's repository; its files must not be imported."""
+    marker = workspace / "imported.marker"
+    for module in ("json", "re"):
+        (workspace / f"{module}.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    (workspace / "main.tf").write_text("needle\n")
+    monkeypatch.chdir(workspace)
+    outcome = await GrepTool().run({"pattern": "needle", "glob": "*.tf"}, ctx)
+    assert outcome.model_content == "main.tf:1:needle"
+    assert not marker.exists()
+
+
+def test_the_worker_gets_no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    monkeypatch.setenv("IAC_CODE_HOME", "/state")
+    env = search_process._worker_env()
+    assert "sk-ant-secret" not in env.values() and "secret" not in env.values()
+    assert env["IAC_CODE_HOME"] == "/state"
+    assert env["PYTHONPATH"].split(os.pathsep)[0].endswith("runtime")

@@ -11,16 +11,27 @@ a huge tree unbounded, so the worker process is the one mechanism for all three.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.abc
 
+import iac_code
+
 JsonDict = dict[str, Any]
 
-WORKER_ARGV = (sys.executable, "-m", "iac_code.tools.search_worker")
+# -P: never put the working directory on sys.path. The agent often runs in the user's
+# repository, and a file there such as "json.py" must not be imported (and so run) by the
+# worker.
+WORKER_ARGV = (sys.executable, "-P", "-m", "iac_code.tools.search_worker")
+# Environment variables the worker needs: the sensitive-path rules read HOME and
+# IAC_CODE_HOME; the rest keeps Python's own behaviour (encoding, locale). The agent's
+# credentials are deliberately not passed.
+_WORKER_ENV_NAMES = ("HOME", "IAC_CODE_HOME", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONUTF8", "TMPDIR")
 # A worker answer larger than this is treated as a failure (results are capped well below).
 _MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
@@ -37,12 +48,24 @@ class SearchFailed(Exception):
     """The worker could not run the request; the message says why (for the model)."""
 
 
+def _worker_env() -> dict[str, str]:
+    env = {name: os.environ[name] for name in _WORKER_ENV_NAMES if name in os.environ}
+    # The worker imports this very package, from wherever the agent imported it.
+    package_parent = os.fspath(Path(iac_code.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [package_parent, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    )
+    return env
+
+
 async def _spawn() -> anyio.abc.Process:
     return await anyio.open_process(
         list(WORKER_ARGV),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        cwd="/",
+        env=_worker_env(),
     )
 
 
@@ -67,7 +90,10 @@ async def run_search(request: JsonDict, timeout_s: float) -> JsonDict:
     early, including when the caller is cancelled.
     """
     payload = json.dumps(request).encode("utf-8")
-    process = await _spawn()
+    # Shielded: a cancel landing inside the spawn would lose the process object, and with it
+    # the chance to kill the worker.
+    with anyio.CancelScope(shield=True):
+        process = await _spawn()
     try:
         with anyio.move_on_after(timeout_s) as deadline:
             raw = await _exchange(process, payload)
