@@ -153,6 +153,35 @@ async def test_a_read_cannot_be_redirected_to_a_credential_after_the_check(
     assert "PRIVATE KEY" not in outcome.model_content
 
 
+def read_following_links(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8")
+
+
+class SwappingReader:
+    """A client ``fs/read_text_file`` that makes the attacker's move before answering."""
+
+    def __init__(self, directory: Path, target: Path) -> None:
+        self.directory, self.target = directory, target
+
+    async def read_text_file(self, path: str, line: int | None, limit: int | None) -> str:
+        swap_for_symlink(self.directory, self.target)
+        return read_following_links(path)  # the client follows the new symlink
+
+
+async def test_a_read_through_the_client_discards_text_from_a_swapped_path(
+    workspace: Path, sub: Path, fake_home: Path
+) -> None:
+    ssh = fake_home / ".ssh"
+    ssh.mkdir()
+    (ssh / "main.tf").write_text("PRIVATE KEY\n")
+    ctx = ToolContext.for_session(workspace, fs_read=SwappingReader(sub, ssh))
+    tool = ReadFileTool()
+    access = await tool.access({"path": "sub/main.tf"}, ctx)
+    outcome = await tool.run({"path": "sub/main.tf"}, ctx, access=access)
+    assert outcome.is_error and outcome.model_content.startswith("Refused:")
+    assert "PRIVATE KEY" not in outcome.model_content
+
+
 @pytest.mark.parametrize(
     ("tool", "tool_input"),
     [

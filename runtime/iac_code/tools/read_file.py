@@ -22,7 +22,13 @@ from iac_code.tools.base import (
 from iac_code.tools.paths import resolve_path
 from iac_code.tools.safe_fs import UnsafePath, open_regular_for_reading
 from iac_code.tools.text import BINARY_SNIFF_BYTES, decode_text, looks_binary, shorten_line
-from iac_code.tools.workspace import checked_real_path, display_name, path_access, path_locations
+from iac_code.tools.workspace import (
+    checked_real_path,
+    display_name,
+    path_access,
+    path_locations,
+    verify_unchanged,
+)
 
 
 @dataclass
@@ -154,8 +160,14 @@ class ReadFileTool(Tool):
         limit: int = tool_input.get("limit") or ctx.limits.read_default_lines
         if ctx.fs_read is not None:
             try:
+                # The client opens the path by name, so check before and after that it still
+                # leads where the decision said; a swapped symlink discards the text.
+                checked = checked_real_path(path, access)
                 # Ask for one extra line to learn whether more follow.
                 text = await ctx.fs_read.read_text_file(os.fspath(path), offset, limit + 1)
+                verify_unchanged(path, checked)
+            except UnsafePath as exc:
+                return ToolOutcome.error(str(exc))
             except Exception as exc:
                 return ToolOutcome.error(f"Could not read {path} through the client: {exc}")
             if "\x00" in text:
