@@ -122,7 +122,9 @@ async def test_background_jobs_do_not_outlive_the_call(workspace: Path, ctx: Too
 async def test_title_and_access(workspace: Path, ctx: ToolContext) -> None:
     tool = BashTool()
     assert tool.title({"command": "terraform validate"}) == "Run terraform validate"
-    assert tool.title({"command": "x", "description": "Check syntax"}) == "Check syntax"
+    assert (
+        tool.title({"command": "x", "description": "Check syntax"}) == "Run x \u2014 Check syntax"
+    )
     access = await tool.access({"command": "ls"}, ctx)
     assert access.kind == "execute" and not access.restricted
     invalid = await tool.run({"command": "ls", "timeout": 0}, ctx)

@@ -101,7 +101,7 @@ def test_sensitive_home_locations(fake_home: Path, relative: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "relative", ["main.tf", ".gitignore", ".github/workflows/ci.yml", "environment.tf", "envs/a"]
+    "relative", ["main.tf", ".gitignore", ".github/CODEOWNERS", "environment.tf", "envs/a"]
 )
 def test_ordinary_files_are_not_sensitive(workspace: Path, relative: str, fake_home: Path) -> None:
     assert not is_sensitive(workspace / relative)

@@ -87,6 +87,18 @@ PlanReporter = Callable[[list[JsonDict]], Awaitable[None]]
 """``async (entries)``: replace the session's plan (sent as a ``plan`` session update)."""
 
 
+SEARCH_TIMEOUT_ENV = "IAC_CODE_SEARCH_TIMEOUT_S"
+
+
+def _env_seconds(name: str, default: float) -> float:
+    """A positive number of seconds from the environment, else ``default``."""
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
 @dataclass(frozen=True)
 class ToolLimits:
     """Caps and timeouts; defaults are sized for a model context of a few hundred kB."""
@@ -100,6 +112,9 @@ class ToolLimits:
     grep_max_matches: int = 500
     grep_line_max_chars: int = 500
     walk_max_entries: int = 200_000  # directory entries glob/grep visit before giving up
+    grep_max_total_bytes: int = 256 * 1024 * 1024  # file bytes one grep reads before stopping
+    # Deadline of one glob/grep (the worker process is killed when it passes).
+    search_timeout_s: float = field(default_factory=lambda: _env_seconds(SEARCH_TIMEOUT_ENV, 20.0))
     bash_timeout_s: float = 120.0
     bash_max_timeout_s: float = 600.0
     bash_output_bytes: int = 1024 * 1024  # output kept per command (head and tail)
@@ -157,6 +172,9 @@ class Access:
 
     kind: AccessKind
     paths: tuple[str, ...] = ()
+    # The real locations of ``paths`` (symlinks resolved) when the decision was made: file
+    # tools operate on exactly these, and refuse when the path leads elsewhere by then.
+    real_paths: tuple[str, ...] = ()
     url: str | None = None
     outside_workspace: bool = False
     sensitive: bool = False

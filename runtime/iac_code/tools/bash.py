@@ -38,6 +38,33 @@ def _status_line(
     return f"[exit code: {exit_code}]"
 
 
+# Characters that could hide or reorder part of a command when the title is displayed:
+# control characters (terminal escapes, carriage returns) and Unicode bidi/invisible marks.
+_HIDING_CHARACTERS = frozenset(
+    [
+        *map(chr, range(0x00, 0x20)),
+        "\x7f",
+        *map(chr, range(0x80, 0xA0)),
+        *"\u061c\u200b\u200c\u200d\u200e\u200f\u2060\ufeff",
+        *map(chr, range(0x202A, 0x202F)),
+        *map(chr, range(0x2066, 0x206A)),
+    ]
+)
+
+
+def _escape_hiding(line: str) -> str:
+    return "".join(
+        f"\\u{ord(char):04x}" if char in _HIDING_CHARACTERS and char != "\t" else char
+        for char in line
+    )
+
+
+def visible_command(command: str) -> str:
+    """``command`` on one line with nothing hidden: line breaks become " \u23ce ", other
+    invisible or reordering characters are shown as ``\\uXXXX`` escapes."""
+    return " \u23ce ".join(_escape_hiding(line) for line in command.strip().splitlines())
+
+
 def _non_interactive_env(base: dict[str, str]) -> dict[str, str]:
     """Pagers would wait for a keypress that never comes; make them print instead."""
     env = dict(base)
@@ -80,15 +107,12 @@ class BashTool(Tool):
     }
 
     def _title(self, tool_input: JsonDict) -> str:
-        description = (tool_input.get("description") or "").strip()
-        if description:
-            return description
-        first_line = (
-            tool_input["command"].strip().splitlines()[0] if tool_input["command"].strip() else ""
-        )
-        if len(first_line) > 80:
-            first_line = first_line[:77] + "..."
-        return f"Run {first_line}"
+        # The user approves what the title shows, so it shows the whole command, never the
+        # model's description alone nor only the first line (a second line could hide
+        # "curl ... | sh"). The description follows as a hint.
+        title = f"Run {visible_command(tool_input['command'])}"
+        description = visible_command(tool_input.get("description") or "")
+        return f"{title} \u2014 {description}" if description else title
 
     async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
         return Access(kind=AccessKind.EXECUTE, paths=(os.fspath(ctx.cwd),))

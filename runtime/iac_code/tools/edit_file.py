@@ -13,7 +13,13 @@ from iac_code.tools.base import (
 )
 from iac_code.tools.file_io import read_current_text, write_text
 from iac_code.tools.paths import resolve_path
-from iac_code.tools.workspace import BaseFileWriteTool, display_name
+from iac_code.tools.safe_fs import UnsafePath
+from iac_code.tools.workspace import (
+    BaseFileWriteTool,
+    checked_real_path,
+    display_name,
+    verify_unchanged,
+)
 
 
 class EditFileTool(BaseFileWriteTool):
@@ -62,7 +68,13 @@ class EditFileTool(BaseFileWriteTool):
         if path.is_dir():
             return ToolOutcome.error(f"{path} is a directory, not a file.")
         try:
-            current = await read_current_text(path, ctx)
+            checked = checked_real_path(path, access)
+        except UnsafePath as exc:
+            return ToolOutcome.error(str(exc))
+        try:
+            current = await read_current_text(path, ctx, checked)
+        except UnsafePath as exc:
+            return ToolOutcome.error(str(exc))
         except Exception as exc:
             return ToolOutcome.error(f"Could not read {path}: {exc}")
         if current is None:
@@ -85,7 +97,11 @@ class EditFileTool(BaseFileWriteTool):
             else current.replace(old_string, new_string, 1)
         )
         try:
-            via = await write_text(path, updated, ctx)
+            # Again at write time: the read above may have waited on the client.
+            verify_unchanged(path, checked)
+            via = await write_text(path, updated, ctx, checked)
+        except UnsafePath as exc:
+            return ToolOutcome.error(str(exc))
         except Exception as exc:
             return ToolOutcome.error(f"Could not write {path}: {exc}")
         replaced = occurrences if replace_all else 1

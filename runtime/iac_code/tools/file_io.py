@@ -1,23 +1,21 @@
 """Reading and writing whole text files for the edit tools, locally or through the client.
 
-Local writes are atomic: the new content goes to a temporary file in the same directory,
-is flushed to disk, gets the old file's permission bits, and then replaces the target with
-``os.replace``. A crash leaves either the old or the new file, never half of one. Writing
-to a symlink writes the file it points at (the link stays a link).
+Local reads and writes go through :mod:`iac_code.tools.safe_fs`: they touch exactly the real
+location the permission decision was about (``checked``), refuse when a symlink was swapped
+in on the way, and refuse non-regular files. Writes are atomic (temporary file, fsync,
+rename), keep the old file's permission bits, and for a symlink write the file it points at
+(the link stays a link, as ``checked`` is its resolved target).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import stat
-import tempfile
 from pathlib import Path
 
 import anyio
 
 from iac_code.tools.base import ToolContext
-from iac_code.tools.paths import real_path
+from iac_code.tools.safe_fs import read_regular_bytes, replace_file
 
 
 def _current_umask() -> int:
@@ -37,43 +35,23 @@ def _default_file_mode() -> int:
     return 0o666 & ~_current_umask()
 
 
-def atomic_write_local(path: Path, content: str) -> None:
-    """Replace ``path`` (or its symlink target) with ``content`` atomically."""
-    target = real_path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        mode = _default_file_mode()
-    descriptor, temp_name = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
-    )
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(content.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp_name, mode)
-        os.replace(temp_name, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
+def atomic_write_local(checked: Path, content: str) -> None:
+    """Replace the file at ``checked`` (a real, absolute path) with ``content`` atomically."""
+    replace_file(checked, content.encode("utf-8"), _default_file_mode())
 
 
-def _read_local(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        return None
+def _read_local(checked: Path) -> str | None:
+    data = read_regular_bytes(checked)
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
-async def read_current_text(path: Path, ctx: ToolContext) -> str | None:
+async def read_current_text(path: Path, ctx: ToolContext, checked: Path) -> str | None:
     """The file's current text (None when it does not exist).
 
     Through the client when it can read files, so unsaved editor changes are what gets
     edited; a client error for a file that does not exist on disk counts as "no file".
+    Locally the read is of ``checked`` (see the module docstring) and can be abandoned when
+    the call is cancelled.
     """
     if ctx.fs_read is not None:
         try:
@@ -82,10 +60,10 @@ async def read_current_text(path: Path, ctx: ToolContext) -> str | None:
             if not await anyio.to_thread.run_sync(os.path.lexists, path):
                 return None
             raise
-    return await anyio.to_thread.run_sync(_read_local, path)
+    return await anyio.to_thread.run_sync(_read_local, checked, abandon_on_cancel=True)
 
 
-async def write_text(path: Path, content: str, ctx: ToolContext) -> str:
+async def write_text(path: Path, content: str, ctx: ToolContext, checked: Path) -> str:
     """Write through the client when it can write files, else atomically on disk.
 
     Returns "client" or "disk" (reported in rawOutput).
@@ -93,5 +71,5 @@ async def write_text(path: Path, content: str, ctx: ToolContext) -> str:
     if ctx.fs_write is not None:
         await ctx.fs_write.write_text_file(os.fspath(path), content)
         return "client"
-    await anyio.to_thread.run_sync(atomic_write_local, path, content)
+    await anyio.to_thread.run_sync(atomic_write_local, checked, content)
     return "disk"

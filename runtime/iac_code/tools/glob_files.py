@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
-
-import anyio
 
 from iac_code.tools.base import (
     Access,
@@ -14,19 +11,10 @@ from iac_code.tools.base import (
     ToolOutcome,
     text_content,
 )
-from iac_code.tools.globbing import GlobMatcher, WalkStats, walk
 from iac_code.tools.paths import resolve_path
-from iac_code.tools.workspace import BaseDirectoryReadTool
-
-
-def _find(base: Path, matcher: GlobMatcher, max_entries: int) -> tuple[list[str], WalkStats]:
-    stats = WalkStats()
-    found = [
-        relative + "/" if is_dir else relative
-        for relative, _absolute, is_dir in walk(base, max_entries, stats)
-        if matcher.matches(relative)
-    ]
-    return sorted(found), stats
+from iac_code.tools.safe_fs import UnsafePath
+from iac_code.tools.search_process import SearchFailed, SearchTimeout, run_search
+from iac_code.tools.workspace import BaseDirectoryReadTool, checked_real_path
 
 
 class GlobTool(BaseDirectoryReadTool):
@@ -65,27 +53,47 @@ class GlobTool(BaseDirectoryReadTool):
         self, tool_input: JsonDict, ctx: ToolContext, access: Access | None
     ) -> ToolOutcome:
         base = resolve_path(self._raw_base(tool_input), ctx.cwd)
+        try:
+            checked_real_path(base, access)  # not swapped for a symlink since the check
+        except UnsafePath as exc:
+            return ToolOutcome.error(str(exc))
         if not base.is_dir():
             return ToolOutcome.error(f"Base directory not found: {base}")
-        matcher = GlobMatcher.compile(tool_input["pattern"])
-        found, stats = await anyio.to_thread.run_sync(
-            _find, base, matcher, ctx.limits.walk_max_entries
-        )
-        cap = ctx.limits.glob_max_results
-        body = "\n".join(found[:cap]) if found else "(no matches)"
-        if len(found) > cap:
-            body += f"\n[results truncated: {len(found) - cap:,} more matches]"
-        if stats.exhausted:
+        limits = ctx.limits
+        request = {
+            "op": "glob",
+            "base": os.fspath(base),
+            "pattern": tool_input["pattern"],
+            "max_entries": limits.walk_max_entries,
+            "max_results": limits.glob_max_results,
+        }
+        try:
+            answer = await run_search(request, limits.search_timeout_s)
+        except SearchTimeout as exc:
+            return ToolOutcome.error(
+                f"glob stopped: matching {exc} (the pattern may be too expensive to match, or "
+                "the tree is too large). Simplify the pattern or narrow the base directory.",
+                raw_output={"timedOut": True},
+            )
+        except SearchFailed as exc:
+            return ToolOutcome.error(f"glob failed: {exc}")
+        found: list[str] = answer["found"]
+        total: int = answer["total"]
+        cap = limits.glob_max_results
+        body = "\n".join(found) if found else "(no matches)"
+        if total > cap:
+            body += f"\n[results truncated: {total - cap:,} more matches]"
+        if answer["walk_exhausted"]:
             body += (
                 f"\n[search stopped after {ctx.limits.walk_max_entries:,} entries; "
                 "narrow the base directory or the pattern]"
             )
         return ToolOutcome(
             model_content=body,
-            content=[text_content(f"{len(found)} matches")],
+            content=[text_content(f"{total} matches")],
             raw_output={
                 "base": os.fspath(base),
-                "matchCount": len(found),
-                "truncated": len(found) > cap or stats.exhausted,
+                "matchCount": total,
+                "truncated": total > cap or bool(answer["walk_exhausted"]),
             },
         )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Iterable
@@ -28,10 +27,11 @@ from iac_code.tools.base import (
     ToolOutcome,
     text_content,
 )
-from iac_code.tools.globbing import GlobMatcher, WalkStats, walk
-from iac_code.tools.paths import is_inside_roots, is_sensitive, real_path, resolve_path
-from iac_code.tools.text import BINARY_SNIFF_BYTES, looks_binary, shorten_line
-from iac_code.tools.workspace import BaseDirectoryReadTool, display_name
+from iac_code.tools.paths import is_sensitive, resolve_path
+from iac_code.tools.safe_fs import UnsafePath
+from iac_code.tools.search_process import SearchFailed, SearchTimeout, run_search
+from iac_code.tools.text import shorten_line
+from iac_code.tools.workspace import BaseDirectoryReadTool, checked_real_path, display_name
 
 
 @dataclass(frozen=True)
@@ -53,66 +53,43 @@ class SearchResult:
 @dataclass(frozen=True)
 class SearchRequest:
     base: Path
-    regex: re.Pattern[str]
     pattern: str
     case_insensitive: bool
-    file_filter: GlobMatcher | None
+    glob: str | None
     max_matches: int
     max_file_bytes: int
     max_entries: int
+    max_total_bytes: int
+    line_max_chars: int
     roots: tuple[Path, ...]
 
-
-def _allowed_in_tree(path: Path, request: SearchRequest) -> bool:
-    """Files reached by walking must not lead out of the workspace through a symlink."""
-    if not os.path.islink(path):
-        return True
-    target = real_path(path)
-    base_real = real_path(request.base)
-    return is_inside_roots(target, request.roots) or base_real in target.parents
-
-
-def _search_file(path: Path, request: SearchRequest, result: SearchResult) -> None:
-    try:
-        if path.stat().st_size > request.max_file_bytes:
-            return
-        with open(path, "rb") as handle:
-            if looks_binary(handle.read(BINARY_SNIFF_BYTES)):
-                return
-            handle.seek(0)
-            for number, raw in enumerate(handle, start=1):
-                line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                if request.regex.search(line):
-                    if len(result.matches) >= request.max_matches:
-                        result.truncated = True
-                        return
-                    result.matches.append(Match(path, number, line))
-    except OSError:
-        return
+    def for_worker(self) -> JsonDict:
+        """The request as the search worker reads it (see python_search)."""
+        return {
+            "op": "grep",
+            "base": os.fspath(self.base),
+            "pattern": self.pattern,
+            "case_insensitive": self.case_insensitive,
+            "glob": self.glob,
+            "max_matches": self.max_matches,
+            "max_file_bytes": self.max_file_bytes,
+            "max_entries": self.max_entries,
+            "max_total_bytes": self.max_total_bytes,
+            "line_max_chars": self.line_max_chars,
+            "roots": [os.fspath(root) for root in self.roots],
+        }
 
 
-def search_python(request: SearchRequest) -> SearchResult:
-    """The pure-Python engine."""
-    result = SearchResult(engine="python")
-    if request.base.is_file():
-        _search_file(request.base, request, result)
-        return result
-    stats = WalkStats()
-    for relative, absolute, is_dir in walk(request.base, request.max_entries, stats):
-        if result.truncated:
-            break
-        if is_dir:
-            continue
-        if request.file_filter is not None and not request.file_filter.matches(relative):
-            continue
-        if is_sensitive(absolute):
-            result.skipped_sensitive += 1
-            continue
-        if not _allowed_in_tree(absolute, request):
-            continue
-        _search_file(absolute, request, result)
-    result.walk_exhausted = stats.exhausted
-    return result
+async def search_python(request: SearchRequest, timeout_s: float) -> SearchResult:
+    """The pure-Python engine, in a killable worker process (see search_process)."""
+    answer = await run_search(request.for_worker(), timeout_s)
+    return SearchResult(
+        matches=[Match(Path(path), line, text) for path, line, text in answer["matches"]],
+        truncated=bool(answer["truncated"]),
+        skipped_sensitive=int(answer["skipped_sensitive"]),
+        walk_exhausted=bool(answer["walk_exhausted"] or answer["bytes_exhausted"]),
+        engine="python",
+    )
 
 
 def _rg_command(rg: str, request: SearchRequest) -> list[str]:
@@ -132,8 +109,8 @@ def _rg_command(rg: str, request: SearchRequest) -> list[str]:
     ]
     if request.case_insensitive:
         command.append("--ignore-case")
-    if request.file_filter is not None:
-        command += ["--glob", request.file_filter.pattern]
+    if request.glob:
+        command += ["--glob", request.glob]
     return [*command, "--regexp", request.pattern, "--", os.fspath(request.base)]
 
 
@@ -210,7 +187,9 @@ def _format(result: SearchResult, ctx: ToolContext) -> str:
     if result.truncated:
         body += f"\n[results truncated at {len(result.matches):,} matches; narrow the search]"
     if result.walk_exhausted:
-        body += "\n[search stopped early: too many files; narrow the path or glob]"
+        body += (
+            "\n[search stopped early: too many files or bytes to search; narrow the path or glob]"
+        )
     if result.skipped_sensitive:
         body += (
             f"\n[{result.skipped_sensitive:,} sensitive files (e.g. .env) were not searched; "
@@ -269,6 +248,22 @@ class GrepTool(BaseDirectoryReadTool):
             return self._ripgrep
         return None
 
+    async def _search(self, request: SearchRequest, timeout_s: float) -> SearchResult:
+        """ripgrep when available (bounded by the same deadline), else the Python worker."""
+        rg = self._rg_path()
+        if rg is not None:
+            result: SearchResult | None = None
+            with anyio.move_on_after(timeout_s) as deadline:
+                try:
+                    result = await search_ripgrep(rg, request)
+                except OSError:
+                    result = None
+            if deadline.cancelled_caught:
+                raise SearchTimeout(timeout_s)
+            if result is not None:
+                return result
+        return await search_python(request, timeout_s)
+
     def _title(self, tool_input: JsonDict) -> str:
         base = self._raw_base(tool_input)
         suffix = "" if base == "." else f" in {base}"
@@ -278,36 +273,35 @@ class GrepTool(BaseDirectoryReadTool):
         self, tool_input: JsonDict, ctx: ToolContext, access: Access | None
     ) -> ToolOutcome:
         base = resolve_path(self._raw_base(tool_input), ctx.cwd)
+        try:
+            checked_real_path(base, access)  # not swapped for a symlink since the check
+        except UnsafePath as exc:
+            return ToolOutcome.error(str(exc))
         if not base.exists():
             return ToolOutcome.error(f"Path not found: {base}")
-        case_insensitive = bool(tool_input.get("case_insensitive"))
-        try:
-            regex = re.compile(tool_input["pattern"], re.IGNORECASE if case_insensitive else 0)
-        except re.error as exc:
-            return ToolOutcome.error(f"Invalid regular expression: {exc}")
-        glob_text = tool_input.get("glob")
+        limits = ctx.limits
         request = SearchRequest(
             base=base,
-            regex=regex,
             pattern=tool_input["pattern"],
-            case_insensitive=case_insensitive,
-            file_filter=(
-                GlobMatcher.compile(glob_text, basename_if_no_slash=True) if glob_text else None
-            ),
-            max_matches=ctx.limits.grep_max_matches,
-            max_file_bytes=ctx.limits.read_max_bytes,
-            max_entries=ctx.limits.walk_max_entries,
+            case_insensitive=bool(tool_input.get("case_insensitive")),
+            glob=tool_input.get("glob") or None,
+            max_matches=limits.grep_max_matches,
+            max_file_bytes=limits.read_max_bytes,
+            max_entries=limits.walk_max_entries,
+            max_total_bytes=limits.grep_max_total_bytes,
+            line_max_chars=limits.grep_line_max_chars * 4,
             roots=tuple(ctx.roots),
         )
-        result: SearchResult | None = None
-        rg = self._rg_path()
-        if rg is not None:
-            try:
-                result = await search_ripgrep(rg, request)
-            except OSError:
-                result = None
-        if result is None:
-            result = await anyio.to_thread.run_sync(search_python, request, abandon_on_cancel=True)
+        try:
+            result = await self._search(request, limits.search_timeout_s)
+        except SearchTimeout as exc:
+            return ToolOutcome.error(
+                f"grep stopped: the search {exc} (the pattern may backtrack catastrophically, "
+                "or the tree is too large). Simplify the pattern or narrow the path or glob.",
+                raw_output={"timedOut": True},
+            )
+        except SearchFailed as exc:
+            return ToolOutcome.error(str(exc))
         result.matches = _sorted(result.matches)
         return ToolOutcome(
             model_content=_format(result, ctx),

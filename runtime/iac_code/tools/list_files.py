@@ -15,7 +15,8 @@ from iac_code.tools.base import (
     text_content,
 )
 from iac_code.tools.paths import resolve_path
-from iac_code.tools.workspace import BaseDirectoryReadTool, display_name
+from iac_code.tools.safe_fs import UnsafePath
+from iac_code.tools.workspace import BaseDirectoryReadTool, checked_real_path, display_name
 
 
 def _entries(directory: Path) -> list[str]:
@@ -55,6 +56,10 @@ class ListFilesTool(BaseDirectoryReadTool):
         self, tool_input: JsonDict, ctx: ToolContext, access: Access | None
     ) -> ToolOutcome:
         directory = resolve_path(self._raw_base(tool_input), ctx.cwd)
+        try:
+            checked_real_path(directory, access)  # not swapped for a symlink since the check
+        except UnsafePath as exc:
+            return ToolOutcome.error(str(exc))
         if not directory.exists():
             return ToolOutcome.error(f"Directory not found: {directory}")
         if not directory.is_dir():

@@ -70,11 +70,20 @@ def is_inside_roots(path: Path, roots: Sequence[Path]) -> bool:
 # they sit inside the workspace, so every access to them asks the user, whatever the mode and
 # whatever was remembered. Keep the whole list here so it is reviewed in one place.
 
+# Every name and location below is compared case-insensitively: on case-insensitive file
+# systems (macOS, Windows) ".ENV" *is* ".env", and elsewhere a differently cased spelling is
+# still what a user would not expect the agent to touch silently.
+
 # Any path with one of these directory names among its components.
 #   .git      - repository internals (hooks are code execution, config may hold tokens).
-_SENSITIVE_DIR_NAMES = frozenset({".git"})
+#   .vscode   - editor tasks, launch configurations and settings run code when opened.
+_SENSITIVE_DIR_NAMES = frozenset({".git", ".vscode"})
 
-# File-name patterns (matched against the last component, case-sensitively).
+# Consecutive directory names that make everything below them sensitive.
+#   .github/workflows - CI definitions run with the repository's secrets on every push.
+_SENSITIVE_DIR_SEQUENCES = ((".github", "workflows"),)
+
+# File-name patterns (matched against the last component).
 #   .env, .env.*          - dotenv files usually hold API keys and passwords.
 #   .netrc, _netrc        - plain-text login credentials for curl/git/ftp.
 #   *.pem, *.key, *.p12, *.pfx - private keys and certificate bundles.
@@ -84,6 +93,8 @@ _SENSITIVE_DIR_NAMES = frozenset({".git"})
 #   *.tfstate, *.tfstate.backup - Terraform state stores resource secrets in plain text.
 #   kubeconfig, *.kubeconfig - cluster credentials.
 #   .pgpass, .npmrc, .pypirc - database and package-registry tokens.
+#   .envrc                - direnv runs it in the user's shell on entering the directory.
+#   shell start-up files  - run by every new shell (.bashrc, .zshrc, .profile, ...).
 _SENSITIVE_NAME_PATTERNS = (
     ".env",
     ".env.*",
@@ -107,6 +118,25 @@ _SENSITIVE_NAME_PATTERNS = (
     ".pgpass",
     ".npmrc",
     ".pypirc",
+    ".envrc",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".bash_aliases",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".mkshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".logout",
+    "config.fish",
 )
 
 # Locations relative to the user's home directory; everything below them is sensitive.
@@ -119,6 +149,10 @@ _SENSITIVE_NAME_PATTERNS = (
 #   .gnupg               - private keys.
 #   .terraform.d/credentials.tfrc.json - Terraform CLI login tokens.
 #   .iac-code            - this agent's own sessions and configuration (API keys).
+#   .config/autostart, .config/systemd/user - programs started at the next login.
+#   .local/bin           - usually early on PATH: a file there shadows real commands.
+# (These matter most when the session's cwd is the home directory itself: then they sit
+# inside the workspace and would otherwise be read and written without asking.)
 _SENSITIVE_HOME_PATHS = (
     ".ssh",
     ".aws",
@@ -129,6 +163,9 @@ _SENSITIVE_HOME_PATHS = (
     ".gnupg",
     ".terraform.d/credentials.tfrc.json",
     ".iac-code",
+    ".config/autostart",
+    ".config/systemd/user",
+    ".local/bin",
 )
 
 
@@ -139,22 +176,34 @@ def _sensitive_bases() -> tuple[Path, ...]:
 
 @functools.lru_cache(maxsize=8)
 def _sensitive_bases_for(home_text: str, agent_home: str | None) -> tuple[Path, ...]:
-    # Cached because grep asks about every file it visits.
+    # Cached because grep asks about every file it visits. Kept case-folded (see above).
     home = Path(home_text)
     bases = [home / relative for relative in _SENSITIVE_HOME_PATHS]
     if agent_home:
         bases.append(Path(agent_home))
-    return tuple(dict.fromkeys([*bases, *(real_path(base) for base in bases)]))
+    every = [*bases, *(real_path(base) for base in bases)]
+    return tuple(dict.fromkeys(_folded(base) for base in every))
+
+
+def _folded(path: Path) -> Path:
+    return Path(os.fspath(path).casefold())
+
+
+def _has_sequence(parts: Sequence[str], sequence: Sequence[str]) -> bool:
+    width = len(sequence)
+    return any(tuple(parts[i : i + width]) == tuple(sequence) for i in range(len(parts)))
 
 
 def _path_is_sensitive(path: Path) -> bool:
-    if any(part in _SENSITIVE_DIR_NAMES for part in path.parts[:-1]):
+    folded = _folded(path)
+    parts = folded.parts
+    if any(part in _SENSITIVE_DIR_NAMES for part in parts):
         return True
-    if path.name in _SENSITIVE_DIR_NAMES:
+    if any(_has_sequence(parts, sequence) for sequence in _SENSITIVE_DIR_SEQUENCES):
         return True
-    if any(fnmatch.fnmatchcase(path.name, pattern) for pattern in _SENSITIVE_NAME_PATTERNS):
+    if any(fnmatch.fnmatchcase(folded.name, pattern) for pattern in _SENSITIVE_NAME_PATTERNS):
         return True
-    return any(is_within(path, base) for base in _sensitive_bases())
+    return any(is_within(folded, base) for base in _sensitive_bases())
 
 
 def is_sensitive(path: Path) -> bool:
@@ -163,6 +212,6 @@ def is_sensitive(path: Path) -> bool:
     return _path_is_sensitive(absolute) or _path_is_sensitive(real_path(absolute))
 
 
-def sensitive_reason(path: Path) -> str:
+def sensitive_reason(path: Path | str) -> str:
     """A short explanation for permission prompts and refusals."""
     return f"{path} is a sensitive location (credentials or repository internals)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -19,8 +20,15 @@ from iac_code.tools.base import (
     text_content,
 )
 from iac_code.tools.paths import resolve_path
+from iac_code.tools.safe_fs import UnsafePath, open_regular_for_reading
 from iac_code.tools.text import BINARY_SNIFF_BYTES, decode_text, looks_binary, shorten_line
-from iac_code.tools.workspace import display_name, path_access
+from iac_code.tools.workspace import (
+    checked_real_path,
+    display_name,
+    path_access,
+    path_locations,
+    verify_unchanged,
+)
 
 
 @dataclass
@@ -44,25 +52,54 @@ def _read_line(handle: BinaryIO, max_bytes: int) -> bytes | None:
             return chunk + b"\xe2\x80\xa6"  # "…" marks the cut
 
 
-def _read_local_lines(path: Path, offset: int, limit: int, ctx: ToolContext) -> _Lines:
+class _Unreadable(Exception):
+    """The local file cannot be shown; the message says why (for the model)."""
+
+
+def _read_local(path: Path, checked: Path, offset: int, limit: int, ctx: ToolContext) -> _Lines:
+    """Read lines of the regular file at ``checked`` (the real path the decision was about)."""
+    try:
+        status = os.stat(checked)
+    except FileNotFoundError:
+        raise _Unreadable(f"File not found: {path}") from None
+    if stat.S_ISDIR(status.st_mode):
+        raise _Unreadable(f"{path} is a directory; use list_files to see its entries.")
+    try:
+        descriptor = open_regular_for_reading(checked)
+    except FileNotFoundError:
+        raise _Unreadable(f"File not found: {path}") from None
+    except UnsafePath as exc:
+        raise _Unreadable(str(exc)) from None
+    except OSError as exc:
+        raise _Unreadable(f"Could not read {path}: {exc.strerror or exc}") from None
+    with open(descriptor, "rb") as handle:
+        if looks_binary(handle.read(BINARY_SNIFF_BYTES)):
+            size = os.fstat(handle.fileno()).st_size
+            raise _Unreadable(
+                f"{path} appears to be a binary file ({size:,} bytes); read_file only shows text."
+            )
+        handle.seek(0)
+        return _read_lines(handle, offset, limit, ctx)
+
+
+def _read_lines(handle: BinaryIO, offset: int, limit: int, ctx: ToolContext) -> _Lines:
     per_line = ctx.limits.line_max_chars * 4 + 1
     budget = ctx.limits.read_max_bytes
     lines: list[str] = []
-    with open(path, "rb") as handle:
-        number = 0
-        while True:
-            raw = _read_line(handle, per_line)
-            if raw is None:
-                return _Lines(lines, more=False)
-            number += 1
-            if number < offset:
-                continue
-            if len(lines) >= limit:
-                return _Lines(lines, more=True)
-            budget -= len(raw)
-            if budget < 0:
-                return _Lines(lines, more=True, stopped_at_byte_cap=True)
-            lines.append(decode_text(raw).rstrip("\r\n"))
+    number = 0
+    while True:
+        raw = _read_line(handle, per_line)
+        if raw is None:
+            return _Lines(lines, more=False)
+        number += 1
+        if number < offset:
+            continue
+        if len(lines) >= limit:
+            return _Lines(lines, more=True)
+        budget -= len(raw)
+        if budget < 0:
+            return _Lines(lines, more=True, stopped_at_byte_cap=True)
+        lines.append(decode_text(raw).rstrip("\r\n"))
 
 
 def _format(lines: list[str], first_number: int, ctx: ToolContext) -> str:
@@ -110,10 +147,7 @@ class ReadFileTool(Tool):
         return f"Read {tool_input['path']}"
 
     def _locations(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
-        location: JsonDict = {"path": os.fspath(resolve_path(tool_input["path"], ctx.cwd))}
-        if tool_input.get("offset"):
-            location["line"] = tool_input["offset"]
-        return [location]
+        return path_locations(resolve_path(tool_input["path"], ctx.cwd), tool_input.get("offset"))
 
     async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
         return path_access(AccessKind.READ, tool_input["path"], ctx)
@@ -126,8 +160,14 @@ class ReadFileTool(Tool):
         limit: int = tool_input.get("limit") or ctx.limits.read_default_lines
         if ctx.fs_read is not None:
             try:
+                # The client opens the path by name, so check before and after that it still
+                # leads where the decision said; a swapped symlink discards the text.
+                checked = checked_real_path(path, access)
                 # Ask for one extra line to learn whether more follow.
                 text = await ctx.fs_read.read_text_file(os.fspath(path), offset, limit + 1)
+                verify_unchanged(path, checked)
+            except UnsafePath as exc:
+                return ToolOutcome.error(str(exc))
             except Exception as exc:
                 return ToolOutcome.error(f"Could not read {path} through the client: {exc}")
             if "\x00" in text:
@@ -136,31 +176,17 @@ class ReadFileTool(Tool):
             result = _Lines(all_lines[:limit], more=len(all_lines) > limit)
             source = "client"
         else:
-            problem = await anyio.to_thread.run_sync(self._local_problem, path)
-            if problem is not None:
-                return ToolOutcome.error(problem)
-            result = await anyio.to_thread.run_sync(_read_local_lines, path, offset, limit, ctx)
+            try:
+                checked = checked_real_path(path, access)
+                # Abandoned on cancel: a read stuck on a slow file system must not hold up
+                # the turn (FIFOs and devices are refused before they are opened).
+                result = await anyio.to_thread.run_sync(
+                    _read_local, path, checked, offset, limit, ctx, abandon_on_cancel=True
+                )
+            except (_Unreadable, UnsafePath) as exc:
+                return ToolOutcome.error(str(exc))
             source = "disk"
         return self._outcome(path, offset, result, source, ctx)
-
-    @staticmethod
-    def _local_problem(path: Path) -> str | None:
-        """Why the local file cannot be read as text, or None."""
-        if not path.exists():
-            return f"File not found: {path}"
-        if path.is_dir():
-            return f"{path} is a directory; use list_files to see its entries."
-        try:
-            with open(path, "rb") as handle:
-                sample = handle.read(BINARY_SNIFF_BYTES)
-        except OSError as exc:
-            return f"Could not read {path}: {exc.strerror or exc}"
-        if looks_binary(sample):
-            size = path.stat().st_size
-            return (
-                f"{path} appears to be a binary file ({size:,} bytes); read_file only shows text."
-            )
-        return None
 
     def _outcome(
         self, path: Path, offset: int, result: _Lines, source: str, ctx: ToolContext

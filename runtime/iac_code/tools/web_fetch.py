@@ -68,6 +68,16 @@ def _is_textual(media_type: str) -> bool:
     )
 
 
+Origin = tuple[str, str, int]
+"""(scheme, host, port) of a URL, as :func:`split_url` gives it."""
+
+
+def _origin_text(origin: Origin) -> str:
+    scheme, host, port = origin
+    shown_host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown_host}:{port}"
+
+
 class _FetchRefused(Exception):
     """The guard stopped the fetch; the message is for the model."""
 
@@ -127,14 +137,15 @@ class WebFetchTool(Tool):
             split_url(url)
         except ValueError as exc:
             return ToolOutcome.error(f"Cannot fetch {url}: {exc}")
-        approved_private_host: str | None = None
+        # The user's approval of a private-network fetch covers that origin only.
+        approved_origin: Origin | None = None
         if access is not None and access.private_network and access.url:
-            approved_private_host = split_url(access.url)[1]
+            approved_origin = split_url(access.url)
         http = _http_module()
         limits = ctx.limits
         try:
             with anyio.fail_after(limits.web_fetch_timeout_s):
-                return await self._fetch(http, url, approved_private_host, ctx)
+                return await self._fetch(http, url, approved_origin, ctx)
         except TimeoutError:
             return ToolOutcome.error(
                 f"Fetching {url} timed out after {limits.web_fetch_timeout_s:g} s."
@@ -145,7 +156,7 @@ class WebFetchTool(Tool):
             return ToolOutcome.error(f"Fetching {url} failed: {type(exc).__name__}: {exc}")
 
     async def _fetch(
-        self, http: Any, url: str, approved_private_host: str | None, ctx: ToolContext
+        self, http: Any, url: str, approved_origin: Origin | None, ctx: ToolContext
     ) -> ToolOutcome:
         limits = ctx.limits
         hops: list[str] = []
@@ -156,7 +167,7 @@ class WebFetchTool(Tool):
         ) as client:
             while True:
                 check = await self._checker(current)
-                self._guard(check, approved_private_host, is_redirect=bool(hops))
+                self._guard(check, approved_origin, is_redirect=bool(hops))
                 response = await client.send(self._pinned_request(http, client, check), stream=True)
                 try:
                     location = response.headers.get("location")
@@ -179,15 +190,25 @@ class WebFetchTool(Tool):
                     await response.aclose()
 
     @staticmethod
-    def _guard(check: UrlCheck, approved_private_host: str | None, *, is_redirect: bool) -> None:
+    def _guard(check: UrlCheck, approved_origin: Origin | None, *, is_redirect: bool) -> None:
         if check.error:
             raise _FetchRefused(f"Cannot fetch {check.url}: {check.error}")
-        if check.private_network and check.host != approved_private_host:
-            what = f"a redirect to {check.url}" if is_redirect else check.url
-            raise _FetchRefused(
-                f"Blocked {what}: {check.describe()}. Fetching private-network addresses "
-                "needs the user's permission; call web_fetch with that URL directly to ask."
-            )
+        if not check.private_network:
+            return
+        origin = split_url(check.url)
+        if origin == approved_origin:
+            return
+        what = f"a redirect to {check.url}" if is_redirect else check.url
+        approved = (
+            f" (permission was given for {_origin_text(approved_origin)} only: another scheme, "
+            "host or port is another service)"
+            if approved_origin is not None
+            else ""
+        )
+        raise _FetchRefused(
+            f"Blocked {what}: {check.describe()}{approved}. Fetching private-network addresses "
+            "needs the user's permission; call web_fetch with that URL directly to ask."
+        )
 
     @staticmethod
     def _pinned_request(http: Any, client: Any, check: UrlCheck) -> Any:

@@ -6,26 +6,80 @@ import os
 from pathlib import Path
 
 from iac_code.tools.base import Access, AccessKind, JsonDict, Tool, ToolContext
-from iac_code.tools.paths import is_inside_roots, is_sensitive, resolve_path, sensitive_reason
+from iac_code.tools.paths import (
+    is_inside_roots,
+    is_sensitive,
+    real_path,
+    resolve_path,
+    sensitive_reason,
+)
+from iac_code.tools.safe_fs import UnsafePath
+
+
+def _shown(path: Path, real: Path) -> str:
+    """The path, and where it really leads when a symlink is on the way."""
+    return os.fspath(path) if real == path else f"{path} (a symlink to {real})"
 
 
 def path_access(kind: AccessKind, raw_path: str, ctx: ToolContext) -> Access:
     """The Access of a tool touching one path given by the model."""
     path = resolve_path(raw_path, ctx.cwd)
+    real = real_path(path)
     outside = not is_inside_roots(path, ctx.roots)
     sensitive = is_sensitive(path)
     reasons: list[str] = []
     if outside:
-        reasons.append(f"{path} is outside the workspace")
+        reasons.append(f"{_shown(path, real)} is outside the workspace")
     if sensitive:
-        reasons.append(sensitive_reason(path))
+        reasons.append(sensitive_reason(_shown(path, real)))
     return Access(
         kind=kind,
         paths=(os.fspath(path),),
+        real_paths=(os.fspath(real),),
         outside_workspace=outside,
         sensitive=sensitive,
         reasons=tuple(reasons),
     )
+
+
+def path_locations(path: Path, line: int | None = None) -> list[JsonDict]:
+    """ACP locations of ``path``; a second one names the real target behind a symlink, so a
+    permission prompt shows where the call really goes."""
+    location: JsonDict = {"path": os.fspath(path)}
+    if line:
+        location["line"] = line
+    locations = [location]
+    try:
+        real = real_path(path)
+    except OSError:
+        return locations
+    if real != path:
+        locations.append({"path": os.fspath(real)})
+    return locations
+
+
+def checked_real_path(path: Path, access: Access | None) -> Path:
+    """The real location of ``path`` that the permission decision was about.
+
+    Re-resolved now and compared (see :func:`verify_unchanged`); without a decision (direct
+    calls) it is simply the real location now.
+    """
+    if access is None or not access.real_paths:
+        return real_path(path)
+    checked = Path(access.real_paths[0])
+    verify_unchanged(path, checked)
+    return checked
+
+
+def verify_unchanged(path: Path, checked: Path) -> None:
+    """Raise :class:`UnsafePath` when ``path`` no longer leads to ``checked``: a symlink was
+    swapped in since the check, so it leads somewhere nobody decided about."""
+    now = real_path(path)
+    if now != checked:
+        raise UnsafePath(
+            f"Refused: {path} now leads to {now}, but permission was decided for {checked} "
+            "(a symlink changed in between); nothing was read or written."
+        )
 
 
 def display_name(path: Path, ctx: ToolContext) -> str:
@@ -50,7 +104,7 @@ class BaseDirectoryReadTool(Tool):
         return tool_input.get("path") or "."
 
     def _locations(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
-        return [{"path": os.fspath(resolve_path(self._raw_base(tool_input), ctx.cwd))}]
+        return path_locations(resolve_path(self._raw_base(tool_input), ctx.cwd))
 
     async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
         return path_access(AccessKind.READ, self._raw_base(tool_input), ctx)
@@ -60,7 +114,7 @@ class BaseFileWriteTool(Tool):
     """A tool that changes the one file named by its ``path`` input."""
 
     def _locations(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
-        return [{"path": os.fspath(resolve_path(tool_input["path"], ctx.cwd))}]
+        return path_locations(resolve_path(tool_input["path"], ctx.cwd))
 
     async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
         return path_access(AccessKind.WRITE, tool_input["path"], ctx)

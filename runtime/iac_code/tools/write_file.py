@@ -13,7 +13,13 @@ from iac_code.tools.base import (
 )
 from iac_code.tools.file_io import read_current_text, write_text
 from iac_code.tools.paths import resolve_path
-from iac_code.tools.workspace import BaseFileWriteTool, display_name
+from iac_code.tools.safe_fs import UnsafePath
+from iac_code.tools.workspace import (
+    BaseFileWriteTool,
+    checked_real_path,
+    display_name,
+    verify_unchanged,
+)
 
 
 def _line_count(text: str) -> int:
@@ -52,11 +58,21 @@ class WriteFileTool(BaseFileWriteTool):
         if path.is_dir():
             return ToolOutcome.error(f"{path} is a directory; give a file path.")
         try:
-            old_text = await read_current_text(path, ctx)
+            checked = checked_real_path(path, access)
+        except UnsafePath as exc:
+            return ToolOutcome.error(str(exc))
+        try:
+            old_text = await read_current_text(path, ctx, checked)
+        except UnsafePath as exc:
+            return ToolOutcome.error(str(exc))
         except Exception as exc:
             return ToolOutcome.error(f"Could not read the current content of {path}: {exc}")
         try:
-            via = await write_text(path, content, ctx)
+            # Again at write time: the read above may have waited on the client.
+            verify_unchanged(path, checked)
+            via = await write_text(path, content, ctx, checked)
+        except UnsafePath as exc:
+            return ToolOutcome.error(str(exc))
         except Exception as exc:
             return ToolOutcome.error(f"Could not write {path}: {exc}")
         name = display_name(path, ctx)
