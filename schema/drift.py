@@ -135,8 +135,14 @@ def _rewrite_refs(node: Any) -> Any:
 
 
 def _schema_files(root: Path) -> Iterator[Path]:
+    # A sub-folder with its own index.json is another protocol version's schema set
+    # (``schema/v2/`` inside ``schema/``), never part of this one.
+    other_versions = {index.parent for index in root.glob("*/index.json")}
     for path in sorted(root.rglob("*.json")):
-        if NON_SCHEMA_DIRS.isdisjoint(path.relative_to(root).parts[:-1]):
+        folders = path.relative_to(root).parts[:-1]
+        if folders and root / folders[0] in other_versions:
+            continue
+        if NON_SCHEMA_DIRS.isdisjoint(folders):
             yield path
 
 
