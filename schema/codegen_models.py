@@ -69,6 +69,7 @@ def build_models(schema_dir: Path, schema_label: str = "schema") -> dict[str, st
     modules = {path: text for path, text in raw.items() if not path.endswith("__init__.py")}
     modules = post.name_combinations(modules, names)
     modules = post.dedupe_definitions(modules, names)
+    modules = post.reject_known_tags(modules, names)
     modules = post.defer_schema_builds(modules)
     modules = post.aliases_to_root_models(modules, index_model_names(load_index(schema_dir)))
     return render_package(schema_dir, schema_label, relpaths, modules, names)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from typing_extensions import TypeAliasType
 
 from . import common, jsonrpc, tool_call
@@ -47,6 +47,16 @@ class ElicitationPropertySchemaOther(BaseModel):
     """
     Kind of form field.
     """
+
+    @field_validator("type")
+    @classmethod
+    def reject_known_type(cls, value: str) -> str:
+        """A known ``type`` here is a broken known variant, not a new one."""
+        if value in ("string", "number", "integer", "boolean", "array"):
+            raise ValueError(
+                f"type {value!r} is a known variant; the message does not match it"
+            )
+        return value
 
 
 class StringFormat(StrEnum):
@@ -238,6 +248,16 @@ class MultiSelectItemsOther(BaseModel):
     """
     Kind of item values.
     """
+
+    @field_validator("type")
+    @classmethod
+    def reject_known_type(cls, value: str) -> str:
+        """A known ``type`` here is a broken known variant, not a new one."""
+        if value in ("string",):
+            raise ValueError(
+                f"type {value!r} is a known variant; the message does not match it"
+            )
+        return value
 
 
 class StringMultiSelectItems(BaseModel):

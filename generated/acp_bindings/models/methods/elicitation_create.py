@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 from typing_extensions import TypeAliasType
 
 from ..defs import elicitation
@@ -123,6 +123,16 @@ class CreateElicitationResponseOther(BaseModel):
     What the user did: accept, decline, cancel, or a future action.
     """
 
+    @field_validator("action")
+    @classmethod
+    def reject_known_action(cls, value: str) -> str:
+        """A known ``action`` here is a broken known variant, not a new one."""
+        if value in ("accept", "decline", "cancel"):
+            raise ValueError(
+                f"action {value!r} is a known variant; the message does not match it"
+            )
+        return value
+
 
 class CreateElicitationResponseAccept(ElicitationAcceptAction):
     model_config = ConfigDict(
@@ -225,6 +235,16 @@ class CreateElicitationRequestOtherSession(ElicitationSessionScope):
     How the user answers: `form`, `url`, or a future mode.
     """
 
+    @field_validator("mode")
+    @classmethod
+    def reject_known_mode(cls, value: str) -> str:
+        """A known ``mode`` here is a broken known variant, not a new one."""
+        if value in ("form", "url"):
+            raise ValueError(
+                f"mode {value!r} is a known variant; the message does not match it"
+            )
+        return value
+
 
 class CreateElicitationRequestOtherRequest(ElicitationRequestScope):
     model_config = ConfigDict(
@@ -244,6 +264,16 @@ class CreateElicitationRequestOtherRequest(ElicitationRequestScope):
     """
     How the user answers: `form`, `url`, or a future mode.
     """
+
+    @field_validator("mode")
+    @classmethod
+    def reject_known_mode(cls, value: str) -> str:
+        """A known ``mode`` here is a broken known variant, not a new one."""
+        if value in ("form", "url"):
+            raise ValueError(
+                f"mode {value!r} is a known variant; the message does not match it"
+            )
+        return value
 
 
 CreateElicitationRequestOther = TypeAliasType(
