@@ -29,7 +29,8 @@ def test_a_missing_file_fails_when_required(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv(reference.REQUIRED_ENV, "1")
-    with pytest.raises(pytest.fail.Exception, match="ACP_REFERENCE_REQUIRED=1 but reference material not found"):
+    expected = "ACP_REFERENCE_REQUIRED=1 but reference material not found"
+    with pytest.raises(pytest.fail.Exception, match=expected):
         reference.require(tmp_path / "absent.json")
 
 
