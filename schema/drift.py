@@ -977,7 +977,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         result = scaffold.write_scaffold(report, load_schema_set(upstream), ours)
         print("")
-        print(scaffold.summary(result, ours))
+        configured = reference.newest_upstream(args.version)
+        is_newest = upstream.resolve() == configured.resolve()
+        setting = None if is_newest else f"NEWEST_UPSTREAM[{args.version!r}] in schema/reference.py"
+        print(scaffold.summary(result, ours, setting))
         return 0
     return 0 if report.ok else 1
 

@@ -354,8 +354,12 @@ def _todo_locations(node: Any, pointer: str) -> Iterator[str]:
             yield from _todo_locations(item, f"{pointer}/{position}")
 
 
-def summary(result: ScaffoldResult, schema_dir: Path) -> str:
-    """What the scaffold did and what a human writes next."""
+def summary(result: ScaffoldResult, schema_dir: Path, newest_setting: str | None = None) -> str:
+    """What the scaffold did and what a human writes next.
+
+    ``newest_setting``: set when ``--upstream`` is not the configured newest release; the
+    setting to change is then named too (tests compare cases with the newest upstream).
+    """
     lines = [f"Scaffold wrote {len(result.written)} files under {schema_dir}:"]
     lines += [f"  {relpath}" for relpath in result.written]
     if result.skipped:
@@ -364,6 +368,8 @@ def summary(result: ScaffoldResult, schema_dir: Path) -> str:
     files = sorted({entry.split(":", 1)[0] for entry in todos(schema_dir)})
     lines.append(f"Files with TODOs to write ({len(files)}):")
     lines += [f"  {relpath}" for relpath in files]
+    if newest_setting:
+        lines.append(f"Then point {newest_setting} at the new upstream release.")
     lines += [
         "Next: python -m acp_schema.codegen && python -m pytest -q tests/schema_files "
         "tests/schema_cases  (fails naming each TODO until it is written)",

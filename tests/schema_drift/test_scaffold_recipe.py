@@ -76,7 +76,9 @@ def synthesise_new_upstream(path: Path) -> None:
     path.write_text(json.dumps(document), encoding="utf-8")
 
 
-def test_scaffold_then_pytest_names_exactly_the_todos(tmp_path: Path) -> None:
+def test_scaffold_then_pytest_names_exactly_the_todos(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     reference.require(UPSTREAM)
     new_upstream = tmp_path / "new-upstream.json"
     synthesise_new_upstream(new_upstream)
@@ -92,13 +94,18 @@ def test_scaffold_then_pytest_names_exactly_the_todos(tmp_path: Path) -> None:
     assert ("method_removed", "session/summarize") in lacking
     assert ("update_kind_removed", "mood_update") in lacking
     assert "style: @SummaryStyle (required)" in report.to_text()
+    capsys.readouterr()
     assert drift.main([*args, "--scaffold"]) == 0
+    printed = capsys.readouterr().out
     assert drift.check(new_upstream, schema, OURS / "drift-allowlist.json").ok
 
-    # 2. the files a human edits are exactly the scaffolded ones, all named by the TODOs.
+    # 2. the files a human edits: the scaffolded ones (named by their TODOs) and the one
+    # setting naming the newest upstream — five, all named by the scaffold's summary.
     files_with_todos = {entry.split(":", 1)[0] for entry in scaffold.todos(schema)}
     assert files_with_todos == SCAFFOLDED
-    assert len(files_with_todos) <= 5
+    assert all(f"  {relpath}" in printed for relpath in SCAFFOLDED)
+    assert "NEWEST_UPSTREAM['v1'] in schema/reference.py" in printed
+    assert len(files_with_todos) + 1 <= 5
 
     # 3. regenerate the bindings of the copy (the union arm and method come from the index).
     target = Target("v1", "", "acp_bindings", schema_root=schema, generated_root=packages)
