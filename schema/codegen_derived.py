@@ -51,8 +51,15 @@ def derive_union(union: dict[str, Any], relpath: str, updates: dict[str, Any]) -
         for entry in updates.values()
     ]
     for arm in union.get(keyword, []):
-        if isinstance(arm, dict) and "$ref" not in arm:
-            arms.append(_with_known_tags(arm, list(updates)))
+        if not isinstance(arm, dict) or "$ref" in arm:
+            continue
+        tag = (arm.get("properties") or {}).get(TAG)
+        if isinstance(tag, dict) and "const" in tag:
+            raise ValueError(
+                f"{relpath}: {UNION_NAME} has an inline arm for {tag['const']!r}; give it its "
+                "own file under updates/ and an index.json entry (the union is derived)"
+            )
+        arms.append(_with_known_tags(arm, list(updates)))
     derived = dict(union)
     derived[keyword] = arms
     return derived

@@ -78,3 +78,9 @@ def test_an_open_union_lists_the_known_tags_in_its_catch_all() -> None:
     excluded = derived["anyOf"][2]["not"]["anyOf"]
     assert [arm["properties"]["sessionUpdate"]["const"] for arm in excluded] == ["plan", "notice"]
     assert catch_all["not"]["anyOf"][0]["properties"]["sessionUpdate"]["const"] == "old"
+
+
+def test_an_inline_tagged_arm_is_refused_with_a_clear_message() -> None:
+    inline = {"properties": {"sessionUpdate": {"const": "plan"}}, "allOf": []}
+    with pytest.raises(ValueError, match="inline arm for 'plan'; give it its own file"):
+        codegen_derived.derive_union({"oneOf": [inline]}, UNION_FILE, {})
