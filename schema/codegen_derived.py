@@ -76,10 +76,15 @@ def _with_known_tags(arm: dict[str, Any], kinds: list[str]) -> dict[str, Any]:
     if template is None:
         return arm
     rewritten = copy.deepcopy(arm)
+    template_kind = template["properties"][TAG].get("const")
     tags = []
     for kind in kinds:
         tag_arm = copy.deepcopy(template)
-        tag_arm["properties"][TAG]["const"] = kind
+        tag = tag_arm["properties"][TAG]
+        tag["const"] = kind
+        # A description that names the template's tag ("Tag value `plan` …") names this one.
+        if isinstance(tag.get("description"), str) and isinstance(template_kind, str):
+            tag["description"] = tag["description"].replace(f"`{template_kind}`", f"`{kind}`")
         tags.append(tag_arm)
     rewritten["not"]["anyOf"] = tags
     return rewritten

@@ -61,7 +61,12 @@ def test_an_open_union_lists_the_known_tags_in_its_catch_all() -> None:
         "properties": {"sessionUpdate": {"type": "string"}},
         "not": {
             "anyOf": [
-                {"type": "object", "properties": {"sessionUpdate": {"const": "old"}}},
+                {
+                    "type": "object",
+                    "properties": {
+                        "sessionUpdate": {"description": "Tag value `old`.", "const": "old"}
+                    },
+                },
             ]
         },
     }
@@ -77,6 +82,7 @@ def test_an_open_union_lists_the_known_tags_in_its_catch_all() -> None:
     ]
     excluded = derived["anyOf"][2]["not"]["anyOf"]
     assert [arm["properties"]["sessionUpdate"]["const"] for arm in excluded] == ["plan", "notice"]
+    assert excluded[1]["properties"]["sessionUpdate"]["description"] == "Tag value `notice`."
     assert catch_all["not"]["anyOf"][0]["properties"]["sessionUpdate"]["const"] == "old"
 
 

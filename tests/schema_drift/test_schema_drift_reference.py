@@ -9,6 +9,7 @@ import pytest
 from acp_schema import drift, reference
 from acp_schema.drift import Finding
 
+REFERENCE = reference.reference_dir()
 UPSTREAM_V1_1_21 = reference.history("v1@1.21.0")
 UPSTREAM_V1_2_4 = reference.newest_upstream("v1")
 # The unstable schema of the 1.21.0 release: the fork shape the project follows (2.4.0's
