@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -50,6 +51,10 @@ IGNORED_DEFINITION_PATTERNS: tuple[str, ...] = (
 
 # Where a folder is compared, these sub-folders hold data that is not schema definitions.
 NON_SCHEMA_DIRS = frozenset({"cases"})
+
+# Sub-folders holding the schema set of another protocol version (``schema/v2/``); the
+# folder given is one version, so another version's files are never mixed into it.
+OTHER_VERSION_DIR = re.compile(r"v[0-9]+")
 
 # The union whose arms are the session/update kinds; its arms are reported as update kinds.
 SESSION_UPDATE = "SessionUpdate"
@@ -136,7 +141,10 @@ def _rewrite_refs(node: Any) -> Any:
 
 def _schema_files(root: Path) -> Iterator[Path]:
     for path in sorted(root.rglob("*.json")):
-        if NON_SCHEMA_DIRS.isdisjoint(path.relative_to(root).parts[:-1]):
+        folders = path.relative_to(root).parts[:-1]
+        if NON_SCHEMA_DIRS.isdisjoint(folders) and not any(
+            OTHER_VERSION_DIR.fullmatch(folder) for folder in folders
+        ):
             yield path
 
 
