@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_schema import iter_documents
+from acp_schema import SUPPORTED_VERSIONS, iter_documents
 
 REFERENCE = Path(__file__).parents[2].parent / "shared" / "reference"
 UPSTREAM_FILES = [
     "acp-npm-sdk-2.4.0/v1/schema.json",
     "acp-npm-sdk-2.4.0/v1/schema.unstable.json",
+    "acp-npm-sdk-2.4.0/v2/schema.json",
+    "acp-npm-sdk-2.4.0/v2/schema.unstable.json",
     "acp-v1/schema.json",
     "acp-v1/schema.unstable.json",
 ]
@@ -55,8 +57,16 @@ def upstream_descriptions() -> list[str]:
     return texts
 
 
+def _all_documents() -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every schema file of every protocol version (v2 files are named ``v2/...``)."""
+    for version in SUPPORTED_VERSIONS:
+        prefix = "" if version == 1 else f"v{version}/"
+        for relpath, document in iter_documents(version):
+            yield prefix + relpath, document
+
+
 def _our_descriptions() -> list[str]:
-    return [text for _, document in iter_documents() for text in _descriptions(document)]
+    return [text for _, document in _all_documents() for text in _descriptions(document)]
 
 
 def test_no_upstream_sentence_appears_in_our_descriptions(
@@ -73,5 +83,5 @@ def test_no_description_equals_an_upstream_one(upstream_descriptions: list[str])
 
 
 def test_no_upstream_documentation_links() -> None:
-    for relpath, document in iter_documents():
+    for relpath, document in _all_documents():
         assert "agentclientprotocol.com" not in json.dumps(document), relpath
