@@ -2,9 +2,14 @@
 
 Usage::
 
-    python -m acp_schema.codegen              # rewrite generated/acp_bindings/
-    python -m acp_schema.codegen --check      # exit 1 with a diff when generated/ is stale
-    python -m acp_schema.codegen --output DIR # write the package into DIR instead
+    python -m acp_schema.codegen                   # rewrite every version's package
+    python -m acp_schema.codegen --check           # exit 1 with a diff when generated/ is stale
+    python -m acp_schema.codegen --version v2      # only one protocol version
+    python -m acp_schema.codegen --version v1 --output DIR  # write one package into DIR
+
+The versions (schema folder → package) are the table ``VERSIONS`` in
+:mod:`acp_schema.codegen_common`: ``schema/`` → ``acp_bindings``, ``schema/v2/`` →
+``acp_bindings.v2``. A version whose folder has no ``index.json`` yet is skipped.
 
 The whole tree is rendered in memory first (``build``), so writing and checking share one
 code path and a failed generation never leaves a half-written package behind.
@@ -23,10 +28,14 @@ from pathlib import Path
 
 from acp_schema import codegen_models, codegen_tables
 from acp_schema.codegen_common import (
-    DEFAULT_OUTPUT_DIR,
-    SCHEMA_DIR,
+    DEFAULT_TARGET,
+    MANIFEST_FILE,
+    VERSIONS,
     HeaderInfo,
+    Target,
     load_index,
+    render_manifest,
+    schema_files,
     with_header,
 )
 
@@ -37,38 +46,45 @@ PLAIN_FILES = {"py.typed": ""}
 IGNORED_NAMES = {"__pycache__"}
 
 
-def build(schema_dir: Path = SCHEMA_DIR) -> dict[str, str]:
-    """Render every generated file: package-relative POSIX path → file content."""
+def build(target: Target = DEFAULT_TARGET) -> dict[str, str]:
+    """Render every generated file of one version: package-relative POSIX path → content."""
+    schema_dir, package = target.schema_dir, target.package
     index = load_index(schema_dir)
-    index_header = HeaderInfo(schema_dir, ("index.json",))
+    index_header = HeaderInfo(target.schema_label, ("index.json",))
     tables = {
-        "__init__.py": codegen_tables.render_package_init(),
+        "__init__.py": codegen_tables.render_package_init(target),
         "errors.py": codegen_tables.render_errors(index),
-        "methods.py": codegen_tables.render_methods(index),
-        "agent.py": codegen_tables.render_agent(index),
-        "client.py": codegen_tables.render_client(index),
+        "methods.py": codegen_tables.render_methods(index, package),
+        "agent.py": codegen_tables.render_agent(index, package),
+        "client.py": codegen_tables.render_client(index, package),
     }
     files = {path: with_header(index_header, body) for path, body in tables.items()}
-    files.update(codegen_models.build_models(schema_dir))
+    files.update(codegen_models.build_models(schema_dir, target.schema_label))
     files.update(PLAIN_FILES)
+    files[MANIFEST_FILE] = render_manifest(target, ["index.json", *schema_files(schema_dir)])
     return dict(sorted(files.items()))
 
 
-def read_tree(root: Path) -> dict[str, str]:
-    """The generated files currently under ``root`` (same keys as ``build``)."""
+def read_tree(root: Path, ignored: frozenset[str] = frozenset()) -> dict[str, str]:
+    """The generated files currently under ``root`` (same keys as ``build``).
+
+    ``ignored`` names top-level entries owned by another package (``v2`` inside v1's).
+    """
     if not root.is_dir():
         return {}
     found = {}
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
-        if path.is_file() and not IGNORED_NAMES.intersection(relative.parts):
+        if relative.parts[0] in ignored or IGNORED_NAMES.intersection(relative.parts):
+            continue
+        if path.is_file():
             found[relative.as_posix()] = path.read_text(encoding="utf-8")
     return found
 
 
-def write_tree(files: dict[str, str], root: Path) -> None:
+def write_tree(files: dict[str, str], root: Path, ignored: frozenset[str] = frozenset()) -> None:
     """Make ``root`` hold exactly ``files``: write changed files, delete stale ones."""
-    current = read_tree(root)
+    current = read_tree(root, ignored)
     for relpath in sorted(set(current) - set(files)):
         (root / relpath).unlink()
     for relpath, content in files.items():
@@ -76,12 +92,12 @@ def write_tree(files: dict[str, str], root: Path) -> None:
             target = root / relpath
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(content, encoding="utf-8", newline="\n")
-    _remove_empty_dirs(root)
+    _remove_empty_dirs(root, ignored)
 
 
-def _remove_empty_dirs(root: Path) -> None:
+def _remove_empty_dirs(root: Path, ignored: frozenset[str]) -> None:
     for directory in sorted((p for p in root.rglob("*") if p.is_dir()), reverse=True):
-        if directory.name in IGNORED_NAMES:
+        if directory.name in IGNORED_NAMES or directory.relative_to(root).parts[0] in ignored:
             continue
         remaining = [p for p in directory.iterdir() if p.name not in IGNORED_NAMES]
         if not remaining:
@@ -106,12 +122,21 @@ def diff_trees(expected: dict[str, str], actual: dict[str, str], label: str) -> 
     return "".join(chunks)
 
 
-def check(output_dir: Path, schema_dir: Path = SCHEMA_DIR) -> str:
-    """Regenerate into a temporary directory and diff it with ``output_dir`` ('' = clean)."""
+def check(target: Target = DEFAULT_TARGET, output_dir: Path | None = None) -> str:
+    """Regenerate into a temporary directory and diff it with the output ('' = clean)."""
+    output = target.output_dir if output_dir is None else output_dir
+    ignored = target.nested_outputs()
     with tempfile.TemporaryDirectory(prefix="acp-codegen-check-") as scratch:
-        fresh = Path(scratch) / "acp_bindings"
-        write_tree(build(schema_dir), fresh)
-        return diff_trees(read_tree(fresh), read_tree(output_dir), _display(output_dir))
+        fresh = Path(scratch) / "package"
+        write_tree(build(target), fresh)
+        return diff_trees(read_tree(fresh), read_tree(output, ignored), _display(output))
+
+
+def selected_targets(version: str) -> list[Target]:
+    """The versions to generate: one by name, or (``all``) every one whose schemas exist."""
+    if version != "all":
+        return [VERSIONS[version]]
+    return [t for t in VERSIONS.values() if (t.schema_dir / "index.json").is_file()]
 
 
 def _display(path: Path) -> str:
@@ -122,32 +147,58 @@ def _display(path: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m acp_schema.codegen", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m acp_schema.codegen",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument(
         "--check",
         action="store_true",
         help="do not write; exit 1 and print a unified diff when the output is stale",
     )
     parser.add_argument(
+        "--version",
+        choices=[*VERSIONS, "all"],
+        default="all",
+        help="protocol version to generate (default: all versions whose schema folder exists)",
+    )
+    parser.add_argument(
         "--output",
         type=Path,
-        default=DEFAULT_OUTPUT_DIR,
-        help="package directory to write or check (default: generated/acp_bindings)",
+        default=None,
+        help="package directory to write or check, for a single --version "
+        "(default: generated/<package>)",
     )
     args = parser.parse_args(argv)
+    targets = selected_targets(args.version)
+    if args.output is not None and args.version == "all":
+        parser.error("--output needs a single --version")
+    missing = [t for t in targets if not (t.schema_dir / "index.json").is_file()]
+    if missing:
+        parser.error(f"{missing[0].schema_label}/index.json does not exist")
+    status = 0
+    for target in targets:
+        status = max(status, _run_one(target, args.output, check_only=args.check))
+    return status
+
+
+def _run_one(target: Target, output: Path | None, *, check_only: bool) -> int:
     started = time.perf_counter()
-    if args.check:
-        diff = check(args.output)
+    destination = target.output_dir if output is None else output
+    if check_only:
+        diff = check(target, destination)
         if diff:
             sys.stdout.write(diff)
-            print(f"{_display(args.output)} is stale; run `python -m acp_schema.codegen`.")
+            print(f"{_display(destination)} is stale; run `python -m acp_schema.codegen`.")
             return 1
-        print(f"{_display(args.output)} is up to date ({time.perf_counter() - started:.2f} s).")
+        elapsed = time.perf_counter() - started
+        print(f"{_display(destination)} is up to date ({elapsed:.2f} s).")
         return 0
-    files = build()
-    write_tree(files, args.output)
+    files = build(target)
+    write_tree(files, destination, target.nested_outputs())
     elapsed = time.perf_counter() - started
-    print(f"wrote {len(files)} files to {_display(args.output)} in {elapsed:.2f} s")
+    print(f"wrote {len(files)} files to {_display(destination)} in {elapsed:.2f} s")
     return 0
 
 

@@ -49,11 +49,14 @@ class GenerationError(RuntimeError):
     """datamodel-code-generator failed; carries its stderr."""
 
 
-def build_models(schema_dir: Path) -> dict[str, str]:
-    """Package-relative path → content for every file under ``models/``."""
+def build_models(schema_dir: Path, schema_label: str = "schema") -> dict[str, str]:
+    """Package-relative path → content for every file under ``models/``.
+
+    ``schema_label`` is how headers and docstrings name ``schema_dir`` (``schema/v2``).
+    """
     relpaths = schema_files(schema_dir)
     if not relpaths:
-        header = HeaderInfo(schema_dir, ("index.json",))
+        header = HeaderInfo(schema_label, ("index.json",))
         return {"models/__init__.py": with_header(header, render_facade({}))}
     with tempfile.TemporaryDirectory(prefix="acp-codegen-models-") as scratch:
         prepared, output = Path(scratch) / "schema", Path(scratch) / "models"
@@ -66,9 +69,10 @@ def build_models(schema_dir: Path) -> dict[str, str]:
     modules = {path: text for path, text in raw.items() if not path.endswith("__init__.py")}
     modules = post.name_combinations(modules, names)
     modules = post.dedupe_definitions(modules, names)
+    modules = post.reject_known_tags(modules, names)
     modules = post.defer_schema_builds(modules)
     modules = post.aliases_to_root_models(modules, index_model_names(load_index(schema_dir)))
-    return render_package(schema_dir, relpaths, modules, names)
+    return render_package(schema_dir, schema_label, relpaths, modules, names)
 
 
 def run_datamodel_codegen(input_dir: Path, output_dir: Path) -> None:
@@ -109,11 +113,11 @@ def _strip_generator_header(text: str) -> str:
     return "\n".join(lines)
 
 
-def _schema_description(schema_dir: Path, relpath: str) -> str:
+def _schema_description(schema_dir: Path, schema_label: str, relpath: str) -> str:
     document = json.loads((schema_dir / relpath).read_text(encoding="utf-8"))
     title = document.get("title") or relpath
     description = document.get("description") or ""
-    return f"Models for ``schema/{relpath}`` ({title}).\n\n{description}".strip()
+    return f"Models for ``{schema_label}/{relpath}`` ({title}).\n\n{description}".strip()
 
 
 def _docstring(text: str) -> str:
@@ -122,7 +126,11 @@ def _docstring(text: str) -> str:
 
 
 def render_package(
-    schema_dir: Path, relpaths: list[str], modules: dict[str, str], names: BranchNames
+    schema_dir: Path,
+    schema_label: str,
+    relpaths: list[str],
+    modules: dict[str, str],
+    names: BranchNames,
 ) -> dict[str, str]:
     """Attach headers/docstrings, add package ``__init__``s and the facade."""
     by_module = {post.module_path_for(relpath): relpath for relpath in relpaths}
@@ -133,19 +141,20 @@ def render_package(
     files: dict[str, str] = {}
     for module, text in sorted(modules.items()):
         relpath = by_module[module]
-        header = HeaderInfo(schema_dir, tuple(closure[relpath]))
-        body = MYPY_DIRECTIVE + _docstring(_schema_description(schema_dir, relpath)) + "\n"
+        header = HeaderInfo(schema_label, tuple(closure[relpath]))
+        description = _schema_description(schema_dir, schema_label, relpath)
+        body = MYPY_DIRECTIVE + _docstring(description) + "\n"
         body += _strip_generator_header(text)
         files[f"models/{module}"] = with_header(header, body)
     for folder in sorted({module.split("/")[0] for module in modules if "/" in module}):
         sources = tuple(r for r in relpaths if r.startswith(folder + "/"))
-        doc = FOLDER_DOCS.get(folder, f"Models for ``schema/{folder}/``.")
+        doc = FOLDER_DOCS.get(folder, f"Models for ``{schema_label}/{folder}/``.")
         files[f"models/{folder}/__init__.py"] = with_header(
-            HeaderInfo(schema_dir, sources), _docstring(doc)
+            HeaderInfo(schema_label, sources), _docstring(doc)
         )
     classes = public_names(modules, names)
     files["models/__init__.py"] = with_header(
-        HeaderInfo(schema_dir, tuple(relpaths)), render_facade(classes)
+        HeaderInfo(schema_label, tuple(relpaths)), render_facade(classes)
     )
     return files
 

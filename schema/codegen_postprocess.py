@@ -12,7 +12,11 @@
    large part of class creation; deferring it to first use cuts the import cost of a module
    (``initialize``'s models: ~19 → ~13 ms here), and nested classes validated only through
    their parent are never built on their own.
-4. ``aliases_to_root_models``: a method's params/result that is a union would otherwise be a
+4. ``reject_known_tags``: the catch-all arm of an open union (``"other"``: any tag value
+   except the known ones) gets a validator refusing the known values. Without it a broken
+   known variant (``{"action": "accept"}`` without its content) would parse as "other"
+   instead of failing, because the generator drops the schema's ``not``.
+5. ``aliases_to_root_models``: a method's params/result that is a union would otherwise be a
    ``TypeAliasType``; it becomes a ``RootModel`` so that every params/result/update/error name
    in the index is a pydantic model class with ``model_validate``/``model_dump``.
 """
@@ -20,6 +24,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -342,3 +347,78 @@ def defer_schema_builds(modules: dict[str, str]) -> dict[str, str]:
         return f"{match.group(0)}\n{match.group('indent')}    defer_build=True,"
 
     return {path: _CONFIG_OPEN.sub(add, text) for path, text in modules.items()}
+
+
+# ------------------------------------------------------------------ reject known tags
+
+
+def reject_known_tags(modules: dict[str, str], names: BranchNames) -> dict[str, str]:
+    """Add a validator refusing known tag values to every class of a catch-all arm.
+
+    The arm's classes are the one named like the branch and those generated from it
+    (``…OtherSession``/``…OtherRequest`` when the arm mixes in its own union); each that
+    declares the tag field as a plain string gets the validator.
+    """
+    if not names.open_tags:
+        return modules
+    result = dict(modules)
+    placed: set[str] = set()
+    for path in sorted(modules):
+        tree = ast.parse(result[path])
+        insertions: list[tuple[int, list[str]]] = []
+        for node in tree.body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for branch, (tag, values) in names.open_tags.items():
+                if not node.name.startswith(branch):
+                    continue
+                field_name = _plain_string_field(node, tag)
+                if field_name is not None:
+                    insertions.append((_end(node), _refusing_validator(field_name, tag, values)))
+                    placed.add(branch)
+        if insertions:
+            lines = result[path].splitlines()
+            for end, block in sorted(insertions, reverse=True):
+                lines[end:end] = block
+            result[path] = _ensure_pydantic_import("\n".join(lines) + "\n", "field_validator")
+    missing = sorted(set(names.open_tags) - placed)
+    if missing:
+        raise PostprocessError(f"catch-all arms without a plain string tag field: {missing}")
+    return result
+
+
+def _plain_string_field(node: ast.ClassDef, tag: str) -> str | None:
+    """The Python name of the field carrying wire name ``tag`` when it is typed ``str``."""
+    for statement in node.body:
+        if not isinstance(statement, ast.AnnAssign) or not isinstance(statement.target, ast.Name):
+            continue
+        annotation = statement.annotation
+        alias = statement.target.id
+        if isinstance(annotation, ast.Subscript) and _base_name(annotation) == "Annotated":
+            parts = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else []
+            if not parts:
+                continue
+            annotation = parts[0]
+            for extra in parts[1:]:
+                for keyword in extra.keywords if isinstance(extra, ast.Call) else []:
+                    if keyword.arg == "alias" and isinstance(keyword.value, ast.Constant):
+                        alias = str(keyword.value.value)
+        if alias == tag and isinstance(annotation, ast.Name) and annotation.id == "str":
+            return statement.target.id
+    return None
+
+
+def _refusing_validator(field_name: str, tag: str, values: tuple[str, ...]) -> list[str]:
+    known = "(" + ", ".join(json.dumps(v) for v in values) + ("," if len(values) == 1 else "") + ")"
+    return [
+        "",
+        f"    @field_validator({json.dumps(field_name)})",
+        "    @classmethod",
+        f"    def reject_known_{field_name}(cls, value: str) -> str:",
+        f'        """A known ``{tag}`` here is a broken known variant, not a new one."""',
+        f"        if value in {known}:",
+        "            raise ValueError(",
+        f'                f"{tag} {{value!r}} is a known variant; the message does not match it"',
+        "            )",
+        "        return value",
+    ]

@@ -46,6 +46,10 @@ class BranchNames:
     declared: dict[str, str] = field(default_factory=dict)
     #: every ``$defs`` name of every file, known before any branch is named.
     all_definitions: frozenset[str] = frozenset()
+    #: catch-all branch of an open union → (tag property, the known tag values it must
+    #: refuse). The schema says so with ``not: {anyOf: [{tag: const}...]}``, which the
+    #: generator ignores; post-processing turns it into a validator.
+    open_tags: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
 
 
 def camel(text: str) -> str:
@@ -133,9 +137,38 @@ def _retitle_branch(
         name += "Variant"
     titled = _retitle(branch, name, relpath, names)
     titled["title"] = name
+    refused = _refused_tags(branch)
+    if refused is not None:
+        names.open_tags[name] = refused
     names.suffix[name] = suffix
     names.owner.setdefault(name, relpath)
     return titled
+
+
+def _refused_tags(branch: dict[str, Any]) -> tuple[str, tuple[str, ...]] | None:
+    """``(tag, values)`` when ``branch`` is a catch-all that excludes known tag values.
+
+    The shape is ``"not": {"anyOf": [{"properties": {TAG: {"const": V}}}, ...]}`` with one
+    tag property throughout; anything else returns None (not an open-union catch-all).
+    """
+    excluded = branch.get("not")
+    arms = excluded.get("anyOf") if isinstance(excluded, dict) else None
+    if not isinstance(arms, list) or not arms:
+        return None
+    tags: set[str] = set()
+    values: list[str] = []
+    for arm in arms:
+        properties = arm.get("properties") if isinstance(arm, dict) else None
+        if not isinstance(properties, dict) or len(properties) != 1:
+            return None
+        ((tag, schema),) = properties.items()
+        if not isinstance(schema, dict) or not isinstance(schema.get("const"), str):
+            return None
+        tags.add(tag)
+        values.append(schema["const"])
+    if len(tags) != 1:
+        return None
+    return tags.pop(), tuple(values)
 
 
 def prepare_document(document: dict[str, Any], relpath: str, names: BranchNames) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from acp_schema.codegen_common import py_literal, python_method_name
+from acp_schema.codegen_common import Target, py_literal, python_method_name
 
 
 @dataclass(frozen=True)
@@ -177,13 +177,13 @@ def render_errors(index: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- methods.py
 
 
-def render_methods(index: dict[str, Any]) -> str:
+def render_methods(index: dict[str, Any], package: str) -> str:
     rows = method_rows(index)
     out = [
         '"""The ACP method table: every wire method, who handles it and its model names.',
         "",
         "Model classes are named, not imported: ``params_model()`` / ``result_model()`` resolve",
-        "them through the lazy ``acp_bindings.models`` facade on first use.",
+        f"them through the lazy ``{package}.models`` facade on first use.",
         '"""',
         "",
         "from __future__ import annotations",
@@ -200,7 +200,7 @@ def render_methods(index: dict[str, Any]) -> str:
         "",
         "def resolve_model(name: str) -> type[BaseModel]:",
         '    """The generated model class called ``name`` (imports only its module)."""',
-        '    models = importlib.import_module("acp_bindings.models")',
+        f"    models = importlib.import_module({py_literal(package + '.models')})",
         "    model: type[BaseModel] = getattr(models, name)",
         "    return model",
         "",
@@ -272,19 +272,19 @@ def render_methods(index: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- agent.py
 
 
-def _annotation_imports(rows: list[MethodRow], *third_party: str) -> list[str]:
+def _annotation_imports(rows: list[MethodRow], package: str, *third_party: str) -> list[str]:
     """A ``TYPE_CHECKING`` block importing the model names used in annotations."""
     names = sorted({r.params_type for r in rows} | {r.result_type for r in rows if r.result_type})
     out = ["if TYPE_CHECKING:"]
     if third_party:
         out += [f"    {line}" for line in third_party] + [""]
-    out += ["    from acp_bindings.models import ("]
+    out += [f"    from {package}.models import ("]
     out += [f"        {name}," for name in names]
     out += ["    )"]
     return out
 
 
-def render_agent(index: dict[str, Any]) -> str:
+def render_agent(index: dict[str, Any], package: str) -> str:
     rows = [row for row in method_rows(index) if row.side == "agent"]
     by_name = {row.name: row for row in method_rows(index)}
     out = [
@@ -300,15 +300,15 @@ def render_agent(index: dict[str, Any]) -> str:
         "",
         "from typing import TYPE_CHECKING",
         "",
-        "from acp_bindings.errors import MethodNotFoundError",
+        f"from {package}.errors import MethodNotFoundError",
         "",
-        *_annotation_imports(rows),
+        *_annotation_imports(rows, package),
         "",
         '__all__ = ["AgentHandlers"]',
         "",
         "",
         "class AgentHandlers:",
-        '    """One coroutine per agent-handled wire method (see ``acp_bindings.methods``)."""',
+        f'    """One coroutine per agent-handled wire method (see ``{package}.methods``)."""',
     ]
     for row in rows:
         returns = row.result_type or "None"
@@ -333,7 +333,7 @@ def render_agent(index: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- client.py
 
 
-def render_client(index: dict[str, Any]) -> str:
+def render_client(index: dict[str, Any], package: str) -> str:
     rows = [row for row in method_rows(index) if row.side in ("client", "protocol")]
     out = [
         '"""A typed peer for calling the methods the client handles.',
@@ -347,9 +347,9 @@ def render_client(index: dict[str, Any]) -> str:
         "import abc",
         "from typing import TYPE_CHECKING, TypeVar, cast",
         "",
-        "from acp_bindings.methods import resolve_model",
+        f"from {package}.methods import resolve_model",
         "",
-        *_annotation_imports(rows, "from pydantic import BaseModel"),
+        *_annotation_imports(rows, package, "from pydantic import BaseModel"),
         "",
         '__all__ = ["ClientPeer"]',
         "",
@@ -412,17 +412,18 @@ def _async_def(name: str, params_type: str, returns: str) -> list[str]:
     ]
 
 
-def render_package_init() -> str:
-    return "\n".join(
-        [
-            '"""Python bindings generated from ``schema/``.',
-            "",
-            "Modules: ``models`` (lazy facade over pydantic models), ``methods`` (method table),",
-            "``errors`` (codes and exceptions), ``agent`` (handler defaults), ``client`` (typed",
-            "peer). Nothing is imported eagerly, so ``import acp_bindings`` stays cheap.",
-            '"""',
-        ]
-    )
+def render_package_init(target: Target) -> str:
+    lines = [
+        f'"""Python bindings for ACP {target.version}, generated from ``{target.schema_label}/``.',
+        "",
+        "Modules: ``models`` (lazy facade over pydantic models), ``methods`` (method table),",
+        "``errors`` (codes and exceptions), ``agent`` (handler defaults), ``client`` (typed",
+        "peer). Nothing is imported eagerly, so importing the package stays cheap.",
+    ]
+    nested = sorted(target.nested_outputs())
+    if nested:
+        lines += ["", "Other protocol versions: " + ", ".join(f"``{n}``" for n in nested) + "."]
+    return "\n".join([*lines, '"""'])
 
 
 def _str_list(items: list[str]) -> str:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -51,10 +50,6 @@ IGNORED_DEFINITION_PATTERNS: tuple[str, ...] = (
 
 # Where a folder is compared, these sub-folders hold data that is not schema definitions.
 NON_SCHEMA_DIRS = frozenset({"cases"})
-
-# Sub-folders holding the schema set of another protocol version (``schema/v2/``); the
-# folder given is one version, so another version's files are never mixed into it.
-OTHER_VERSION_DIR = re.compile(r"v[0-9]+")
 
 # The union whose arms are the session/update kinds; its arms are reported as update kinds.
 SESSION_UPDATE = "SessionUpdate"
@@ -140,11 +135,14 @@ def _rewrite_refs(node: Any) -> Any:
 
 
 def _schema_files(root: Path) -> Iterator[Path]:
+    # A sub-folder with its own index.json is another protocol version's schema set
+    # (``schema/v2/`` inside ``schema/``), never part of this one.
+    other_versions = {index.parent for index in root.glob("*/index.json")}
     for path in sorted(root.rglob("*.json")):
         folders = path.relative_to(root).parts[:-1]
-        if NON_SCHEMA_DIRS.isdisjoint(folders) and not any(
-            OTHER_VERSION_DIR.fullmatch(folder) for folder in folders
-        ):
+        if folders and root / folders[0] in other_versions:
+            continue
+        if NON_SCHEMA_DIRS.isdisjoint(folders):
             yield path
 
 

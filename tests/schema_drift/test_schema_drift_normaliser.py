@@ -327,3 +327,15 @@ def test_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[s
         {"category": "property_removed", "subject": "PingRequest.count", "detail": "integer"}
     ]
     assert drift.main(["--upstream", str(tmp_path / "missing.json"), "--ours", str(base)]) == 2
+
+
+def test_a_nested_version_folder_is_not_part_of_the_set(tmp_path: Path) -> None:
+    """``schema/v2/`` (a folder with its own index.json) must not leak into v1's definitions."""
+    ours = tmp_path / "schema"
+    (ours / "defs").mkdir(parents=True)
+    _write(ours / "defs" / "all.json", _base_defs())
+    (ours / "v2" / "defs").mkdir(parents=True)
+    _write(ours / "v2" / "defs" / "all.json", _base_defs())
+    (ours / "v2" / "index.json").write_text('{"methods": {}}', encoding="utf-8")
+    loaded = drift.load_schema_set(ours)  # would raise "defined in both" if v2 were read
+    assert set(loaded.definitions) == set(_base_defs())
