@@ -123,15 +123,24 @@ def all_definitions(modules: dict[str, str]) -> list[Definition]:
 
 
 def name_combinations(modules: dict[str, str], names: BranchNames) -> dict[str, str]:
-    """Rename generator-numbered classes after their bases (see module docstring)."""
+    """Rename generator-numbered classes after their bases (see module docstring).
+
+    Three more shapes come from unions nested three deep (an arm extending a union whose arm
+    extends a union with its own properties, like ``session/update`` → state → idle → stop
+    reason): the generator emits the same combination set twice (kept once), re-emits an
+    alias under a number (mapped to the named one), and gives the outer arm a class that
+    lost the innermost union (rebuilt by ``_rebuild_lost_arms``).
+    """
     known = set(names.declared) | set(names.suffix)
     defs = all_definitions(modules)
     numbered = {d.name: d for d in defs if d.name not in known and _NUMBERED.match(d.name)}
     renames: dict[str, str] = {}
+    lost: dict[str, str] = {}  # class that lost its arm → its shared base
     for name, definition in sorted(numbered.items()):
         match = _NUMBERED.match(name)
         assert match is not None
         stem = match.group("stem")
+        siblings = [base for base in definition.bases if _is_sibling(base, stem)]
         distinguishing = [
             base
             for base in definition.bases
@@ -141,18 +150,209 @@ def name_combinations(modules: dict[str, str], names: BranchNames) -> dict[str, 
             renames[name] = stem + names.suffix[distinguishing[0]]
         elif not distinguishing and _is_shared_base(name, defs):
             renames[name] = stem + "Base"
-    taken = {d.name for d in defs} - set(renames)
-    clashes = sorted(new for new in renames.values() if new in taken)
-    if clashes or len(set(renames.values())) != len(renames):
-        raise PostprocessError(f"combination names clash: {clashes or sorted(renames.values())}")
-    left = sorted(set(numbered) - set(renames))
+        elif not distinguishing and definition.kind == "class" and len(siblings) == 1:
+            lost[name] = siblings[0]
+    renames.update(_repeated_aliases(modules, numbered, renames))
+    _check_renames(modules, defs, numbered, renames)
+    left = sorted(set(numbered) - set(renames) - set(lost))
     if left:
         raise PostprocessError(
             "generator produced numbered class names that cannot be named from the schema: "
             + ", ".join(f"{n} ({numbered[n].module})" for n in left)
             + ". Give the union branches a tag or a title in schema/."
         )
-    return _rename_all(modules, renames)
+    renamed = _drop_repeated_definitions(_rename_all(modules, renames))
+    rebuilt = _rebuild_lost_arms(renamed, lost, renames, names)
+    return {path: _in_dependency_order(text) for path, text in rebuilt.items()}
+
+
+def _segment_shape(source: str, definition: Definition, renames: dict[str, str]) -> str:
+    """A definition's meaning after ``renames``, ignoring its own name and its formatting."""
+    segment = _rename_all({"x": _segment(source, definition)}, renames)["x"]
+    tree = ast.parse(segment)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            node.name = "_"
+        elif isinstance(node, ast.Assign) and _is_type_alias_call(node):
+            node.targets = [ast.Name(id="_", ctx=ast.Store())]
+            call = node.value
+            assert isinstance(call, ast.Call)
+            call.args = [call.args[1]]  # drop the alias's own name
+    return ast.dump(_Unqualify().visit(tree), include_attributes=False)
+
+
+def _repeated_aliases(
+    modules: dict[str, str], numbered: dict[str, Definition], renames: dict[str, str]
+) -> dict[str, str]:
+    """Numbered aliases that repeat a named alias of the same module, mapped to that name."""
+    found: dict[str, str] = {}
+    for name, definition in sorted(numbered.items()):
+        if definition.kind != "alias" or name in renames:
+            continue
+        source = modules[definition.module]
+        shape = _segment_shape(source, definition, renames)
+        for other in definitions(definition.module, source):
+            if (
+                other.kind == "alias"
+                and other.name not in numbered
+                and _segment_shape(source, other, renames) == shape
+            ):
+                found[name] = other.name
+                break
+    return found
+
+
+def _check_renames(
+    modules: dict[str, str],
+    defs: list[Definition],
+    numbered: dict[str, Definition],
+    renames: dict[str, str],
+) -> None:
+    """New names must be free, except where several numbered copies are the same class."""
+    by_new: dict[str, list[str]] = {}
+    for old, new in renames.items():
+        by_new.setdefault(new, []).append(old)
+    taken = {d.name for d in defs} - set(renames)
+    clashes = []
+    for new, olds in sorted(by_new.items()):
+        if new in taken and not all(numbered[o].kind == "alias" for o in olds):
+            clashes.append(f"{new} (already defined)")
+        shapes = {_segment_shape(modules[numbered[o].module], numbered[o], renames) for o in olds}
+        if len(shapes) > 1:
+            clashes.append(f"{new} (from different classes {', '.join(sorted(olds))})")
+    if clashes:
+        raise PostprocessError(f"combination names clash: {'; '.join(clashes)}")
+
+
+def _drop_repeated_definitions(modules: dict[str, str]) -> dict[str, str]:
+    """Keep the first of several identical definitions of one name within a module."""
+    result = dict(modules)
+    for path, source in modules.items():
+        seen: dict[str, str] = {}
+        dropped: list[Definition] = []
+        for definition in definitions(path, source):
+            shape = _segment_shape(source, definition, {})
+            if definition.name not in seen:
+                seen[definition.name] = shape
+            elif seen[definition.name] == shape:
+                dropped.append(definition)
+            else:
+                raise PostprocessError(f"{definition.name} is generated twice, differently")
+        if dropped:
+            result[path] = _drop_and_import(source, path, dropped, [])
+    return result
+
+
+def _union_members(node: ast.expr) -> list[str] | None:
+    """``A | B | C`` (optionally inside ``Annotated[…, Field(…)]``) → ``["A", "B", "C"]``."""
+    if isinstance(node, ast.Subscript) and _base_name(node) == "Annotated":
+        inner = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) else node.slice
+        return _union_members(inner)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        left, right = _union_members(node.left), _union_members(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.Name | ast.Attribute):
+        return [_base_name(node)]
+    return None
+
+
+def _aliases(source: str) -> dict[str, list[str]]:
+    """Alias name → its union members, for every union alias of a module."""
+    found: dict[str, list[str]] = {}
+    for node in ast.parse(source).body:
+        name = _is_type_alias_call(node)
+        if name is not None:
+            assert isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            members = _union_members(node.value.args[1])
+            if members is not None:
+                found[name] = members
+    return found
+
+
+def _rebuild_lost_arms(
+    modules: dict[str, str], lost: dict[str, str], renames: dict[str, str], names: BranchNames
+) -> dict[str, str]:
+    """Replace each class that lost its arm by one class per member of the lost union.
+
+    The outer arm ``A`` extends a union ``T``; the generator combines ``A``'s base with each
+    member of ``T`` in order, but a member that is itself a union (an alias) cannot be a base
+    class, so its combination comes out with no base of its own. Its position in ``A`` gives
+    the member of ``T``; that member's classes each become a combination named
+    ``A`` + (member class without the ``T`` prefix): ``SessionUpdateStateUpdateIdleEndTurn``.
+    """
+    result = dict(modules)
+    for name, base in sorted(lost.items()):
+        path = next(p for p, text in result.items() if re.search(rf"^class {name}\b", text, re.M))
+        source = result[path]
+        aliases = _aliases(source)
+        outer = next((a for a, members in aliases.items() if name in members), None)
+        target = names.extends.get(outer or "")
+        if outer is None or target is None or target not in aliases:
+            raise PostprocessError(f"{name} ({path}) lost its union arm and cannot be rebuilt")
+        position = aliases[outer].index(name)
+        member = aliases[target][position]
+        inner = aliases.get(member)
+        if inner is None or len(aliases[outer]) != len(aliases[target]):
+            raise PostprocessError(f"{name} ({path}) does not line up with the members of {target}")
+        new_base = renames.get(base, base)
+        definition = next(d for d in definitions(path, source) if d.name == name)
+        body = _segment(source, definition).splitlines()[1:]
+        blocks: list[str] = []
+        new_names = []
+        for cls in inner:
+            new_name = outer + (cls.removeprefix(target) if cls.startswith(target) else cls)
+            new_names.append(new_name)
+            blocks += [f"class {new_name}({cls}, {new_base}):", *body, "", ""]
+        taken = {d.name for d in definitions(path, source)}
+        if taken & set(new_names):
+            raise PostprocessError(f"rebuilt arms clash: {sorted(taken & set(new_names))}")
+        lines = source.splitlines()
+        lines[definition.start - 1 : definition.end] = blocks[:-2]
+        text = "\n".join(lines) + "\n"
+        result[path] = re.sub(rf"\b{name}\b", " | ".join(new_names), text)
+    return result
+
+
+def _in_dependency_order(source: str) -> str:
+    """Reorder top-level definitions so each comes after the names its bases/value use.
+
+    Class bases and alias values are evaluated at import time; rebuilt arms can refer to
+    classes the generator placed further down. Order is otherwise kept (a stable sort).
+    """
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    found = definitions("m", source)
+    if not found:
+        return source
+    names = {d.name for d in found}
+    needs: dict[str, set[str]] = {}
+    for node in tree.body:
+        eager: list[ast.expr] = []
+        if isinstance(node, ast.ClassDef):
+            eager, own = list(node.bases), node.name
+        elif (alias := _is_type_alias_call(node)) is not None:
+            assert isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            eager, own = list(node.value.args[1:]), alias
+        else:
+            continue
+        used = {n.id for e in eager for n in ast.walk(e) if isinstance(n, ast.Name)}
+        needs[own] = (used & names) - {own}
+    ordered: list[Definition] = []
+    placed: set[str] = set()
+    pending = list(found)
+    while pending:
+        ready = next((d for d in pending if needs.get(d.name, set()) <= placed), None)
+        if ready is None:
+            raise PostprocessError(f"circular definitions: {[d.name for d in pending]}")
+        ordered.append(ready)
+        placed.add(ready.name)
+        pending.remove(ready)
+    if ordered == found:
+        return source
+    head = lines[: found[0].start - 1]
+    blocks = ["\n".join(lines[d.start - 1 : d.end]) for d in ordered]
+    tail = lines[found[-1].end :]
+    return "\n".join([*head, "\n\n\n".join(blocks), *tail]).rstrip("\n") + "\n"
 
 
 def _is_sibling(base: str, stem: str) -> bool:

@@ -50,6 +50,9 @@ class BranchNames:
     #: refuse). The schema says so with ``not: {anyOf: [{tag: const}...]}``, which the
     #: generator ignores; post-processing turns it into a validator.
     open_tags: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    #: branch class name → the one definition it extends (``allOf: [{$ref: …/X}]`` → ``X``),
+    #: used to rebuild arms the generator loses when ``X`` is itself a union of unions.
+    extends: dict[str, str] = field(default_factory=dict)
 
 
 def camel(text: str) -> str:
@@ -111,10 +114,17 @@ def _bare_reference(branch: dict[str, Any]) -> str | None:
     return None
 
 
+#: Array constraints that make the generator emit a named alias for an array branch.
+_NAMED_ARRAY_KEYS = ("minItems", "maxItems", "uniqueItems")
+
+
 def _becomes_class(branch: dict[str, Any]) -> bool:
-    """Object-shaped branches become classes; scalar ones (``null``, a const) stay inline."""
+    """Branches the generator names: object shapes, and arrays carrying constraints (a
+    numbered ``Annotated`` alias otherwise). Scalar ones (``null``, a const) stay inline."""
     kinds = branch.get("type")
     kinds = kinds if isinstance(kinds, list) else [kinds]
+    if "array" in kinds and any(key in branch for key in _NAMED_ARRAY_KEYS):
+        return True
     return "object" in kinds or any(
         key in branch for key in ("properties", "allOf", "anyOf", "oneOf")
     )
@@ -142,7 +152,17 @@ def _retitle_branch(
         names.open_tags[name] = refused
     names.suffix[name] = suffix
     names.owner.setdefault(name, relpath)
+    extended = _extended_definition(branch)
+    if extended is not None:
+        names.extends[name] = extended
     return titled
+
+
+def _extended_definition(branch: dict[str, Any]) -> str | None:
+    refs = [part.get("$ref") for part in branch.get("allOf", []) if isinstance(part, dict)]
+    if len(refs) == 1 and isinstance(refs[0], str):
+        return refs[0].rsplit("/", 1)[-1]
+    return None
 
 
 def _refused_tags(branch: dict[str, Any]) -> tuple[str, tuple[str, ...]] | None:
