@@ -244,9 +244,14 @@ def _discriminator(error: ValidationError) -> str | None:
 
 
 def _errors_of_matching_arm(error: ValidationError) -> list[ValidationError] | None:
-    """For a tagged union, return the errors of the one arm whose tag matched, if any."""
+    """For a tagged union, return the errors of the one arm whose tag matched, if any.
+
+    The tag is the union's ``discriminator`` when it names one; otherwise (v2's open unions
+    carry none) an arm counts as not matching when one of the instance's own members fails
+    a ``const`` there, which is how every tagged arm pins its tag.
+    """
     tag = _discriminator(error)
-    if tag is None or not isinstance(error.instance, dict) or tag not in error.instance:
+    if not isinstance(error.instance, dict) or (tag is not None and tag not in error.instance):
         return None
     by_arm: dict[Any, list[ValidationError]] = {}
     for sub in error.context or ():
@@ -262,7 +267,9 @@ def _errors_of_matching_arm(error: ValidationError) -> list[ValidationError] | N
     return matching[0] if len(matching) == 1 else None
 
 
-def _is_tag_failure(error: ValidationError, tag: str) -> bool:
+def _is_tag_failure(error: ValidationError, tag: str | None) -> bool:
+    if tag is None:
+        return len(error.path) == 1 and error.validator == "const"
     return list(error.path) == [tag] and error.validator in ("const", "enum", "type")
 
 
