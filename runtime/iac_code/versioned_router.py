@@ -58,6 +58,7 @@ class VersionedRouter:
             self._agent.remember_fast_initialize(params)
         else:
             self._agent.remember_fast_initialize({})  # v2 clients offer no fs or terminal
+            self._router(version)  # load the v2 bindings now, not on the first session/new
 
     async def handle_request(self, ctx: RequestContext, method: str, params: object) -> object:
         if method != "initialize":
@@ -103,4 +104,8 @@ class VersionedRouter:
 
         from iac_code.v2.handlers import V2Handlers
 
+        # Build the validators of the first requests of a session now (the models defer
+        # building until first use), as the v1 runtime does for its models at start-up.
+        for method in ("session/new", "session/prompt"):
+            V2_METHODS[method].params_model().model_rebuild(force=True)
         return Router(V2Handlers(self._agent, self._peer), V2_METHODS)
