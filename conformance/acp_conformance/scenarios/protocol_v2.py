@@ -33,24 +33,24 @@ def _register(id: str, tier: Tier, statement: str, *, llm: bool = False) -> None
 
 
 _register(
-    "v2.negotiation",
+    "version.v2-negotiation",
     Tier.MUST,
     "Asked for version 2, the agent answers 1 or 2; an answer of 2 is a valid v2 initialize "
     "result (info, capabilities).",
 )
 _register(
-    "v2.newer-version",
+    "version.v2-newer-version",
     Tier.MUST,
     "Asked for version 3, an agent that speaks 2 answers 2, the newest version it supports.",
 )
 _register(
-    "v2.session-new",
+    "version.v2-session-new",
     Tier.MUST,
     "On a v2 connection session/new accepts params without mcpServers and answers a valid v2 "
     "result (no modes; configOptions by configId).",
 )
 _register(
-    "v2.prompt-lifecycle",
+    "version.v2-prompt-lifecycle",
     Tier.MUST,
     "On a v2 connection session/prompt is answered with the user message's messageId, and the "
     "turn is reported by state_update running, then idle with a stopReason; every update is "
@@ -58,7 +58,7 @@ _register(
     llm=True,
 )
 _register(
-    "v2.removed-methods",
+    "version.v2-removed-methods",
     Tier.MUST,
     "On a v2 connection the v1-only methods session/load, session/set_mode and authenticate "
     "answer -32601 (method not found).",
@@ -113,7 +113,7 @@ def _problems(method: str, part: str, value: Any) -> list[str]:
     return errors
 
 
-@check("v2.negotiation", scenario=V2_SCENARIO)
+@check("version.v2-negotiation", scenario=V2_SCENARIO)
 async def version_two_is_negotiated(ctx: CheckContext) -> Outcome:
     try:
         _, response = await _spawn_v2(ctx)
@@ -133,7 +133,7 @@ async def version_two_is_negotiated(ctx: CheckContext) -> Outcome:
     return passed("asked for 2, got a valid v2 answer", frames=frames)
 
 
-@check("v2.newer-version", scenario=V2_SCENARIO)
+@check("version.v2-newer-version", scenario=V2_SCENARIO)
 async def newer_version_gets_the_newest_supported(ctx: CheckContext) -> Outcome:
     try:
         _, two = await _spawn_v2(ctx)
@@ -148,7 +148,7 @@ async def newer_version_gets_the_newest_supported(ctx: CheckContext) -> Outcome:
     return passed("asked for 3, got 2", frames=[three.frame.seq])
 
 
-@check("v2.session-new", scenario=V2_SCENARIO)
+@check("version.v2-session-new", scenario=V2_SCENARIO)
 async def v2_session_new(ctx: CheckContext) -> Outcome:
     run, skip = await _v2_run(ctx)
     if run is None:
@@ -177,7 +177,7 @@ def _is_idle(frame: Frame, session_id: str) -> bool:
     )
 
 
-@check("v2.prompt-lifecycle", scenario=V2_SCENARIO)
+@check("version.v2-prompt-lifecycle", scenario=V2_SCENARIO)
 async def v2_prompt_lifecycle(ctx: CheckContext) -> Outcome:
     run, skip = await _v2_run(ctx)
     if run is None:
@@ -229,7 +229,7 @@ async def v2_prompt_lifecycle(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("v2.removed-methods", scenario=V2_SCENARIO)
+@check("version.v2-removed-methods", scenario=V2_SCENARIO)
 async def v1_only_methods_are_gone(ctx: CheckContext) -> Outcome:
     run, skip = await _v2_run(ctx)
     if run is None:
