@@ -26,7 +26,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from acp_schema import codegen_models, codegen_tables
+from acp_schema import codegen_derived, codegen_models, codegen_tables
 from acp_schema.codegen_common import (
     DEFAULT_TARGET,
     MANIFEST_FILE,
@@ -187,6 +187,23 @@ def _run_one(target: Target, output: Path | None, *, check_only: bool) -> int:
     started = time.perf_counter()
     destination = target.output_dir if output is None else output
     if check_only:
+        stale_schema = codegen_derived.stale_derived(target.schema_dir)
+        for relpath, (current, derived) in sorted(stale_schema.items()):
+            label = f"{target.schema_label}/{relpath}"
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    current.splitlines(keepends=True),
+                    derived.splitlines(keepends=True),
+                    fromfile=label,
+                    tofile=f"derived from index.json/{relpath}",
+                )
+            )
+        if stale_schema:
+            print(
+                f"{target.schema_label}: parts derived from index.json are stale; "
+                "run `python -m acp_schema.codegen`."
+            )
+            return 1
         diff = check(target, destination)
         if diff:
             sys.stdout.write(diff)
@@ -195,6 +212,8 @@ def _run_one(target: Target, output: Path | None, *, check_only: bool) -> int:
         elapsed = time.perf_counter() - started
         print(f"{_display(destination)} is up to date ({elapsed:.2f} s).")
         return 0
+    for relpath in codegen_derived.write_derived(target.schema_dir):
+        print(f"derived from index.json: {target.schema_label}/{relpath}")
     files = build(target)
     write_tree(files, destination, target.nested_outputs())
     elapsed = time.perf_counter() - started

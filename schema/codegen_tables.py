@@ -28,6 +28,7 @@ class MethodRow:
     stability: str
     alias_of: str | None
     schema_file: str
+    object_capability: str | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,11 @@ def method_rows(index: dict[str, Any]) -> list[MethodRow]:
             raise ValueError(f"{name}: unknown side {entry['side']!r}")
         if (entry["kind"] == "request") != (entry["result"] is not None):
             raise ValueError(f"{name}: requests need a result type, notifications must not")
+        object_capability = entry.get("objectCapability")
+        if object_capability is not None and (
+            not isinstance(object_capability, str) or "." not in object_capability
+        ):
+            raise ValueError(f"{name}: objectCapability must be 'Definition.dotted.path'")
         rows.append(
             MethodRow(
                 name=name,
@@ -61,6 +67,7 @@ def method_rows(index: dict[str, Any]) -> list[MethodRow]:
                 stability=entry["stability"],
                 alias_of=entry["aliasOf"],
                 schema_file=entry["file"],
+                object_capability=object_capability,
             )
         )
     by_name = {row.name: row for row in rows}
@@ -210,9 +217,12 @@ def render_methods(index: dict[str, Any], package: str) -> str:
         '    """One wire method as bound by ``schema/index.json``.',
         "",
         "    ``side`` is who handles the method (``protocol``: either side). ``capability`` is",
-        "    the dotted path of the handler's capability that gates it, or None. ``alias_of``",
+        "    the dotted path of the handler's capability that gates it, or None.",
+        "    ``object_capability`` (``Definition.dotted.path``, e.g.",
+        "    ``ToolCallUpdate.capabilities.cancel``) gates it per object instead: the method is",
+        "    offered only for objects whose latest state carries that capability. ``alias_of``",
         "    names the canonical method when ``stability`` is ``alias``. ``schema_file`` is",
-        "    relative to ``schema/``.",
+        "    relative to the version's schema folder.",
         '    """',
         "",
         "    name: str",
@@ -225,10 +235,16 @@ def render_methods(index: dict[str, Any], package: str) -> str:
         '    stability: Literal["stable", "unstable", "alias"]',
         "    alias_of: str | None",
         "    schema_file: str",
+        "    object_capability: str | None = None",
         "",
         "    @property",
         "    def is_request(self) -> bool:",
         '        return self.kind == "request"',
+        "",
+        "    @property",
+        "    def is_gated(self) -> bool:",
+        '        """True when a capability (of the handler or of an object) gates the call."""',
+        "        return self.capability is not None or self.object_capability is not None",
         "",
         "    def params_model(self) -> type[BaseModel]:",
         "        return resolve_model(self.params_type)",
@@ -253,6 +269,11 @@ def render_methods(index: dict[str, Any], package: str) -> str:
             f"        stability={py_literal(row.stability)},",
             f"        alias_of={py_literal(row.alias_of)},",
             f"        schema_file={py_literal(row.schema_file)},",
+            *(
+                [f"        object_capability={py_literal(row.object_capability)},"]
+                if row.object_capability
+                else []
+            ),
             "    ),",
         ]
     out += [

@@ -13,9 +13,13 @@ wire: methods (``x-method``/``x-side``), ``session/update`` kinds, and per defin
 properties, required set, JSON types (with nullability), enum/const values and union arms.
 Descriptions, titles and vendor keywords never reach the model.
 
-"Baseline" is the ``--upstream`` side, "compared" is ``--ours``: a finding named ``*_added``
-means the compared side has something the baseline lacks. To see what a new upstream release
-adds, pass the old release as ``--upstream`` and the new one as ``--ours``.
+Direction: ``--upstream`` is the baseline and ``--ours`` the compared side. The report groups
+findings as **upstream has, we lack** (``*_removed`` categories: what a maintainer must add,
+shown with its field shapes), **we have, upstream lacks** (``*_added``) and **both have, shapes
+differ**. ``--scaffold`` writes the skeleton of every method and update kind upstream has and
+we lack (see :mod:`acp_schema.scaffold`). To compare two upstream releases, pass the old one
+as ``--upstream`` and the new one as ``--ours``: "upstream has, we lack" then reads "the old
+release has, the new one dropped".
 
 Expected differences are listed in an allowlist (``drift-allowlist.json``), each with a
 reason. An entry that no longer matches any difference is stale and fails the check, so the
@@ -35,6 +39,9 @@ from typing import Any
 
 SCHEMA_DIR = Path(__file__).resolve().parent
 DEFAULT_ALLOWLIST = SCHEMA_DIR / "drift-allowlist.json"
+
+#: Protocol version → our schema folder, relative to ``SCHEMA_DIR`` (as in the codegen table).
+VERSION_FOLDERS = {"v1": "", "v2": "v2"}
 
 # Upstream's routing unions only group the per-method definitions by direction; they say
 # nothing a per-method comparison does not already say, and the project has no equivalent.
@@ -598,7 +605,8 @@ def _compare_unions(
         target = other.arms[key].target
         found.append(Finding(f"{prefix}_added", subject(key), f"-> {target}" if target else ""))
     for key in sorted(base.arms.keys() - other.arms.keys()):
-        found.append(Finding(f"{prefix}_removed", subject(key), ""))
+        target = base.arms[key].target
+        found.append(Finding(f"{prefix}_removed", subject(key), f"-> {target}" if target else ""))
     for key in sorted(base.arms.keys() & other.arms.keys()):
         base_arm, other_arm = base.arms[key], other.arms[key]
         if base_arm.target != other_arm.target:
@@ -706,6 +714,21 @@ def load_allowlist(path: Path) -> list[AllowlistEntry]:
     return entries
 
 
+#: How the text report groups categories, read from ``--ours``' point of view.
+DIRECTIONS: tuple[tuple[str, str], ...] = (
+    ("Upstream has, we lack", "_removed"),
+    ("We have, upstream lacks", "_added"),
+    ("Both have, shapes differ", ""),
+)
+
+
+def direction_of(category: str) -> str:
+    for title, suffix in DIRECTIONS[:2]:
+        if category.endswith(suffix):
+            return title
+    return DIRECTIONS[2][0]
+
+
 @dataclass
 class DriftReport:
     baseline: str
@@ -713,26 +736,38 @@ class DriftReport:
     differences: list[Finding]
     allowed: list[tuple[Finding, AllowlistEntry]]
     stale: list[AllowlistEntry]
+    #: (category, subject) → lines describing the baseline's shape of what the other lacks.
+    shapes: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return not self.differences and not self.stale
 
+    def lacking(self, category: str) -> list[Finding]:
+        """Differences of one ``*_removed`` category: what the baseline has and ours lacks."""
+        return [f for f in self.differences if f.category == category]
+
     def to_json(self) -> dict[str, Any]:
+        def with_shape(finding: Finding) -> dict[str, Any]:
+            shape = self.shapes.get((finding.category, finding.subject))
+            return asdict(finding) | ({"shape": shape} if shape else {})
+
         return {
             "baseline": self.baseline,
             "compared": self.compared,
             "ok": self.ok,
-            "differences": [asdict(f) for f in self.differences],
+            "differences": [with_shape(f) for f in self.differences],
             "allowed": [asdict(f) | {"reason": e.reason} for f, e in self.allowed],
             "stale_allowlist_entries": [asdict(e) for e in self.stale],
         }
 
     def to_text(self) -> str:
-        lines = [f"baseline: {self.baseline}", f"compared: {self.compared}"]
-        lines += _grouped("Differences", self.differences) or [
-            "No differences beyond the allowlist."
-        ]
+        lines = [f"upstream (baseline): {self.baseline}", f"ours (compared):     {self.compared}"]
+        if not self.differences:
+            lines.append("No differences beyond the allowlist.")
+        for title, _ in DIRECTIONS:
+            members = [f for f in self.differences if direction_of(f.category) == title]
+            lines += _grouped(title, members, self.shapes)
         if self.stale:
             lines.append("")
             lines.append("Stale allowlist entries (they match no difference; remove them):")
@@ -741,14 +776,24 @@ class DriftReport:
             lines.append("")
             lines.append(f"Allowed by the allowlist ({len(self.allowed)}):")
             for category in CATEGORIES:
-                members = [(f, e) for f, e in self.allowed if f.category == category]
-                if members:
-                    lines.append(f"  {category} ({len(members)}):")
-                    lines += [f"    {f.subject}  [{e.subject}]" for f, e in members]
+                members_allowed = [(f, e) for f, e in self.allowed if f.category == category]
+                if members_allowed:
+                    lines.append(f"  {category} ({len(members_allowed)}):")
+                    lines += [f"    {f.subject}  [{e.subject}]" for f, e in members_allowed]
+        if any(f.category in SCAFFOLDED for f in self.differences):
+            lines.append("")
+            lines.append(
+                "`--scaffold` writes the skeleton of the methods and update kinds listed under "
+                "'Upstream has, we lack'."
+            )
         return "\n".join(lines)
 
 
-def _grouped(title: str, findings: Sequence[Finding]) -> list[str]:
+def _grouped(
+    title: str,
+    findings: Sequence[Finding],
+    shapes: Mapping[tuple[str, str], list[str]] | None = None,
+) -> list[str]:
     if not findings:
         return []
     lines = ["", f"{title} ({len(findings)}):"]
@@ -756,7 +801,11 @@ def _grouped(title: str, findings: Sequence[Finding]) -> list[str]:
         members = [f for f in findings if f.category == category]
         if members:
             lines.append(f"  {category} ({len(members)}):")
-            lines += [f"    {f.subject}" + (f"  {f.detail}" if f.detail else "") for f in members]
+            for f in members:
+                lines.append(f"    {f.subject}" + (f"  {f.detail}" if f.detail else ""))
+                lines += [
+                    f"        {line}" for line in (shapes or {}).get((f.category, f.subject), [])
+                ]
     return lines
 
 
@@ -781,41 +830,158 @@ def check(upstream: Path, ours: Path, allowlist: Path | None = None) -> DriftRep
     """Run the whole drift check and return its report (``report.ok`` is the verdict)."""
     entries = load_allowlist(allowlist) if allowlist is not None else []
     baseline, compared = load_schema_set(upstream), load_schema_set(ours)
-    return apply_allowlist(baseline.source, compared.source, compare(baseline, compared), entries)
+    report = apply_allowlist(baseline.source, compared.source, compare(baseline, compared), entries)
+    report.shapes = lacking_shapes(report.differences, baseline)
+    return report
+
+
+# --------------------------------------------------------------------------------------------
+# Shapes of what the compared side lacks
+# --------------------------------------------------------------------------------------------
+
+#: Categories ``--scaffold`` writes skeletons for.
+SCAFFOLDED = ("method_removed", "update_kind_removed")
+
+
+def lacking_shapes(
+    findings: Sequence[Finding], baseline: SchemaSet
+) -> dict[tuple[str, str], list[str]]:
+    """Field shapes (from the baseline) of the methods, update kinds and definitions we lack."""
+    shapes: dict[tuple[str, str], list[str]] = {}
+    definitions = baseline.definitions
+    for finding in findings:
+        key = (finding.category, finding.subject)
+        if finding.category == "method_removed" and finding.subject in baseline.methods:
+            method = baseline.methods[finding.subject]
+            lines = [f"handled by: {method.side}"]
+            for role, name in (("params", method.params), ("result", method.result)):
+                if name in definitions:
+                    lines.append(f"{role} {name}:")
+                    lines += ["  " + line for line in describe_definition(name, definitions)]
+            shapes[key] = lines
+        elif finding.category == "update_kind_removed":
+            target = finding.detail.removeprefix("-> ").strip()
+            if target in definitions:
+                shapes[key] = [f"{target}:"] + [
+                    "  " + line for line in describe_definition(target, definitions)
+                ]
+        elif finding.category == "definition_removed" and finding.subject in definitions:
+            shapes[key] = describe_definition(finding.subject, definitions)
+    return shapes
+
+
+def describe_definition(name: str, definitions: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One line per field (``name: types, required, values``), or the union's arms."""
+    model = normalise_definition(definitions[name], definitions)
+    lines = [
+        _property_line(prop, shape, prop in model.required)
+        for prop, shape in sorted(model.properties.items())
+    ]
+    if model.union is not None:
+        tag = f" (tag {model.union.tag})" if model.union.tag else ""
+        lines.append(f"one of{tag}:")
+        for key, arm in model.union.arms.items():
+            extends = f" extends {arm.target}" if arm.target else ""
+            fields = ", ".join(
+                _property_line(prop, shape, prop in arm.required)
+                for prop, shape in sorted(arm.properties.items())
+            )
+            lines.append(f"  {key}{extends}" + (f" {{{fields}}}" if fields else ""))
+    elif model.values:
+        lines.append("values: " + ", ".join(sorted(model.values)))
+    elif not model.properties:
+        lines.append("type: " + _terms_text(model.types))
+    return lines
+
+
+def _property_line(name: str, shape: PropertyModel, required: bool) -> str:
+    text = f"{name}: {_terms_text(shape.types)}"
+    if shape.values:
+        text += " in {" + ", ".join(sorted(shape.values)) + "}"
+    return text + (" (required)" if required else "")
+
+
+HELP = """\
+Compare our schema folder with an upstream ACP schema file.
+
+Direction: --upstream is the baseline, --ours the compared side (default: the project's
+schema folder of --version). The report lists what UPSTREAM HAS AND WE LACK first (with the
+field shapes to write), then what we have and upstream lacks, then shapes that differ.
+Expected differences live in the version's drift-allowlist.json, each with a reason.
+
+Exit codes: 0 no differences beyond the allowlist, 1 differences or stale allowlist entries,
+2 unreadable input.
+"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from acp_schema import reference
+
     parser = argparse.ArgumentParser(
         prog="python -m acp_schema.drift",
-        description="Compare a schema set (default: the project's) with an upstream ACP schema.",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--upstream", type=Path, required=True, help="baseline: an upstream schema.json"
+        "--version",
+        choices=sorted(VERSION_FOLDERS),
+        default="v1",
+        help="protocol version: picks our folder, the allowlist and the default upstream",
+    )
+    parser.add_argument(
+        "--upstream",
+        type=Path,
+        default=None,
+        help="baseline: an upstream schema.json (default: the newest upstream of --version, "
+        "named once in acp_schema.reference.NEWEST_UPSTREAM)",
     )
     parser.add_argument(
         "--ours",
         type=Path,
         default=None,
-        help="compared side: a schema folder or a single file (default: the packaged schema/)",
+        help="compared side: a schema folder or a single file (default: the project's folder)",
     )
     parser.add_argument(
         "--allowlist",
         type=Path,
         default=None,
-        help="expected differences (default: the packaged list when --ours is not given)",
+        help="expected differences (default: the version's list when --ours is not given)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--scaffold",
+        action="store_true",
+        help="write the skeleton of every method and update kind upstream has and we lack "
+        "into the --ours folder (schema files with TODO descriptions, index entries, case "
+        "stubs); then run `python -m acp_schema.codegen` and `pytest`, which name the TODOs",
+    )
     args = parser.parse_args(argv)
-    ours = args.ours if args.ours is not None else SCHEMA_DIR
+    default_ours = SCHEMA_DIR / VERSION_FOLDERS[args.version]
+    ours = args.ours if args.ours is not None else default_ours
+    upstream = args.upstream or reference.newest_upstream(args.version)
     allowlist = args.allowlist
-    if allowlist is None and args.ours is None and DEFAULT_ALLOWLIST.is_file():
-        allowlist = DEFAULT_ALLOWLIST
+    default_allowlist = default_ours / DEFAULT_ALLOWLIST.name
+    if allowlist is None and args.ours is None and default_allowlist.is_file():
+        allowlist = default_allowlist
     try:
-        report = check(args.upstream, ours, allowlist)
+        report = check(upstream, ours, allowlist)
     except (SchemaLoadError, OSError, json.JSONDecodeError) as error:
         print(f"drift: {error}", file=sys.stderr)
         return 2
     print(json.dumps(report.to_json(), indent=2) if args.json else report.to_text())
+    if args.scaffold:
+        from acp_schema import scaffold
+
+        if not ours.is_dir():
+            print("drift: --scaffold needs --ours to be a schema folder", file=sys.stderr)
+            return 2
+        result = scaffold.write_scaffold(report, load_schema_set(upstream), ours)
+        print("")
+        configured = reference.newest_upstream(args.version)
+        is_newest = upstream.resolve() == configured.resolve()
+        setting = None if is_newest else f"NEWEST_UPSTREAM[{args.version!r}] in schema/reference.py"
+        print(scaffold.summary(result, ours, setting))
+        return 0
     return 0 if report.ok else 1
 
 

@@ -33,9 +33,12 @@ class MethodSpec:
     """One wire method as bound by ``schema/index.json``.
 
     ``side`` is who handles the method (``protocol``: either side). ``capability`` is
-    the dotted path of the handler's capability that gates it, or None. ``alias_of``
+    the dotted path of the handler's capability that gates it, or None.
+    ``object_capability`` (``Definition.dotted.path``, e.g.
+    ``ToolCallUpdate.capabilities.cancel``) gates it per object instead: the method is
+    offered only for objects whose latest state carries that capability. ``alias_of``
     names the canonical method when ``stability`` is ``alias``. ``schema_file`` is
-    relative to ``schema/``.
+    relative to the version's schema folder.
     """
 
     name: str
@@ -48,10 +51,16 @@ class MethodSpec:
     stability: Literal["stable", "unstable", "alias"]
     alias_of: str | None
     schema_file: str
+    object_capability: str | None = None
 
     @property
     def is_request(self) -> bool:
         return self.kind == "request"
+
+    @property
+    def is_gated(self) -> bool:
+        """True when a capability (of the handler or of an object) gates the call."""
+        return self.capability is not None or self.object_capability is not None
 
     def params_model(self) -> type[BaseModel]:
         return resolve_model(self.params_type)

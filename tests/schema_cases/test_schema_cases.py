@@ -16,16 +16,15 @@ from typing import Any
 
 import acp_schema
 import pytest
-from acp_schema import load_index
+from acp_schema import load_index, reference
 from acp_schema.validation import validate_error, validate_message, validate_params, validate_result
 from jsonschema import Draft202012Validator
 
 CASES_DIR = Path(acp_schema.__file__).resolve().parent / "cases"
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference"
 UPSTREAM_FILES = (
-    REFERENCE / "acp-npm-sdk-2.4.0" / "v1" / "schema.json",
+    reference.newest_upstream("v1"),
     # Only consulted for methods the stable schema lacks (session/fork).
-    REFERENCE / "acp-npm-sdk-2.4.0" / "v1" / "schema.unstable.json",
+    reference.newest_upstream("v1", unstable=True),
 )
 CASE_KEYS = {"description", "method", "message", "valid"}
 
@@ -187,8 +186,7 @@ def _our_payload_errors(method: str, role: str, payload: Any) -> list[str]:
 @pytest.mark.reference
 @pytest.mark.parametrize(("relpath", "number", "case"), CASES, ids=CASE_IDS)
 def test_case_agrees_with_upstream(relpath: str, number: int, case: dict[str, Any]) -> None:
-    if not _upstream_documents():
-        pytest.skip(f"upstream reference schemas not found under {REFERENCE}")
+    reference.require(UPSTREAM_FILES[0])
     message, method = case["message"], case["method"]
     if relpath.startswith("defs/jsonrpc"):
         pytest.skip("envelope case: upstream binds no envelope to a method")

@@ -23,23 +23,29 @@ from typing import Any
 
 import acp_schema
 import pytest
-from acp_schema import drift, load_index
+from acp_schema import drift, load_index, reference
 from acp_schema.validation import validate_params, validate_result, validate_update
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference"
-UPSTREAM = REFERENCE / "acp-npm-sdk-2.4.0" / "v1" / "schema.json"
+UPSTREAM = reference.newest_upstream("v1")
 OURS = Path(acp_schema.__file__).resolve().parent
 
 hypothesis_jsonschema = pytest.importorskip("hypothesis_jsonschema")
 _from_schema = pytest.importorskip("hypothesis_jsonschema._from_schema")
 
-pytestmark = [
-    pytest.mark.reference,
-    pytest.mark.skipif(not UPSTREAM.is_file(), reason=f"upstream schema not found at {UPSTREAM}"),
-]
+pytestmark = [pytest.mark.reference]
+
+
+@pytest.fixture(autouse=True)
+def _needs_newest_upstream() -> None:
+    reference.require(UPSTREAM)
+
+
+def test_newest_upstream_is_available() -> None:
+    """Stands for the parametrised tests below, which are empty without the reference."""
+
 
 MAX_EXAMPLES = 8
 # The session/update params are the union of all 14 update kinds, each of which is already a

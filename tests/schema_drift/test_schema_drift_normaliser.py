@@ -339,3 +339,33 @@ def test_a_nested_version_folder_is_not_part_of_the_set(tmp_path: Path) -> None:
     (ours / "v2" / "index.json").write_text('{"methods": {}}', encoding="utf-8")
     loaded = drift.load_schema_set(ours)  # would raise "defined in both" if v2 were read
     assert set(loaded.definitions) == set(_base_defs())
+
+
+def test_report_puts_what_upstream_has_and_we_lack_first_with_shapes(tmp_path: Path) -> None:
+    upstream = _base_defs()
+    ours = copy.deepcopy(upstream)
+    del ours["PingRequest"], ours["PingResponse"]  # we lack the method and its definitions
+    ours["Extra"] = {"type": "string"}  # we have something upstream lacks
+    report = drift.check(
+        _write(tmp_path / "upstream.json", upstream), _write(tmp_path / "ours.json", ours)
+    )
+    text = report.to_text()
+    lack, have = text.index("Upstream has, we lack"), text.index("We have, upstream lacks")
+    assert lack < have
+    method_block = text[text.index("    ping") : have]
+    assert "handled by: agent" in method_block
+    assert "params PingRequest:" in method_block
+    assert "sessionId: @SessionId (required)" in method_block
+    assert "level: @Level | null" in method_block
+    shapes = {d["subject"]: d.get("shape") for d in report.to_json()["differences"]}
+    assert shapes["ping"][0] == "handled by: agent"
+    assert shapes["Extra"] is None, "only what we lack carries a shape"
+
+
+def test_help_states_the_direction(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        drift.main(["--help"])
+    text = capsys.readouterr().out
+    assert "--upstream is the baseline" in text
+    assert "UPSTREAM HAS AND WE LACK" in text
+    assert "--scaffold" in text

@@ -6,23 +6,23 @@ from pathlib import Path
 
 import acp_schema
 import pytest
-from acp_schema import drift
+from acp_schema import drift, reference
 from acp_schema.drift import Finding
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference"
-UPSTREAM_V1_1_21 = REFERENCE / "acp-v1" / "schema.json"
-UPSTREAM_V1_2_4 = REFERENCE / "acp-npm-sdk-2.4.0" / "v1" / "schema.json"
+REFERENCE = reference.reference_dir()
+UPSTREAM_V1_1_21 = reference.history("v1@1.21.0")
+UPSTREAM_V1_2_4 = reference.newest_upstream("v1")
 # The unstable schema of the 1.21.0 release: the fork shape the project follows (2.4.0's
 # unstable schema has since added an unstable `systemPrompt` to ForkSessionRequest).
-UPSTREAM_V1_1_21_UNSTABLE = REFERENCE / "acp-v1" / "schema.unstable.json"
+UPSTREAM_V1_1_21_UNSTABLE = reference.history("v1@1.21.0-unstable")
 OURS = Path(acp_schema.__file__).resolve().parent
 
-pytestmark = [
-    pytest.mark.reference,
-    pytest.mark.skipif(
-        not UPSTREAM_V1_2_4.is_file(), reason=f"upstream reference schemas not found at {REFERENCE}"
-    ),
-]
+pytestmark = [pytest.mark.reference]
+
+
+@pytest.fixture(autouse=True)
+def _needs_newest_upstream() -> None:
+    reference.require(UPSTREAM_V1_2_4)
 
 
 def test_ours_matches_newest_upstream_v1_beyond_the_allowlist() -> None:
@@ -43,8 +43,7 @@ def test_every_allowlist_entry_is_used_and_explained() -> None:
 
 def test_fork_definitions_follow_upstream_unstable() -> None:
     """session/fork is only in upstream's unstable schema; our shape must match that one."""
-    if not UPSTREAM_V1_1_21_UNSTABLE.is_file():
-        pytest.skip(f"{UPSTREAM_V1_1_21_UNSTABLE} not found")
+    reference.require(UPSTREAM_V1_1_21_UNSTABLE)
     upstream = drift.normalise(drift.load_schema_set(UPSTREAM_V1_1_21_UNSTABLE))
     ours = drift.normalise(drift.load_schema_set(OURS))
     for name in ("ForkSessionRequest", "ForkSessionResponse", "SessionForkCapabilities"):
@@ -54,8 +53,7 @@ def test_fork_definitions_follow_upstream_unstable() -> None:
 
 
 def test_release_1_21_to_2_4_reports_the_new_update_kinds_and_definitions() -> None:
-    if not UPSTREAM_V1_1_21.is_file():
-        pytest.skip(f"{UPSTREAM_V1_1_21} not found")
+    reference.require(UPSTREAM_V1_1_21)
     found = set(
         drift.compare(
             drift.load_schema_set(UPSTREAM_V1_1_21), drift.load_schema_set(UPSTREAM_V1_2_4)
@@ -94,8 +92,7 @@ def test_release_1_21_to_2_4_reports_the_new_update_kinds_and_definitions() -> N
 
 
 def test_release_comparison_in_reverse_reports_removals() -> None:
-    if not UPSTREAM_V1_1_21.is_file():
-        pytest.skip(f"{UPSTREAM_V1_1_21} not found")
+    reference.require(UPSTREAM_V1_1_21)
     report = drift.check(UPSTREAM_V1_2_4, UPSTREAM_V1_1_21)
     assert not report.ok
     removed = {f.subject for f in report.differences if f.category == "update_kind_removed"}

@@ -5,20 +5,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_schema import SUPPORTED_VERSIONS, iter_documents
+from acp_schema import SUPPORTED_VERSIONS, iter_documents, reference
 
-REFERENCE = Path(__file__).parents[2].parent / "shared" / "reference"
 UPSTREAM_FILES = [
-    "acp-npm-sdk-2.4.0/v1/schema.json",
-    "acp-npm-sdk-2.4.0/v1/schema.unstable.json",
-    "acp-npm-sdk-2.4.0/v2/schema.json",
-    "acp-npm-sdk-2.4.0/v2/schema.unstable.json",
-    "acp-v1/schema.json",
-    "acp-v1/schema.unstable.json",
+    reference.newest_upstream("v1"),
+    reference.newest_upstream("v1", unstable=True),
+    reference.history("v1@1.21.0"),
+    reference.history("v1@1.21.0-unstable"),
+    reference.newest_upstream("v2"),
+    reference.newest_upstream("v2", unstable=True),
 ]
 SHORTEST_SENTENCE = 20
 
@@ -48,9 +46,8 @@ def _sentences(text: str) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def upstream_descriptions() -> list[str]:
-    present = [REFERENCE / name for name in UPSTREAM_FILES if (REFERENCE / name).is_file()]
-    if not present:
-        pytest.skip("the upstream reference schemas are not available")
+    reference.require(UPSTREAM_FILES[0])
+    present = [path for path in UPSTREAM_FILES if path.is_file()]
     texts: list[str] = []
     for path in present:
         texts.extend(_descriptions(json.loads(path.read_text(encoding="utf-8"))))

@@ -1,0 +1,85 @@
+"""Where the upstream reference schemas are, and what a test does when they are missing.
+
+The reference material (official ACP schemas, read for facts only) lives outside the
+project, in ``../shared/reference`` beside the checkout (``ACP_REFERENCE_DIR`` overrides).
+``NEWEST_UPSTREAM`` is the one setting naming the newest upstream release per protocol
+version: drift checks, differential tests and the scaffold compare against it. Older
+releases that tests replay as history (what changed between two releases) are listed
+separately in ``HISTORY`` so that moving to a new release changes one line.
+
+Tests that need these files call :func:`require`: it skips with a clear reason when a file
+is missing, or fails when ``ACP_REFERENCE_REQUIRED=1`` (CI sets it), so a missing folder can
+never silently turn hundreds of tests into skips.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NoReturn
+
+REQUIRED_ENV = "ACP_REFERENCE_REQUIRED"
+DIR_ENV = "ACP_REFERENCE_DIR"
+
+#: Protocol version → newest upstream schema (relative to the reference folder).
+NEWEST_UPSTREAM: dict[str, str] = {
+    "v1": "acp-npm-sdk-2.4.0/v1/schema.json",
+    "v2": "acp-npm-sdk-2.4.0/v2/schema.json",
+}
+
+#: The unstable companion of each newest schema (methods the stable one lacks).
+NEWEST_UPSTREAM_UNSTABLE: dict[str, str] = {
+    "v1": "acp-npm-sdk-2.4.0/v1/schema.unstable.json",
+    "v2": "acp-npm-sdk-2.4.0/v2/schema.unstable.json",
+}
+
+#: Older releases kept as fixtures for history tests ("what did release X add?").
+HISTORY: dict[str, str] = {
+    "v1@1.21.0": "acp-v1/schema.json",
+    "v1@1.21.0-unstable": "acp-v1/schema.unstable.json",
+    "v2@draft-1.21.0": "acp-v2-draft/schema.json",
+}
+
+
+def reference_dir() -> Path:
+    """The reference folder: ``$ACP_REFERENCE_DIR`` or ``../shared/reference`` of the checkout."""
+    configured = os.environ.get(DIR_ENV)
+    if configured:
+        return Path(configured)
+    project_root = Path(__file__).resolve().parent.parent
+    return project_root.parent / "shared" / "reference"
+
+
+def newest_upstream(version: str = "v1", *, unstable: bool = False) -> Path:
+    table = NEWEST_UPSTREAM_UNSTABLE if unstable else NEWEST_UPSTREAM
+    return reference_dir() / table[version]
+
+
+def history(release: str) -> Path:
+    return reference_dir() / HISTORY[release]
+
+
+def is_required() -> bool:
+    return os.environ.get(REQUIRED_ENV, "") == "1"
+
+
+def missing_message(path: Path) -> str:
+    return f"reference material not found: {path} (see ../shared/reference/README.md)"
+
+
+def require(*paths: Path) -> None:
+    """Skip the calling test when a file is missing — or fail when references are required.
+
+    Only for tests (imports pytest on use).
+    """
+    missing = [path for path in paths if not path.is_file()]
+    if missing:
+        _missing(missing_message(missing[0]))
+
+
+def _missing(reason: str) -> NoReturn:
+    import pytest
+
+    if is_required():
+        pytest.fail(f"{REQUIRED_ENV}=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
