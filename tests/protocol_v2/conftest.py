@@ -14,6 +14,7 @@ from acp_conformance.llm_server import ScriptedLLMServer, Turn
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 
 WRITE = "WRITE:"  # the model writes main.tf (asks for permission), then answers
+SLOW = "SLOW:"  # streams for ~10 s unless interrupted
 WRITTEN_TEXT = 'resource "aws_vpc" "main" {}\n'
 FINAL_TEXT = "Wrote main.tf."
 
@@ -39,6 +40,8 @@ def _last_user_text(body: dict[str, Any]) -> str:
 def route(body: dict[str, Any]) -> Turn | dict[str, Any]:
     if _last_message_is_tool_result(body):
         return Turn().text(FINAL_TEXT, chunks=2)
+    if _last_user_text(body).startswith(SLOW):
+        return Turn().text("tick " * 200, chunks=200).timing(chunk_delay=0.05)
     if _last_user_text(body).startswith(WRITE):
         return Turn().tool_use("write_file", {"path": "main.tf", "content": WRITTEN_TEXT})
     return {"echo": True}

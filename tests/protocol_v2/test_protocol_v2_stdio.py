@@ -13,10 +13,14 @@ from typing import Any
 import pytest
 from acp_conformance.llm_server import ScriptedLLMServer
 from acp_schema.validation import validate_message
-from conftest import FINAL_TEXT, WRITE, WRITTEN_TEXT
+from conftest import FINAL_TEXT, SLOW, WRITE, WRITTEN_TEXT
 from stdio_harness import AgentProcess, spawn
 
 pytestmark = pytest.mark.subprocess
+
+#: Bound on waits that include the first model call: it imports the anthropic SDK, which
+#: takes over 10 s on a loaded shared machine. Still a bound, never a sleep.
+MODEL_WAIT = 60.0
 
 V2_INIT = {"protocolVersion": 2, "info": {"name": "v2-test-client", "version": "0.1"}}
 
@@ -98,7 +102,9 @@ def test_a_v2_client_creates_a_session_and_prompts_in_v2_shapes(
         assert set(prompt.result) == {"messageId"}
 
         # The turn goes on after the answer: the write asks for permission in v2 shape.
-        asked = agent.wait_for(lambda f: f.get("method") == "session/request_permission")
+        asked = agent.wait_for(
+            lambda f: f.get("method") == "session/request_permission", timeout=MODEL_WAIT
+        )
         permission = agent.frames[asked]
         subject = permission["params"]["subject"]
         assert subject["type"] == "tool_call"
@@ -111,11 +117,7 @@ def test_a_v2_client_creates_a_session_and_prompts_in_v2_shapes(
                 "result": {"outcome": {"outcome": "selected", "optionId": option["optionId"]}},
             }
         )
-        idle = agent.wait_for(
-            lambda f: (
-                f.get("method") == "session/update" and f["params"]["update"].get("state") == "idle"
-            )
-        )
+        idle = agent.wait_for(_is_idle, timeout=MODEL_WAIT)
         updates = [
             f["params"]["update"]
             for f in agent.frames[: idle + 1]
@@ -158,11 +160,7 @@ def test_v2_resume_replays_history_in_v2_shapes(
             {"sessionId": session_id, "prompt": [{"type": "text", "text": "hello"}]},
         )
         message_id = prompt.result["messageId"]
-        agent.wait_for(
-            lambda f: (
-                f.get("method") == "session/update" and f["params"]["update"].get("state") == "idle"
-            )
-        )
+        agent.wait_for(_is_idle, timeout=MODEL_WAIT)
     with spawn(home, llm_server.url) as agent:
         _initialize(agent, V2_INIT)
         resumed = agent.call(
@@ -224,3 +222,38 @@ def test_v2_bad_input_gets_clear_errors_and_the_process_stays_up(
         assert boolean["code"] == -32602
         assert agent.call("session/list", {}).result["sessions"]
         assert _sent_by_agent_problems(agent, 2) == []
+
+
+def _is_idle(frame: dict[str, Any]) -> bool:
+    return (
+        frame.get("method") == "session/update"
+        and frame["params"]["update"].get("sessionUpdate") == "state_update"
+        and frame["params"]["update"].get("state") == "idle"
+    )
+
+
+def test_v2_cancel_ends_the_turn_with_a_cancelled_stop_reason(
+    llm_server: ScriptedLLMServer, home: Path, workspace: Path
+) -> None:
+    with spawn(home, llm_server.url) as agent:
+        _initialize(agent, V2_INIT)
+        session_id = agent.call("session/new", {"cwd": str(workspace)}).result["sessionId"]
+        prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": SLOW + " go"}]}
+        answered = agent.call("session/prompt", prompt)
+        assert "messageId" in answered.result
+        agent.wait_update("agent_message_chunk", start=answered.index, timeout=MODEL_WAIT)
+        # A second prompt while the turn runs is refused; the running turn is not disturbed.
+        assert agent.call("session/prompt", prompt).error["code"] == -32602
+        agent.notify("session/cancel", {"sessionId": session_id})
+        idle = agent.wait_for(_is_idle, start=answered.index, timeout=MODEL_WAIT)
+        stop = agent.frames[idle]["params"]["update"]["stopReason"]
+        idles = [f for f in agent.frames if _is_idle(f)]
+        # The session takes a new prompt afterwards.
+        again = agent.call(
+            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "hi"}]}
+        )
+        problems = _sent_by_agent_problems(agent, 2)
+    assert stop == "cancelled"
+    assert len(idles) == 1
+    assert "messageId" in again.result
+    assert problems == []

@@ -13,11 +13,14 @@ is part of the conversation (with its ``messageId``) and reports the end of the 
 
 from __future__ import annotations
 
+import importlib
 import logging
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from acp_bindings.errors import (
     AuthRequiredError,
     InvalidParamsError,
@@ -211,6 +214,11 @@ class V2Handlers(AgentHandlers):
         idle: dict[str, Any] = {"state": "idle"}
         try:
             await self._state(session_id, {"state": "running"})
+            if "anthropic" not in sys.modules:
+                # The first model call imports the SDK, which holds the event loop for a
+                # while; done in a worker thread, the answer already queued (and these
+                # updates) reach the client meanwhile instead of after the import.
+                await anyio.to_thread.run_sync(importlib.import_module, "anthropic")
             result = _as_dict(await self.agent.session_prompt(v1_params))
             idle["stopReason"] = result.get("stopReason", "end_turn")
         except ConnectionClosedError:
