@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from iac_code.agent import info
-from iac_code.protocol_versions import negotiate
+from iac_code.protocol_versions import negotiate_initialize
 from iac_code.v2 import info as v2_info
 
 _MAX_PRELUDE_LINE = 1 << 20  # longer first lines go to the full runtime and its size limit
@@ -61,7 +61,7 @@ def plain_initialize(message: object) -> tuple[int | str, dict[str, Any]] | None
     version = params.get("protocolVersion")
     if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= 65535:
         return None
-    if negotiate(version) >= 2:
+    if negotiate_initialize(params) >= 2:
         return (request_id, params) if _plain_v2_params(params) else None
     if set(params) - {"protocolVersion", "clientCapabilities", "clientInfo", "_meta"}:
         return None
@@ -125,7 +125,7 @@ def _plain_v2_params(params: dict[str, Any]) -> bool:
 
 
 def initialize_response_bytes(request_id: int | str, params: dict[str, Any]) -> bytes:
-    if negotiate(params["protocolVersion"]) >= 2:
+    if negotiate_initialize(params) >= 2:
         result = v2_info.initialize_result()
     else:
         result = info.initialize_result(params["protocolVersion"])

@@ -1,6 +1,6 @@
 """The connection's request handler: one :class:`Router` per negotiated protocol version.
 
-``initialize`` picks the version (:func:`iac_code.protocol_versions.negotiate`) and is
+``initialize`` picks the version (:func:`~iac_code.protocol_versions.negotiate_initialize`) and is
 served by that version's router; every later message goes to the router of the version the
 last ``initialize`` agreed on. Until then — and whenever the client asks for 1 — the v1
 router serves the connection unchanged. The v2 router, its handlers and the v2 bindings are
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from iac_code.protocol_versions import negotiate
+from iac_code.protocol_versions import negotiate_initialize
 from iac_code.router import Router
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class VersionedRouter:
 
     def adopt_fast_initialize(self, params: dict[str, Any]) -> None:
         """The start-up fast path answered ``initialize``; take on the version it agreed."""
-        version = negotiate(params["protocolVersion"])
+        version = negotiate_initialize(params)
         self._peer.version = version
         if version == 1:
             self._agent.remember_fast_initialize(params)
@@ -65,7 +65,9 @@ class VersionedRouter:
             return await self._call(self.version, ctx, method, params)
         requested = requested_version(params)
         # A malformed version is left to the current router, which answers -32602.
-        version = self.version if requested is None else negotiate(requested)
+        version = self.version
+        if requested is not None and isinstance(params, dict):
+            version = negotiate_initialize(params)
         result = await self._call(version, ctx, method, params)
         self._peer.version = version
         return result

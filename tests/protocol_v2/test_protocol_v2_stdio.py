@@ -22,6 +22,7 @@ pytestmark = pytest.mark.subprocess
 #: takes over 10 s on a loaded shared machine. Still a bound, never a sleep.
 MODEL_WAIT = 60.0
 
+INFO_V1 = {"name": "v1-client", "version": "0.1"}
 V2_INIT = {"protocolVersion": 2, "info": {"name": "v2-test-client", "version": "0.1"}}
 
 
@@ -71,6 +72,20 @@ def test_initialize_negotiates_the_version(
         else:
             assert result["agentCapabilities"]["loadSession"] is True
         assert _sent_by_agent_problems(agent, answered) == []
+
+
+@pytest.mark.parametrize("fast_path", [True, False], ids=["fast path", "full runtime"])
+def test_a_newer_client_in_v1_shapes_gets_v1(
+    llm_server: ScriptedLLMServer, home: Path, fast_path: bool
+) -> None:
+    params = {"protocolVersion": 65535, "clientCapabilities": {}, "clientInfo": INFO_V1}
+    with spawn(home, llm_server.url) as agent:
+        if not fast_path:
+            agent.call("session/list", {})  # the first line is not initialize: no fast path
+        result = _initialize(agent, params)
+        assert result["protocolVersion"] == 1
+        assert result["agentCapabilities"]["loadSession"] is True
+        assert _sent_by_agent_problems(agent, 1) == []
 
 
 def test_the_fast_path_and_the_full_runtime_answer_v2_alike(

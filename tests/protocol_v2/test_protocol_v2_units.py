@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from acp_schema.validation import validate_message, validate_update
 from iac_code import prelude
-from iac_code.protocol_versions import HANDLED_VERSIONS, negotiate
+from iac_code.protocol_versions import HANDLED_VERSIONS, negotiate, negotiate_initialize
 from iac_code.v2 import info as v2_info
 from iac_code.v2 import translate
 from iac_code.v2.peer import VersionedPeer
@@ -21,6 +21,22 @@ def test_negotiation_accepts_what_it_handles_and_offers_the_newest_otherwise(
     requested: int, answered: int
 ) -> None:
     assert negotiate(requested) == answered
+
+
+@pytest.mark.parametrize(
+    ("params", "answered"),
+    [
+        ({"protocolVersion": 65535, "clientCapabilities": {}}, 1),
+        ({"protocolVersion": 65535, "clientInfo": {"name": "c", "version": "1"}}, 1),
+        ({"protocolVersion": 65535, "info": {"name": "c", "version": "1"}}, 2),
+        ({"protocolVersion": 3, "info": {"name": "c", "version": "1"}}, 2),
+        # Asking for 2 is asking for v2, whatever the shape (a v1 shape then fails validation).
+        ({"protocolVersion": 2, "clientCapabilities": {}}, 2),
+        ({"protocolVersion": 1, "info": {"name": "c", "version": "1"}}, 1),
+    ],
+)
+def test_a_newer_client_writing_v1_shapes_gets_v1(params: dict[str, Any], answered: int) -> None:
+    assert negotiate_initialize(params) == answered
 
 
 def test_negotiation_without_v2_handlers_stays_at_one() -> None:

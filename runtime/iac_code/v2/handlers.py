@@ -18,7 +18,7 @@ import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 from acp_bindings.errors import (
@@ -27,7 +27,17 @@ from acp_bindings.errors import (
     ResourceNotFoundError,
     RpcError,
 )
-from acp_bindings.methods import METHODS as V1_METHODS
+from acp_bindings.models import AuthenticateRequest as V1AuthenticateRequest
+from acp_bindings.models import CancelNotification as V1CancelNotification
+from acp_bindings.models import CloseSessionRequest as V1CloseSessionRequest
+from acp_bindings.models import DeleteSessionRequest as V1DeleteSessionRequest
+from acp_bindings.models import InitializeRequest as V1InitializeRequest
+from acp_bindings.models import ListSessionsRequest as V1ListSessionsRequest
+from acp_bindings.models import LoadSessionRequest as V1LoadSessionRequest
+from acp_bindings.models import NewSessionRequest as V1NewSessionRequest
+from acp_bindings.models import PromptRequest as V1PromptRequest
+from acp_bindings.models import ResumeSessionRequest as V1ResumeSessionRequest
+from acp_bindings.models import SetSessionConfigOptionRequest as V1SetSessionConfigOptionRequest
 from acp_bindings.v2.agent import AgentHandlers
 from acp_bindings.v2.models import (
     CloseSessionResponse,
@@ -78,9 +88,12 @@ def _wire(params: BaseModel) -> dict[str, Any]:
     return params.model_dump(by_alias=True, exclude_unset=True, mode="json")
 
 
-def _v1(method: str, params: dict[str, Any]) -> BaseModel:
-    """``params`` as the v1 model of ``method``, strictly validated like inbound v1 params."""
-    return validate_params(V1_METHODS[method].params_model(), params)
+_Params = TypeVar("_Params", bound="BaseModel")
+
+
+def _v1(model: type[_Params], params: dict[str, Any]) -> _Params:
+    """``params`` as the v1 ``model``, strictly validated like inbound v1 params."""
+    return cast("_Params", validate_params(model, params))
 
 
 @contextmanager
@@ -110,18 +123,20 @@ class V2Handlers(AgentHandlers):
         # v2 clients cannot serve fs or terminal requests, so the agent is told the client
         # offers nothing and works on the local file system.
         v1_result = await self.agent.initialize(
-            _v1("initialize", {"protocolVersion": v1_info.PROTOCOL_VERSION})
+            _v1(V1InitializeRequest, {"protocolVersion": v1_info.PROTOCOL_VERSION})
         )
         images = bool(_field(v1_result, "agentCapabilities", "promptCapabilities", "image"))
         return InitializeResponse.model_validate(v2_info.initialize_result(images=images))
 
     async def auth_login(self, params: LoginAuthRequest) -> LoginAuthResponse:
-        await self.agent.authenticate(_v1("authenticate", {"methodId": _wire(params)["methodId"]}))
+        await self.agent.authenticate(
+            _v1(V1AuthenticateRequest, {"methodId": _wire(params)["methodId"]})
+        )
         return LoginAuthResponse()
 
     async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
         result = await self.agent.session_new(
-            _v1("session/new", translate.session_params(_wire(params)))
+            _v1(V1NewSessionRequest, translate.session_params(_wire(params)))
         )
         return NewSessionResponse.model_validate(
             translate.session_result(_as_dict(result), available_commands())
@@ -134,32 +149,31 @@ class V2Handlers(AgentHandlers):
             raise InvalidParamsError(
                 "Unknown replay position.", data={"replayFrom": "only {type: start} is supported"}
             )
-        v1_params = _v1(
-            "session/load" if replay else "session/resume", translate.session_params(raw)
-        )
+        v1_params = translate.session_params(raw)
+        result: object
         with _v2_errors(raw["sessionId"]):
             if replay:
                 # v1 ``session/load`` replays the stored history as updates; the peer turns
                 # them into v2 updates on the way out.
-                result = await self.agent.session_load(v1_params)
+                result = await self.agent.session_load(_v1(V1LoadSessionRequest, v1_params))
             else:
-                result = await self.agent.session_resume(v1_params)
+                result = await self.agent.session_resume(_v1(V1ResumeSessionRequest, v1_params))
         return ResumeSessionResponse.model_validate(
             translate.session_result(_as_dict(result), available_commands())
         )
 
     async def session_list(self, params: ListSessionsRequest) -> ListSessionsResponse:
-        result = await self.agent.session_list(_v1("session/list", _wire(params)))
+        result = await self.agent.session_list(_v1(V1ListSessionsRequest, _wire(params)))
         return ListSessionsResponse.model_validate(_as_dict(result))
 
     async def session_delete(self, params: DeleteSessionRequest) -> DeleteSessionResponse:
-        await self.agent.session_delete(_v1("session/delete", _wire(params)))
+        await self.agent.session_delete(_v1(V1DeleteSessionRequest, _wire(params)))
         return DeleteSessionResponse()
 
     async def session_close(self, params: CloseSessionRequest) -> CloseSessionResponse:
         raw = _wire(params)
         with _v2_errors(raw["sessionId"]):
-            await self.agent.session_close(_v1("session/close", raw))
+            await self.agent.session_close(_v1(V1CloseSessionRequest, raw))
         return CloseSessionResponse()
 
     async def session_set_config_option(
@@ -173,13 +187,13 @@ class V2Handlers(AgentHandlers):
         v1_params = {k: v for k, v in raw.items() if k != "type"}
         with _v2_errors(raw["sessionId"]):
             result = await self.agent.session_set_config_option(
-                _v1("session/set_config_option", v1_params)
+                _v1(V1SetSessionConfigOptionRequest, v1_params)
             )
         options = translate.config_options(_as_dict(result)["configOptions"])
         return SetSessionConfigOptionResponse.model_validate({"configOptions": options})
 
     async def session_cancel(self, params: CancelSessionNotification) -> None:
-        await self.agent.session_cancel(_v1("session/cancel", _wire(params)))
+        await self.agent.session_cancel(_v1(V1CancelNotification, _wire(params)))
 
     async def session_prompt(self, params: PromptRequest) -> PromptResponse:
         raw = _wire(params)
@@ -202,14 +216,14 @@ class V2Handlers(AgentHandlers):
             )
         message_id = translate.new_message_id()
         v1_params = _v1(
-            "session/prompt",
+            V1PromptRequest,
             {"sessionId": session_id, "prompt": raw["prompt"], "messageId": message_id},
         )
         self._turns.add(session_id)
         current_request().after_response(lambda: self._run_turn(session_id, v1_params))
         return PromptResponse.model_validate({"messageId": message_id})
 
-    async def _run_turn(self, session_id: str, v1_params: BaseModel) -> None:
+    async def _run_turn(self, session_id: str, v1_params: V1PromptRequest) -> None:
         """Run the turn after the answer went out, framed by ``running`` and ``idle``."""
         idle: dict[str, Any] = {"state": "idle"}
         try:
