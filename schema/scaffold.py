@@ -33,7 +33,8 @@ TODO = "TODO"
 SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_FOLDERS = ("defs", "methods", "notifications", "updates", "errors", "extensions")
 #: Keys dropped from upstream nodes: prose (rewritten by a human) and vendor hints we don't use.
-PROSE_KEYS = frozenset({"description", "title", "examples", "$comment"})
+#: Titles stay: on union arms they are short names ("other") the code generator names classes by.
+PROSE_KEYS = frozenset({"description", "examples", "$comment"})
 KEPT_VENDOR_KEYS = frozenset({"x-method", "x-side"})
 SIDES = ("agent", "client", "protocol")
 
@@ -55,7 +56,6 @@ class _Writer:
     def __init__(self, upstream: SchemaSet, ours: Path) -> None:
         self.upstream = upstream.definitions
         self.upstream_methods = upstream.methods
-        self.ours_dir = ours
         self.ours_defs = _definition_files(ours)
         self.documents: dict[str, dict[str, Any]] = {}
         self.placed: dict[str, str] = {}  # definition written by this run → its file
