@@ -199,6 +199,11 @@ def prepare_document(document: dict[str, Any], relpath: str, names: BranchNames)
     for def_name, schema in document.get("$defs", {}).items():
         names.declared[def_name] = relpath
         definitions[def_name] = _retitle(schema, def_name, relpath, names)
+        # A definition that is itself an arm (``SessionUpdateStateUpdate``: a tag plus
+        # ``allOf`` the ``StateUpdate`` union) extends that union like an inline branch does.
+        extended = _extended_definition(schema) if isinstance(schema, dict) else None
+        if extended is not None and "properties" in schema:
+            names.extends.setdefault(def_name, extended)
     prepared["$defs"] = definitions
     return prepared
 

@@ -8,6 +8,9 @@ Union failures are explained through their arms: for a tagged union (a schema wi
 ``discriminator``) only the arm whose tag matches is reported, so a bad field inside an
 ``agent_message_chunk`` reads as that field's error rather than "not valid under any of the
 given schemas".
+
+Every function takes ``version=`` (the negotiated protocol version, default 1) and checks
+against that version's schema set only.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from acp_schema import definition_uri, load_index, registry
+from acp_schema import DEFAULT_VERSION, definition_uri, load_index, registry
 
 if TYPE_CHECKING:
     from jsonschema import ValidationError
@@ -37,21 +40,27 @@ UPDATE_FILE = "notifications/session.update.json"
 MAX_MESSAGE_LENGTH = 160
 
 
-@functools.cache
-def validator_for(relpath: str, name: str) -> Validator:
+def validator_for(relpath: str, name: str, version: int = DEFAULT_VERSION) -> Validator:
     """Return a cached draft 2020-12 validator for definition ``name`` in file ``relpath``."""
+    return _validator_for(relpath, name, version)
+
+
+@functools.cache
+def _validator_for(relpath: str, name: str, version: int) -> Validator:
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(
-        {"$ref": definition_uri(relpath, name)},
-        registry=registry(),
+        {"$ref": definition_uri(relpath, name, version)},
+        registry=registry(version),
         format_checker=Draft202012Validator.FORMAT_CHECKER,
     )
 
 
-def validate_definition(relpath: str, name: str, instance: Any, *, at: str = "$") -> list[str]:
+def validate_definition(
+    relpath: str, name: str, instance: Any, *, at: str = "$", version: int = DEFAULT_VERSION
+) -> list[str]:
     """Validate ``instance`` against one definition; paths in the result start at ``at``."""
-    validator = validator_for(relpath, name)
+    validator = validator_for(relpath, name, version)
     errors = sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
     messages: list[str] = []
     for error in errors:
@@ -59,47 +68,53 @@ def validate_definition(relpath: str, name: str, instance: Any, *, at: str = "$"
     return _dedupe(_rebase(message, at) for message in messages)
 
 
-def validate_params(method: str, params: Any, *, at: str = "$") -> list[str]:
+def validate_params(
+    method: str, params: Any, *, at: str = "$", version: int = DEFAULT_VERSION
+) -> list[str]:
     """Validate the params of a request or notification of ``method``.
 
     Absent or null params are checked as an empty object, so methods without required
     fields accept them and the others report the missing fields. Extension methods (names
     starting with ``_``) have no schema and always pass.
     """
-    entry = load_index()["methods"].get(method)
+    entry = load_index(version)["methods"].get(method)
     if entry is None:
         return [] if _is_extension(method) else [f"{at}: unknown method {method!r}"]
     instance = {} if params is None else params
-    return validate_definition(entry["file"], entry["params"], instance, at=at)
+    return validate_definition(entry["file"], entry["params"], instance, at=at, version=version)
 
 
-def validate_result(method: str, result: Any, *, at: str = "$") -> list[str]:
+def validate_result(
+    method: str, result: Any, *, at: str = "$", version: int = DEFAULT_VERSION
+) -> list[str]:
     """Validate the result of a successful response to a ``method`` request."""
-    entry = load_index()["methods"].get(method)
+    entry = load_index(version)["methods"].get(method)
     if entry is None:
         return [] if _is_extension(method) else [f"{at}: unknown method {method!r}"]
     if entry["result"] is None:
         return [f"{at}: {method} is a notification and has no result"]
-    return validate_definition(entry["file"], entry["result"], result, at=at)
+    return validate_definition(entry["file"], entry["result"], result, at=at, version=version)
 
 
-def validate_update(update: Any, *, at: str = "$") -> list[str]:
+def validate_update(update: Any, *, at: str = "$", version: int = DEFAULT_VERSION) -> list[str]:
     """Validate the ``update`` object of a ``session/update`` notification."""
-    return validate_definition(UPDATE_FILE, "SessionUpdate", update, at=at)
+    return validate_definition(UPDATE_FILE, "SessionUpdate", update, at=at, version=version)
 
 
-def validate_error(error_obj: Any, *, at: str = "$") -> list[str]:
+def validate_error(error_obj: Any, *, at: str = "$", version: int = DEFAULT_VERSION) -> list[str]:
     """Validate a JSON-RPC error object: the generic shape, then the shape of its code."""
-    problems = validate_definition(JSONRPC_FILE, "Error", error_obj, at=at)
+    problems = validate_definition(JSONRPC_FILE, "Error", error_obj, at=at, version=version)
     if problems or not isinstance(error_obj, dict):
         return problems
-    entry = load_index()["errors"].get(str(error_obj.get("code")))
+    entry = load_index(version)["errors"].get(str(error_obj.get("code")))
     if entry is None:
         return []
-    return validate_definition(entry["file"], entry["def"], error_obj, at=at)
+    return validate_definition(entry["file"], entry["def"], error_obj, at=at, version=version)
 
 
-def validate_message(message: Any, *, method: str | None = None) -> list[str]:
+def validate_message(
+    message: Any, *, method: str | None = None, version: int = DEFAULT_VERSION
+) -> list[str]:
     """Validate one whole JSON-RPC message.
 
     The envelope is checked first (``jsonrpc`` is ``"2.0"``, the id is an integer, string
@@ -115,16 +130,16 @@ def validate_message(message: Any, *, method: str | None = None) -> list[str]:
     kind = _message_kind(message)
     if kind is None:
         return ["$: not a request, notification or response (no method, result or error)"]
-    problems = _envelope_problems(message, kind)
+    problems = _envelope_problems(message, kind, version)
     if problems:
         return problems
     if kind in ("JsonRpcRequest", "JsonRpcNotification"):
-        return _payload_problems(message, expect_request=kind == "JsonRpcRequest")
+        return _payload_problems(message, expect_request=kind == "JsonRpcRequest", version=version)
     if kind == "JsonRpcErrorResponse":
-        return validate_error(message["error"], at="$.error")
+        return validate_error(message["error"], at="$.error", version=version)
     if method is None:
         return []
-    return validate_result(method, message["result"], at="$.result")
+    return validate_result(method, message["result"], at="$.result", version=version)
 
 
 def _message_kind(message: dict[str, Any]) -> str | None:
@@ -137,7 +152,7 @@ def _message_kind(message: dict[str, Any]) -> str | None:
     return None
 
 
-def _envelope_problems(message: dict[str, Any], kind: str) -> list[str]:
+def _envelope_problems(message: dict[str, Any], kind: str, version: int) -> list[str]:
     if message.get("jsonrpc") != "2.0":
         return ['$.jsonrpc: must be the string "2.0"']
     if "id" in message:
@@ -150,12 +165,12 @@ def _envelope_problems(message: dict[str, Any], kind: str) -> list[str]:
             or isinstance(request_id, bool)
         ):
             return [f"$.id: must be an integer, a string or null, not {_json_type(request_id)}"]
-    return validate_definition(JSONRPC_FILE, kind, message)
+    return validate_definition(JSONRPC_FILE, kind, message, version=version)
 
 
-def _payload_problems(message: dict[str, Any], *, expect_request: bool) -> list[str]:
+def _payload_problems(message: dict[str, Any], *, expect_request: bool, version: int) -> list[str]:
     method = message["method"]
-    entry = load_index()["methods"].get(method)
+    entry = load_index(version)["methods"].get(method)
     if entry is None and not _is_extension(method):
         return [f"$.method: unknown method {method!r}"]
     if entry is not None:
@@ -163,7 +178,7 @@ def _payload_problems(message: dict[str, Any], *, expect_request: bool) -> list[
         if is_request != expect_request:
             sent_as = "a request" if expect_request else "a notification"
             return [f"$.method: {method} is a {entry['kind']} but was sent as {sent_as}"]
-    return validate_params(method, message.get("params"), at="$.params")
+    return validate_params(method, message.get("params"), at="$.params", version=version)
 
 
 def _is_extension(method: str) -> bool:
@@ -229,9 +244,14 @@ def _discriminator(error: ValidationError) -> str | None:
 
 
 def _errors_of_matching_arm(error: ValidationError) -> list[ValidationError] | None:
-    """For a tagged union, return the errors of the one arm whose tag matched, if any."""
+    """For a tagged union, return the errors of the one arm whose tag matched, if any.
+
+    The tag is the union's ``discriminator`` when it names one; otherwise (v2's open unions
+    carry none) an arm counts as not matching when one of the instance's own members fails
+    a ``const`` there, which is how every tagged arm pins its tag.
+    """
     tag = _discriminator(error)
-    if tag is None or not isinstance(error.instance, dict) or tag not in error.instance:
+    if not isinstance(error.instance, dict) or (tag is not None and tag not in error.instance):
         return None
     by_arm: dict[Any, list[ValidationError]] = {}
     for sub in error.context or ():
@@ -240,10 +260,16 @@ def _errors_of_matching_arm(error: ValidationError) -> list[ValidationError] | N
     matching = [
         subs for subs in by_arm.values() if not any(_is_tag_failure(sub, tag) for sub in subs)
     ]
+    if len(matching) > 1:
+        # An open union's catch-all arm refuses known tags through ``not``; when the tag is
+        # known, the arm that names it explains the failure, not the catch-all.
+        matching = [subs for subs in matching if not all(sub.validator == "not" for sub in subs)]
     return matching[0] if len(matching) == 1 else None
 
 
-def _is_tag_failure(error: ValidationError, tag: str) -> bool:
+def _is_tag_failure(error: ValidationError, tag: str | None) -> bool:
+    if tag is None:
+        return len(error.path) == 1 and error.validator == "const"
     return list(error.path) == [tag] and error.validator in ("const", "enum", "type")
 
 

@@ -5,8 +5,10 @@ Importing asyncio, anyio, pydantic and the generated models costs well over 100 
 anything (SPEC §11: ≤ 100 ms from spawn). So the process starts the heavy imports in a
 background thread and, meanwhile, reads the first line on stdin itself. When that line is a
 plain, well-formed ``initialize`` request it is answered at once from
-:mod:`iac_code.agent.info` — the same function the full handler uses. Anything unusual
-(another method, odd types, bad JSON, a huge line) is left untouched for the full runtime,
+:mod:`iac_code.agent.info` — the same function the full handler uses — or, when the version
+negotiated with :mod:`iac_code.protocol_versions` is 2, from :mod:`iac_code.v2.info`, as
+the v2 handler does. Anything unusual (another method, odd types, bad JSON, a huge line) is
+left untouched for the full runtime,
 which then applies every validation and error rule. The bytes read so far are handed over as
 a prefix, so the runtime sees exactly the stream the client sent.
 """
@@ -20,6 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 from iac_code.agent import info
+from iac_code.protocol_versions import negotiate_initialize
+from iac_code.v2 import info as v2_info
 
 _MAX_PRELUDE_LINE = 1 << 20  # longer first lines go to the full runtime and its size limit
 _JSON_ID_TYPES = (int, str)
@@ -57,6 +61,8 @@ def plain_initialize(message: object) -> tuple[int | str, dict[str, Any]] | None
     version = params.get("protocolVersion")
     if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= 65535:
         return None
+    if negotiate_initialize(params) >= 2:
+        return (request_id, params) if _plain_v2_params(params) else None
     if set(params) - {"protocolVersion", "clientCapabilities", "clientInfo", "_meta"}:
         return None
     if not _optional_object(params.get("_meta")):
@@ -93,8 +99,36 @@ def plain_initialize(message: object) -> tuple[int | str, dict[str, Any]] | None
     return request_id, params
 
 
+def _is_implementation(value: object) -> bool:
+    if not isinstance(value, dict):
+        return False
+    if not isinstance(value.get("name"), str) or not isinstance(value.get("version"), str):
+        return False
+    return isinstance(value.get("title", ""), (str, type(None)))
+
+
+def _plain_v2_params(params: dict[str, Any]) -> bool:
+    """A v2 ``initialize``: ``info`` required, capabilities are objects (or null) only."""
+    if set(params) - {"protocolVersion", "info", "capabilities", "_meta"}:
+        return False
+    if not _is_implementation(params.get("info")) or not _optional_object(params.get("_meta")):
+        return False
+    caps = params.get("capabilities", {})
+    if not isinstance(caps, dict) or set(caps) - {"auth", "elicitation", "_meta"}:
+        return False
+    for key in ("auth", "elicitation", "_meta"):
+        if not _optional_object(caps.get(key)):
+            return False
+    auth = caps.get("auth") or {}
+    elicitation = caps.get("elicitation") or {}
+    return all(_optional_object(v) for v in (*auth.values(), *elicitation.values()))
+
+
 def initialize_response_bytes(request_id: int | str, params: dict[str, Any]) -> bytes:
-    result = info.initialize_result(params["protocolVersion"])
+    if negotiate_initialize(params) >= 2:
+        result = v2_info.initialize_result()
+    else:
+        result = info.initialize_result(params["protocolVersion"])
     frame = {"jsonrpc": "2.0", "id": request_id, "result": result}
     return json.dumps(frame, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 

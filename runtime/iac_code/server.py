@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
 from iac_code.agent.server import IacAgent
 from iac_code.logs import configure_logging
-from iac_code.router import Router, build_models
+from iac_code.router import build_models
 from iac_code.rpc.stdio import serve_stdio
+from iac_code.v2.peer import VersionedPeer
+from iac_code.versioned_router import VersionedRouter
 
 # Build the validators of every implemented method's params and result now, while this
 # module is imported in the background (see iac_code.prelude), so no first request pays it.
@@ -70,12 +72,15 @@ def run_stdio_server(
     agents: list[IacAgent] = []
     background: list[TaskGroup] = []
 
-    def make_handler(connection: Connection) -> Router:
-        agent = IacAgent(settings, connection, background=background[0])
+    def make_handler(connection: Connection) -> VersionedRouter:
+        # The agent sends through a peer that speaks whichever version initialize agreed on.
+        peer = VersionedPeer(connection)
+        agent = IacAgent(settings, cast("Connection", peer), background=background[0])
+        router = VersionedRouter(agent, peer)
         if initialize_params is not None:
-            agent.remember_fast_initialize(initialize_params)
+            router.adopt_fast_initialize(initialize_params)
         agents.append(agent)
-        return Router(agent)
+        return router
 
     async def on_shutdown() -> None:
         for agent in agents:

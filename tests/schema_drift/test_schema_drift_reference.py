@@ -97,3 +97,24 @@ def test_release_comparison_in_reverse_reports_removals() -> None:
     assert not report.ok
     removed = {f.subject for f in report.differences if f.category == "update_kind_removed"}
     assert removed == {"notice", "compaction_update", "compaction_summary_chunk"}
+
+
+UPSTREAM_V2_2_4 = REFERENCE / "acp-npm-sdk-2.4.0" / "v2" / "schema.json"
+OURS_V2 = OURS / "v2"
+V2_ALLOWLIST = OURS_V2 / "drift-allowlist.json"
+
+
+def test_ours_v2_matches_upstream_v2_beyond_its_allowlist() -> None:
+    if not UPSTREAM_V2_2_4.is_file():
+        pytest.skip(f"{UPSTREAM_V2_2_4} not found")
+    report = drift.check(UPSTREAM_V2_2_4, OURS_V2, V2_ALLOWLIST)
+    assert report.differences == [], report.to_text()
+    assert report.stale == [], report.to_text()
+    used = {id(entry) for _, entry in report.allowed}
+    assert len(used) == len(drift.load_allowlist(V2_ALLOWLIST))
+
+
+def test_the_v1_comparison_never_reads_v2_files() -> None:
+    names = set(drift.load_schema_set(OURS).definitions)
+    assert "UpdateSessionNotification" not in names
+    assert "UpdateSessionNotification" in drift.load_schema_set(OURS_V2).definitions

@@ -8,13 +8,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from acp_schema import iter_documents, reference
+from acp_schema import SUPPORTED_VERSIONS, iter_documents, reference
 
 UPSTREAM_FILES = [
     reference.newest_upstream("v1"),
     reference.newest_upstream("v1", unstable=True),
     reference.history("v1@1.21.0"),
     reference.history("v1@1.21.0-unstable"),
+    reference.newest_upstream("v2"),
+    reference.newest_upstream("v2", unstable=True),
 ]
 SHORTEST_SENTENCE = 20
 
@@ -52,8 +54,16 @@ def upstream_descriptions() -> list[str]:
     return texts
 
 
+def _all_documents() -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every schema file of every protocol version (v2 files are named ``v2/...``)."""
+    for version in SUPPORTED_VERSIONS:
+        prefix = "" if version == 1 else f"v{version}/"
+        for relpath, document in iter_documents(version):
+            yield prefix + relpath, document
+
+
 def _our_descriptions() -> list[str]:
-    return [text for _, document in iter_documents() for text in _descriptions(document)]
+    return [text for _, document in _all_documents() for text in _descriptions(document)]
 
 
 def test_no_upstream_sentence_appears_in_our_descriptions(
@@ -70,5 +80,5 @@ def test_no_description_equals_an_upstream_one(upstream_descriptions: list[str])
 
 
 def test_no_upstream_documentation_links() -> None:
-    for relpath, document in iter_documents():
+    for relpath, document in _all_documents():
         assert "agentclientprotocol.com" not in json.dumps(document), relpath

@@ -16,6 +16,7 @@ from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, harness_error, not_applicable, passed
 from ..requirements import run_check
 from ..validation import method_index, validate_frames
+from ..versions import negotiated_version, schemas_for
 from .base import AgentRun, RunRecord, advertised, surface_value
 
 TURN_UPDATE_KINDS = frozenset(
@@ -220,7 +221,8 @@ def _violations(record: RunRecord) -> list[tuple[AgentRun, Any]] | str:
         record.cache["violations"] = [
             (run, violation)
             for run in record.runs
-            for violation in validate_frames(run.frames, record.backend, index)
+            # Each run is judged by the schemas of the version it negotiated.
+            for violation in validate_frames(run.frames, *schemas_for(run, record.backend, index))
         ]
     found: list[tuple[AgentRun, Any]] = record.cache["violations"]
     return found
@@ -298,6 +300,8 @@ def _update_kind(msg: dict[str, Any]) -> tuple[str | None, str | None]:
 @run_check("prompt.updates-before-response")
 def updates_before_response(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
+        if negotiated_version(run) >= 2:
+            return  # v2 answers a prompt at once and ends the turn with a state_update
         open_requests: dict[str, tuple[str, str]] = {}  # id → (method, session)
         finished: dict[str, int] = {}  # session → seq of the prompt response that ended it
         for frame in run.frames:

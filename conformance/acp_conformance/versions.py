@@ -1,0 +1,83 @@
+"""Which protocol version each recorded agent run speaks, and the schemas that go with it.
+
+A run speaks the version its agent answered in its last ``initialize`` (1 when nothing was
+negotiated). Run-wide checks validate a run's frames against that version's schemas and
+method index, so a v2 run is judged by ``schema/v2`` and never reported for not being v1.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .harness.connection import id_key
+
+if TYPE_CHECKING:
+    from .scenarios.base import AgentRun
+    from .validation import SchemaBackend
+
+DEFAULT_VERSION = 1
+
+
+def negotiated_version(run: AgentRun) -> int:
+    """The ``protocolVersion`` of the agent's answer to the run's last ``initialize``."""
+    asked: set[str] = set()
+    version = DEFAULT_VERSION
+    for frame in run.frames:
+        msg = frame.message
+        if not isinstance(msg, dict) or "id" not in msg:
+            continue
+        if frame.direction == "c2a" and msg.get("method") == "initialize":
+            asked.add(id_key(msg["id"]))
+        elif frame.direction == "a2c" and id_key(msg["id"]) in asked:
+            result = msg.get("result")
+            answered = result.get("protocolVersion") if isinstance(result, dict) else None
+            if isinstance(answered, int) and not isinstance(answered, bool) and answered > 1:
+                version = answered
+            elif isinstance(answered, int) and not isinstance(answered, bool):
+                version = DEFAULT_VERSION
+    return version
+
+
+class VersionedBackend:
+    """``acp_schema.validation`` bound to one protocol version (a ``SchemaBackend``)."""
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+        self._validation = importlib.import_module("acp_schema.validation")
+
+    def validate_params(self, method: str, params: Any) -> list[str]:
+        errors: list[str] = self._validation.validate_params(method, params, version=self.version)
+        return errors
+
+    def validate_result(self, method: str, result: Any) -> list[str]:
+        errors: list[str] = self._validation.validate_result(method, result, version=self.version)
+        return errors
+
+    def validate_error(self, error: Any) -> list[str]:
+        errors: list[str] = self._validation.validate_error(error, version=self.version)
+        return errors
+
+    def validate_definition(self, relpath: str, name: str, instance: Any) -> list[str]:
+        errors: list[str] = self._validation.validate_definition(
+            relpath, name, instance, version=self.version
+        )
+        return errors
+
+
+@functools.cache
+def method_index_for(version: int) -> dict[str, dict[str, Any]]:
+    """Wire method name → index entry, from the schemas of ``version``."""
+    schema = importlib.import_module("acp_schema")
+    return dict(schema.load_index(version)["methods"])
+
+
+def schemas_for(
+    run: AgentRun, backend: SchemaBackend, index: dict[str, dict[str, Any]]
+) -> tuple[SchemaBackend, dict[str, dict[str, Any]]]:
+    """The backend and method index to judge ``run`` with (the given ones for v1)."""
+    version = negotiated_version(run)
+    if version == DEFAULT_VERSION:
+        return backend, index
+    return VersionedBackend(version), method_index_for(version)

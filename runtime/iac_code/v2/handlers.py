@@ -1,0 +1,271 @@
+"""Agent-side handlers of protocol v2, served by the same :class:`IacAgent` as v1.
+
+Each handler receives params the router validated against the v2 bindings, turns them into
+the v1 params of the matching agent method (validated again, against the v1 model, so the
+agent never sees a shape it does not know), and answers in v2 shape. Methods v2 added that
+the agent does not offer (``auth/logout``, ``tool_call/cancel``, ``terminal/cancel``) have no
+handler here, so the router answers -32601; none of them is advertised.
+
+The one change of behaviour is ``session/prompt``: v2 answers as soon as the user message
+is part of the conversation (with its ``messageId``) and reports the end of the turn as a
+``state_update`` (``running`` ... ``idle`` with the stop reason).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import anyio
+from acp_bindings.errors import (
+    AuthRequiredError,
+    InvalidParamsError,
+    ResourceNotFoundError,
+    RpcError,
+)
+from acp_bindings.models import AuthenticateRequest as V1AuthenticateRequest
+from acp_bindings.models import CancelNotification as V1CancelNotification
+from acp_bindings.models import CloseSessionRequest as V1CloseSessionRequest
+from acp_bindings.models import DeleteSessionRequest as V1DeleteSessionRequest
+from acp_bindings.models import InitializeRequest as V1InitializeRequest
+from acp_bindings.models import ListSessionsRequest as V1ListSessionsRequest
+from acp_bindings.models import LoadSessionRequest as V1LoadSessionRequest
+from acp_bindings.models import NewSessionRequest as V1NewSessionRequest
+from acp_bindings.models import PromptRequest as V1PromptRequest
+from acp_bindings.models import ResumeSessionRequest as V1ResumeSessionRequest
+from acp_bindings.models import SetSessionConfigOptionRequest as V1SetSessionConfigOptionRequest
+from acp_bindings.v2.agent import AgentHandlers
+from acp_bindings.v2.models import (
+    CloseSessionResponse,
+    DeleteSessionResponse,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoginAuthResponse,
+    NewSessionResponse,
+    PromptResponse,
+    ResumeSessionResponse,
+    SetSessionConfigOptionResponse,
+)
+
+from iac_code.agent import info as v1_info
+from iac_code.agent.commands import available_commands
+from iac_code.agent.content import check_prompt
+from iac_code.router import validate_params
+from iac_code.rpc.connection import ConnectionClosedError
+from iac_code.rpc.context import current_request
+from iac_code.v2 import info as v2_info
+from iac_code.v2 import translate
+
+if TYPE_CHECKING:
+    from acp_bindings.v2.models import (
+        CancelSessionNotification,
+        CloseSessionRequest,
+        DeleteSessionRequest,
+        InitializeRequest,
+        ListSessionsRequest,
+        LoginAuthRequest,
+        NewSessionRequest,
+        PromptRequest,
+        ResumeSessionRequest,
+        SetSessionConfigOptionRequest,
+    )
+    from pydantic import BaseModel
+
+    from iac_code.agent.server import IacAgent
+    from iac_code.v2.peer import VersionedPeer
+
+log = logging.getLogger(__name__)
+
+#: How the v1 agent reports a session id it does not hold open.
+_UNKNOWN_SESSION_DATA = {"sessionId": "unknown session"}
+
+
+def _wire(params: BaseModel) -> dict[str, Any]:
+    return params.model_dump(by_alias=True, exclude_unset=True, mode="json")
+
+
+_Params = TypeVar("_Params", bound="BaseModel")
+
+
+def _v1(model: type[_Params], params: dict[str, Any]) -> _Params:
+    """``params`` as the v1 ``model``, strictly validated like inbound v1 params."""
+    return cast("_Params", validate_params(model, params))
+
+
+@contextmanager
+def _v2_errors(session_id: object) -> Iterator[None]:
+    """v2 names an unknown session with -32002 and ``{sessionId}`` data, v1 with -32602."""
+    try:
+        yield
+    except InvalidParamsError as exc:
+        if exc.data == _UNKNOWN_SESSION_DATA:
+            raise ResourceNotFoundError(
+                "Unknown session.", data={"sessionId": session_id}
+            ) from None
+        raise
+
+
+class V2Handlers(AgentHandlers):
+    """The v2 methods the agent serves; the generated base answers -32601 for the rest."""
+
+    def __init__(self, agent: IacAgent, peer: VersionedPeer) -> None:
+        self.agent = agent
+        self.peer = peer
+        #: Sessions whose prompt was acknowledged and whose turn has not ended yet (the
+        #: turn starts only after the answer is written, so ``session.turn`` lags behind).
+        self._turns: set[str] = set()
+
+    async def initialize(self, params: InitializeRequest) -> InitializeResponse:
+        # v2 clients cannot serve fs or terminal requests, so the agent is told the client
+        # offers nothing and works on the local file system.
+        v1_result = await self.agent.initialize(
+            _v1(V1InitializeRequest, {"protocolVersion": v1_info.PROTOCOL_VERSION})
+        )
+        images = bool(_field(v1_result, "agentCapabilities", "promptCapabilities", "image"))
+        return InitializeResponse.model_validate(v2_info.initialize_result(images=images))
+
+    async def auth_login(self, params: LoginAuthRequest) -> LoginAuthResponse:
+        await self.agent.authenticate(
+            _v1(V1AuthenticateRequest, {"methodId": _wire(params)["methodId"]})
+        )
+        return LoginAuthResponse()
+
+    async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
+        result = await self.agent.session_new(
+            _v1(V1NewSessionRequest, translate.session_params(_wire(params)))
+        )
+        return NewSessionResponse.model_validate(
+            translate.session_result(_as_dict(result), available_commands())
+        )
+
+    async def session_resume(self, params: ResumeSessionRequest) -> ResumeSessionResponse:
+        raw = _wire(params)
+        replay = raw.get("replayFrom")
+        if replay is not None and replay.get("type") != "start":
+            raise InvalidParamsError(
+                "Unknown replay position.", data={"replayFrom": "only {type: start} is supported"}
+            )
+        v1_params = translate.session_params(raw)
+        result: object
+        with _v2_errors(raw["sessionId"]):
+            if replay:
+                # v1 ``session/load`` replays the stored history as updates; the peer turns
+                # them into v2 updates on the way out.
+                result = await self.agent.session_load(_v1(V1LoadSessionRequest, v1_params))
+            else:
+                result = await self.agent.session_resume(_v1(V1ResumeSessionRequest, v1_params))
+        return ResumeSessionResponse.model_validate(
+            translate.session_result(_as_dict(result), available_commands())
+        )
+
+    async def session_list(self, params: ListSessionsRequest) -> ListSessionsResponse:
+        result = await self.agent.session_list(_v1(V1ListSessionsRequest, _wire(params)))
+        return ListSessionsResponse.model_validate(_as_dict(result))
+
+    async def session_delete(self, params: DeleteSessionRequest) -> DeleteSessionResponse:
+        await self.agent.session_delete(_v1(V1DeleteSessionRequest, _wire(params)))
+        return DeleteSessionResponse()
+
+    async def session_close(self, params: CloseSessionRequest) -> CloseSessionResponse:
+        raw = _wire(params)
+        with _v2_errors(raw["sessionId"]):
+            await self.agent.session_close(_v1(V1CloseSessionRequest, raw))
+        return CloseSessionResponse()
+
+    async def session_set_config_option(
+        self, params: SetSessionConfigOptionRequest
+    ) -> SetSessionConfigOptionResponse:
+        raw = _wire(params)
+        if raw.get("type") != "id":
+            raise InvalidParamsError(
+                "Only select options exist.", data={"type": "must be id: no boolean options"}
+            )
+        v1_params = {k: v for k, v in raw.items() if k != "type"}
+        with _v2_errors(raw["sessionId"]):
+            result = await self.agent.session_set_config_option(
+                _v1(V1SetSessionConfigOptionRequest, v1_params)
+            )
+        options = translate.config_options(_as_dict(result)["configOptions"])
+        return SetSessionConfigOptionResponse.model_validate({"configOptions": options})
+
+    async def session_cancel(self, params: CancelSessionNotification) -> None:
+        await self.agent.session_cancel(_v1(V1CancelNotification, _wire(params)))
+
+    async def session_prompt(self, params: PromptRequest) -> PromptResponse:
+        raw = _wire(params)
+        session_id = raw["sessionId"]
+        session = self.agent.sessions.get(session_id)
+        if session is None:
+            raise ResourceNotFoundError("Unknown session.", data={"sessionId": session_id})
+        if session.turn is not None or session_id in self._turns:
+            raise InvalidParamsError(
+                "A prompt is already running in this session.",
+                data={"sessionId": "a prompt is already running"},
+            )
+        # Everything that would fail the v1 prompt before its turn starts is checked here,
+        # because after the answer a failure can only be reported as a stop reason.
+        check_prompt(raw["prompt"])
+        if not self.agent.settings.api_key:
+            raise AuthRequiredError(
+                "Set ANTHROPIC_API_KEY to use the model.",
+                data={"authMethods": [v1_info.API_KEY_AUTH_METHOD_ID]},
+            )
+        message_id = translate.new_message_id()
+        v1_params = _v1(
+            V1PromptRequest,
+            {"sessionId": session_id, "prompt": raw["prompt"], "messageId": message_id},
+        )
+        self._turns.add(session_id)
+        current_request().after_response(lambda: self._run_turn(session_id, v1_params))
+        return PromptResponse.model_validate({"messageId": message_id})
+
+    async def _run_turn(self, session_id: str, v1_params: V1PromptRequest) -> None:
+        """Run the turn after the answer went out, framed by ``running`` and ``idle``."""
+        idle: dict[str, Any] = {"state": "idle"}
+        try:
+            await self._state(session_id, {"state": "running"})
+            if "anthropic" not in sys.modules:
+                # The first model call imports the SDK, which holds the event loop for a
+                # while; done in a worker thread, the answer already queued (and these
+                # updates) reach the client meanwhile instead of after the import.
+                await anyio.to_thread.run_sync(importlib.import_module, "anthropic")
+            result = _as_dict(await self.agent.session_prompt(v1_params))
+            idle["stopReason"] = result.get("stopReason", "end_turn")
+        except ConnectionClosedError:
+            return
+        except RpcError as exc:
+            idle.update(stopReason="error", error=exc.to_wire())
+        except Exception:
+            log.exception("v2 turn of session %s failed", session_id)
+            idle.update(stopReason="error", error={"code": -32603, "message": "Internal error"})
+        finally:
+            self._turns.discard(session_id)
+        await self._state(session_id, idle)
+
+    async def _state(self, session_id: str, state: dict[str, Any]) -> None:
+        update = {"sessionUpdate": "state_update", **state}
+        await self.peer.send_notification(
+            "session/update", {"sessionId": session_id, "update": update}
+        )
+
+
+def _as_dict(result: object) -> dict[str, Any]:
+    """Handler results may be models (typed runtime) or wire dicts; read them as dicts."""
+    dump = getattr(result, "model_dump", None)
+    if dump is not None:
+        dumped: dict[str, Any] = dump(by_alias=True, exclude_unset=True, mode="json")
+        return dumped
+    if not isinstance(result, dict):
+        raise TypeError(f"unexpected handler result {type(result).__name__}")
+    return result
+
+
+def _field(result: object, *path: str) -> object:
+    node: object = _as_dict(result)
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
