@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_conformance.llm_server import Turn
+from acp_scripted_llm import Turn
 from agent_tools_kit import (
     Frame,
     WireClient,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer, Turn
+from acp_scripted_llm import ScriptedLLMServer, Turn
 from stdio_harness import AgentProcess, Frame, agent_environment, write_fast_retry_config
 
 pytestmark = pytest.mark.subprocess

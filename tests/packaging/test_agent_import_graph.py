@@ -44,9 +44,26 @@ def _graph() -> dict[str, set[str]]:
     return {_module_name(path): _imports(path) for path in (RUNTIME / "iac_code").rglob("*.py")}
 
 
-def test_only_the_stdio_entry_point_imports_the_agent_server() -> None:
+# The layers above the agent: entry points and the protocol-version / transport shells that
+# wrap one IacAgent. Everything else (the agent's own modules, tools, llm, store, rpc) sits
+# below it and must never reach back up.
+LAYERS_ABOVE_THE_AGENT = (
+    "iac_code.server",
+    "iac_code.versioned_router",
+    "iac_code.v2",
+    "iac_code.remote",
+)
+
+
+def test_only_the_layers_above_the_agent_import_the_agent_server() -> None:
     importers = {module for module, imported in _graph().items() if f"{AGENT}.server" in imported}
-    assert importers == {"iac_code.server"}
+    assert "iac_code.server" in importers
+    below = {
+        module
+        for module in importers
+        if not any(module == top or module.startswith(top + ".") for top in LAYERS_ABOVE_THE_AGENT)
+    }
+    assert below == set()
 
 
 def test_the_agent_modules_import_each_other_without_a_cycle() -> None:

@@ -8,15 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer, Turn
+from acp_scripted_llm import ScriptedLLMServer, Turn
 
 # The raw NDJSON client of the integration tests drives the agent here too.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 
-WRITE = "WRITE:"  # the model writes main.tf (asks for permission), then answers
-SLOW = "SLOW:"  # streams for ~10 s unless interrupted
-WRITTEN_TEXT = 'resource "aws_vpc" "main" {}\n'
-FINAL_TEXT = "Wrote main.tf."
+from v2_script import FINAL_TEXT, SLOW, WRITE, WRITTEN_TEXT
 
 
 def _last_message_is_tool_result(body: dict[str, Any]) -> bool:

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer
 from acp_schema.validation import validate_message
-from conftest import FINAL_TEXT, SLOW, WRITE, WRITTEN_TEXT
+from acp_scripted_llm import ScriptedLLMServer
 from stdio_harness import AgentProcess, spawn
+from v2_script import FINAL_TEXT, SLOW, WRITE, WRITTEN_TEXT
 
 pytestmark = pytest.mark.subprocess
 

@@ -14,14 +14,13 @@ from typing import Any
 
 import acp_schema
 import pytest
-from acp_schema import load_index
+from acp_schema import load_index, reference
 from acp_schema.validation import validate_error, validate_message, validate_params, validate_result
 from jsonschema import Draft202012Validator
 
 V2 = 2
 CASES_DIR = Path(acp_schema.__file__).resolve().parent / "v2" / "cases"
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference"
-UPSTREAM_V2 = REFERENCE / "acp-npm-sdk-2.4.0" / "v2" / "schema.json"
+UPSTREAM_V2 = reference.newest_upstream("v2")
 
 Case = tuple[str, int, dict[str, Any]]
 
@@ -121,9 +120,9 @@ def _upstream_name(defs: dict[str, Any], method: str, role: str) -> str | None:
 @pytest.mark.reference
 @pytest.mark.parametrize(("relpath", "number", "case"), CASES, ids=CASE_IDS)
 def test_case_agrees_with_upstream_v2(relpath: str, number: int, case: dict[str, Any]) -> None:
+    reference.require(UPSTREAM_V2)
     defs = _upstream_defs()
-    if defs is None:
-        pytest.skip(f"upstream v2 schema not found at {UPSTREAM_V2}")
+    assert defs is not None
     if relpath.startswith("defs/jsonrpc"):
         pytest.skip("envelope case: upstream binds no envelope to a method")
     message, method, role = case["message"], case["method"], _role(case["message"])
