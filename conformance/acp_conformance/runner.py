@@ -14,6 +14,7 @@ from . import scenarios as _scenarios  # noqa: F401  (registers every check)
 from .config import RunConfig
 from .harness.connection import AgentExited, AgentTimeout
 from .outcomes import Outcome, Verdict, combine, failed, harness_error, not_applicable
+from .remote_scope import exemption
 from .requirements import CHECKS, REQUIREMENTS, Check, Requirement, select
 from .scenarios.base import (
     SCENARIOS,
@@ -143,6 +144,8 @@ def _plan(requirements: list[Requirement]) -> tuple[dict[str, list[Check]], list
 
 async def _gate(ctx: CheckContext) -> Outcome | None:
     req = ctx.requirement
+    if (reason := exemption(req, ctx.config)) is not None:
+        return not_applicable(reason)
     if req.llm and ctx.config.llm == "none":
         return not_applicable("needs a scripted LLM (--llm anthropic|openai)")
     if req.gate is None:
@@ -239,6 +242,10 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
     except SchemaUnavailable as exc:
         record.backend_error = str(exc)
     for chk in run_wide:
+        reason = exemption(REQUIREMENTS[chk.requirement], config)
+        if reason is not None:
+            outcomes[chk.requirement].append(not_applicable(reason))
+            continue
         outcomes[chk.requirement].extend(_run_wide(chk, record))
 
     results = {

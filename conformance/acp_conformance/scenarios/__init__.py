@@ -4,6 +4,7 @@ from . import (
     envelope,
     fuzz,
     gating,
+    http_transport,
     initialize,
     modes,
     overlap,
@@ -12,12 +13,14 @@ from . import (
     sessions,
     turns,
     wire,
+    ws_transport,
 )
 
 __all__ = [
     "envelope",
     "fuzz",
     "gating",
+    "http_transport",
     "initialize",
     "modes",
     "overlap",
@@ -26,4 +29,5 @@ __all__ = [
     "sessions",
     "turns",
     "wire",
+    "ws_transport",
 ]

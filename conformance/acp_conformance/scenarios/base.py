@@ -24,6 +24,7 @@ from ..harness.client_side import ClientSide
 from ..harness.connection import AgentConnection, AgentExited, AgentTimeout
 from ..harness.process import AgentProcess, ExitRecord
 from ..harness.recorder import Frame, Recorder
+from ..harness.remote import RemoteConnection
 from ..llm_server import ScriptedLLMServer
 from ..profiles import Profile, get_profile
 from ..requirements import Requirement
@@ -133,6 +134,8 @@ class ScenarioRuntime:
             client=client or ClientSide(self.work),
         )
         self.runs.append(run)
+        if self.config.remote is not None:
+            return await self._open_remote(run, initialize, protocol_version)
         llm_url = None
         if self.config.llm != "none":
             run.llm = self.exit_stack.enter_context(ScriptedLLMServer(llm_script))
@@ -146,6 +149,19 @@ class ScenarioRuntime:
             raise SetupError(run.start_error) from exc
         run.conn = AgentConnection(
             run.process, run.recorder, run.client, timeout=self.config.timeout
+        )
+        run.conn.attach(self.tg)
+        if initialize:
+            await self.initialize(run, protocol_version=protocol_version)
+        return run
+
+    async def _open_remote(
+        self, run: AgentRun, initialize: bool, protocol_version: Any
+    ) -> AgentRun:
+        """``--url`` runs: a new ACP connection to the remote agent stands in for a process."""
+        assert self.config.remote is not None
+        run.conn = RemoteConnection(
+            self.config.remote, run.recorder, run.client, timeout=self.config.timeout
         )
         run.conn.attach(self.tg)
         if initialize:
@@ -199,12 +215,22 @@ class ScenarioRuntime:
         with anyio.CancelScope(shield=True):
             async with anyio.create_task_group() as tg:
                 for run in self.runs:
-                    if run.process is not None and run.exit is None:
+                    if isinstance(run.conn, RemoteConnection):
+                        tg.start_soon(self._stop_remote, run.conn)
+                    elif run.process is not None and run.exit is None:
                         tg.start_soon(self._stop, run)
         for run in self.runs:
             run.client.close()
         self.exit_stack.close()
         shutil.rmtree(self.root, ignore_errors=True)
+
+    async def _stop_remote(self, conn: RemoteConnection) -> None:
+        if conn.alive:
+            try:
+                await conn.barrier(timeout=self.config.shutdown_grace)
+            except (AgentTimeout, AgentExited):
+                pass
+        await conn.close()
 
     async def _stop(self, run: AgentRun) -> None:
         assert run.process is not None
