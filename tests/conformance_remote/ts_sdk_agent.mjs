@@ -1,7 +1,9 @@
 // A small ACP agent served over Streamable HTTP and WebSocket by the official TypeScript SDK's
 // AcpServer (@agentclientprotocol/sdk/experimental/server + node adapters). The checker's remote
 // self-tests point `acp-conformance run --url` at it, so that the checker is exercised against a
-// server it did not write. Usage: node ts_sdk_agent.mjs [--port N]; prints "listening PORT".
+// server it did not write.
+// Usage: node ts_sdk_agent.mjs [--port N] [--defect NAME]; prints "listening PORT" when ready
+// and stops when its stdin closes (or on SIGTERM).
 import { createServer } from "node:http";
 import { randomUUID } from "node:crypto";
 import { WebSocketServer } from "ws";
@@ -12,8 +14,27 @@ import {
   createNodeWebSocketUpgradeHandler,
 } from "@agentclientprotocol/sdk/experimental/node";
 
-const portArg = process.argv.indexOf("--port");
-const port = portArg > 0 ? Number(process.argv[portArg + 1]) : 0;
+const option = (name) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+const port = Number(option("--port") ?? 0);
+
+// Seeded transport defects (--defect NAME) for the checker's self-tests: each rewrites one
+// status code the SDK's server got right, just before the headers go out.
+const STATUS_DEFECTS = {
+  "unknown-connection-400": { 404: 400 },
+  "post-200": { 202: 200 },
+  "wrong-content-type-400": { 415: 400 },
+};
+const statusDefect = STATUS_DEFECTS[option("--defect")] ?? {};
+function seedDefect(res) {
+  const flush = res.flushHeaders.bind(res);
+  res.flushHeaders = () => {
+    res.statusCode = statusDefect[res.statusCode] ?? res.statusCode;
+    flush();
+  };
+}
 
 function createEchoAgent() {
   // Session ids are per connection, like a real agent process per client.
@@ -67,6 +88,7 @@ const server = createServer((req, res) => {
     res.writeHead(404).end();
     return;
   }
+  seedDefect(res);
   handleHttp(req, res);
 });
 server.on("upgrade", (req, socket, head) => {

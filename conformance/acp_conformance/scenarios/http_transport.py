@@ -26,7 +26,7 @@ _RFD = "ACP Streamable HTTP & WebSocket transport (RFD); TS SDK 2.4.0 AcpServer"
 M, S = Tier.MUST, Tier.SHOULD
 for _id, _tier, _statement in (
     (
-        "http.initialize-opens-connection",
+        "http.opening-post",
         M,
         "POST initialize without Acp-Connection-Id is answered 200 with the JSON-RPC response "
         "and a new, distinct Acp-Connection-Id header.",
@@ -163,7 +163,7 @@ def _status_is(exchange: Exchange, status: int, what: str) -> Outcome | None:
     return None
 
 
-@check("http.initialize-opens-connection", scenario=HTTP)
+@check("http.opening-post", scenario=HTTP)
 async def initialize_opens_connection(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         first, connection = await probe.initialize()
