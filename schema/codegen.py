@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from acp_schema import codegen_models, codegen_tables
+from acp_schema import codegen_models, codegen_tables, openapi
 from acp_schema.codegen_common import (
     DEFAULT_OUTPUT_DIR,
     SCHEMA_DIR,
@@ -51,6 +51,7 @@ def build(schema_dir: Path = SCHEMA_DIR) -> dict[str, str]:
     files = {path: with_header(index_header, body) for path, body in tables.items()}
     files.update(codegen_models.build_models(schema_dir))
     files.update(PLAIN_FILES)
+    files["openapi.json"] = openapi.render(schema_dir)  # served at /openapi.json
     return dict(sorted(files.items()))
 
 

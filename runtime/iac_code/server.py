@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from iac_code.settings import Settings
 
 
-def _raise_open_file_limit() -> None:
+def raise_open_file_limit() -> None:
     """Each active session holds its lock file open; allow many sessions per process."""
     try:
         import resource
@@ -47,7 +47,7 @@ def run_stdio_server(
     settings: Settings, *, prefix: bytes = b"", initialize_params: dict[str, Any] | None = None
 ) -> int:
     configure_logging(settings.log_level, settings.log_file)
-    _raise_open_file_limit()
+    raise_open_file_limit()
     agents: list[IacAgent] = []
     background: list[TaskGroup] = []
 
