@@ -36,6 +36,13 @@ NOT_HTTP: dict[str, str] = {
 }
 
 
+#: Not applicable to WebSocket runs only.
+NOT_WS: dict[str, str] = {
+    "init.repeatable": "over WebSocket initialize opens the connection; the transport refuses "
+    "a second one on the same socket",
+}
+
+
 def exemption(requirement: Requirement, config: RunConfig) -> str | None:
     """Why ``requirement`` does not apply to this run's transport, or None when it does."""
     remote = config.remote
@@ -52,6 +59,8 @@ def exemption(requirement: Requirement, config: RunConfig) -> str | None:
         return NOT_REMOTE[requirement.id]
     if not remote.websocket and requirement.id in NOT_HTTP:
         return NOT_HTTP[requirement.id]
+    if remote.websocket and requirement.id in NOT_WS:
+        return NOT_WS[requirement.id]
     if requirement.llm:
         return "needs the checker's scripted model, which a remote agent is not pointed at"
     return None

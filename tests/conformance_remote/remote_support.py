@@ -3,12 +3,14 @@ port from its first stdout line, run the checker in-process against it, stop it 
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import anyio
 import pytest
@@ -36,9 +38,14 @@ def require_node_fixture() -> str:
 
 @contextmanager
 def serving(
-    argv: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None
+    argv: Sequence[str],
+    *,
+    announce_on: str = "stdout",
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[str]:
-    """Start ``argv`` (which must print a line ending in its port), yield its /acp URL."""
+    """Start ``argv``, wait (bounded) for the line on ``announce_on`` that names its port, yield
+    its /acp URL; afterwards close its stdin, SIGTERM it, and SIGKILL it if it lingers."""
     process = subprocess.Popen(
         list(argv),
         stdin=subprocess.PIPE,
@@ -49,11 +56,12 @@ def serving(
         text=True,
     )
     try:
-        port = _read_port(process)
+        port = _announced_port(process, announce_on)
         yield f"http://127.0.0.1:{port}/acp"
     finally:
         assert process.stdin is not None
         process.stdin.close()
+        process.terminate()
         try:
             process.wait(timeout=START_BOUND)
         except subprocess.TimeoutExpired:
@@ -61,21 +69,34 @@ def serving(
             process.wait(timeout=START_BOUND)
 
 
-def _read_port(process: subprocess.Popen[str]) -> int:
-    """The port from the server's first stdout line, read in a thread so the wait is bounded."""
-    assert process.stdout is not None
-    stdout = process.stdout
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.append(stdout.readline()), daemon=True)
-    reader.start()
-    reader.join(START_BOUND)
-    line = lines[0] if lines else ""
-    words = line.split()
-    if not words or not words[-1].isdigit():
+_PORT = re.compile(r"(?:listening |127\.0\.0\.1:)(\d+)")
+
+
+def _announced_port(process: subprocess.Popen[str], announce_on: str) -> int:
+    """Both pipes are drained by daemon threads (a full pipe would stall the server); the first
+    line naming a port on ``announce_on`` gives it."""
+    found: list[int] = []
+    seen: list[str] = []
+    announced = threading.Event()
+
+    def drain(stream: IO[str], announces: bool) -> None:
+        for line in stream:
+            if len(seen) < 200:
+                seen.append(line)
+            match = _PORT.search(line) if announces else None
+            if match and not found:
+                found.append(int(match.group(1)))
+                announced.set()
+        announced.set()
+
+    for name in ("stdout", "stderr"):
+        stream = getattr(process, name)
+        threading.Thread(target=drain, args=(stream, name == announce_on), daemon=True).start()
+    announced.wait(START_BOUND)
+    if not found:
         process.kill()
-        stderr = process.stderr.read() if process.stderr else ""
-        raise RuntimeError(f"the server did not announce its port: {line!r} {stderr[-2000:]}")
-    return int(words[-1])
+        raise RuntimeError(f"the server did not announce its port: {''.join(seen)[-2000:]}")
+    return found[0]
 
 
 def run_remote(

@@ -407,16 +407,24 @@ class RemoteConnection(AgentConnection):
         ):
             # The JSON-RPC answer rode in the refusal (e.g. -32600 for a batch): the agent's frame.
             self._on_remote_message(response.content, None)
+            # Over HTTP the body answers the POST that carried the request, even when the
+            # server could not (or did not) echo the request's id in it.
+            self._settle(message, self.recorder.frames[-1])
             return
         if response.status_code == 404:
             self.eof.set()
-        elif message is not None and "method" in message and "id" in message:
-            pending = self._pending.pop(id_key(message["id"]), None)
-            if pending is not None:
-                pending.response = Response(
-                    pending.method, frame, refusal_frame(message, rejection)
-                )
-                pending.arrived.set()
+        elif message is not None and "id" in message:
+            self._settle(message, refusal_frame(message, rejection))
+        self._notify_change()
+
+    def _settle(self, request: dict[str, Any] | None, answer: Frame) -> None:
+        """Resolve the waiter of ``request`` (if it still waits) with ``answer``."""
+        if request is None or "method" not in request or "id" not in request:
+            return
+        pending = self._pending.pop(id_key(request["id"]), None)
+        if pending is not None:
+            pending.response = Response(pending.method, pending.request, answer)
+            pending.arrived.set()
         self._notify_change()
 
     def _session_for(self, message: dict[str, Any] | None) -> str | None:
