@@ -105,7 +105,7 @@ def run_remote(
     only: list[str] | None = None,
     websocket: bool = False,
     token: str | None = None,
-    timeout: float = 5.0,
+    timeout: float = 10.0,
 ) -> RunResult:
     config = RunConfig(
         argv=[],
