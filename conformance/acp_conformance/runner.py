@@ -13,6 +13,7 @@ import anyio
 from . import scenarios as _scenarios  # noqa: F401  (registers every check)
 from .config import RunConfig
 from .harness.connection import AgentExited, AgentTimeout
+from .harness.remote import AccessDenied
 from .outcomes import Outcome, Verdict, combine, failed, harness_error, not_applicable
 from .remote_scope import exemption
 from .requirements import CHECKS, REQUIREMENTS, Check, Requirement, select
@@ -169,7 +170,7 @@ async def _run_check(chk: Check, runtime: ScenarioRuntime) -> Outcome:
         outcome = harness_error(f"the check did not finish within its {budget:g} s budget")
     except (AgentTimeout, AgentExited) as exc:
         outcome = failed(str(exc))
-    except SetupError as exc:
+    except (SetupError, AccessDenied) as exc:
         outcome = harness_error(f"setup failed: {exc}")
     except Exception as exc:  # a bug in the checker, never the agent's fault
         outcome = harness_error(

@@ -67,6 +67,11 @@ class RemoteTarget:
         return "ws://" + self.url.removeprefix("http://")
 
 
+class AccessDenied(Exception):
+    """The server refused the checker's credentials (401): a setup problem of the run (a
+    missing or wrong ``--token``), not a protocol failure of the agent."""
+
+
 @dataclass
 class Rejection:
     """One POST the server did not accept (any status other than 200/202)."""
@@ -182,6 +187,11 @@ class RemoteConnection(AgentConnection):
     @property
     def alive(self) -> bool:
         return not self.eof.is_set()
+
+    @property
+    def opened(self) -> bool:
+        """Whether the server accepted a connection (an initialize POST or an upgrade)."""
+        return self.connection_id is not None or self._ws is not None
 
     async def close(self) -> None:
         """End the connection (DELETE or WebSocket close) and stop every reader."""
@@ -318,6 +328,11 @@ class RemoteConnection(AgentConnection):
                     open_timeout=self.timeout,
                 )
             except InvalidStatus as exc:
+                if exc.response.status_code == 401:
+                    raise AccessDenied(
+                        f"the server answered 401 to the upgrade at {self.target.ws_url}: "
+                        "check --token"
+                    ) from exc
                 raise AgentExited(
                     f"WebSocket upgrade refused with HTTP {exc.response.status_code}"
                 ) from exc
@@ -393,6 +408,8 @@ class RemoteConnection(AgentConnection):
         self, frame: Frame, message: dict[str, Any] | None, response: httpx.Response
     ) -> None:
         """A POST answered with anything but 202 (or the initialize 200)."""
+        if response.status_code == 401:
+            raise AccessDenied(f"the server answered 401 to {self.target.url}: check --token")
         rejection = Rejection(frame.seq, response.status_code, response.text)
         self.rejections.append(rejection)
         body: Any

@@ -24,7 +24,7 @@ from ..harness.client_side import ClientSide
 from ..harness.connection import AgentConnection, AgentExited, AgentTimeout
 from ..harness.process import AgentProcess, ExitRecord
 from ..harness.recorder import Frame, Recorder
-from ..harness.remote import RemoteConnection
+from ..harness.remote import AccessDenied, RemoteConnection
 from ..llm_server import ScriptedLLMServer
 from ..profiles import Profile, get_profile
 from ..requirements import Requirement
@@ -225,10 +225,10 @@ class ScenarioRuntime:
         shutil.rmtree(self.root, ignore_errors=True)
 
     async def _stop_remote(self, conn: RemoteConnection) -> None:
-        if conn.alive:
+        if conn.alive and conn.opened:
             try:
                 await conn.barrier(timeout=self.config.shutdown_grace)
-            except (AgentTimeout, AgentExited):
+            except (AgentTimeout, AgentExited, AccessDenied):
                 pass
         await conn.close()
 
