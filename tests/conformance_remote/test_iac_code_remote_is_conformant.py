@@ -7,13 +7,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 from acp_conformance.llm_server import ScriptedLLMServer
 from acp_conformance.outcomes import Verdict
+from acp_conformance.peers.serving import serving
 from acp_conformance.runner import RunResult
-from remote_support import run_remote, serving
+from remote_support import run_remote
 
 TOKEN = "conformance-token-7f3a"
 
@@ -32,7 +34,7 @@ def iac_code_env(tmp_path: Path) -> Iterator[dict[str, str]]:
         yield env
 
 
-def _serve(env: dict[str, str], cwd: Path) -> serving:  # type: ignore[valid-type]
+def _serve(env: dict[str, str], cwd: Path) -> AbstractContextManager[str]:
     argv = [sys.executable, "-m", "iac_code.cli", "acp", "--transport", "http", "--port", "0"]
     return serving(argv, announce_on="stderr", env=env, cwd=cwd)
 

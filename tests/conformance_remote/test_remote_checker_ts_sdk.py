@@ -3,10 +3,13 @@ official TypeScript SDK's AcpServer (HTTP+SSE and WebSocket), and seeded transpo
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from acp_conformance.outcomes import Verdict
+from acp_conformance.peers.serving import serving
 from acp_conformance.runner import RunResult
-from remote_support import TS_AGENT, require_node_fixture, run_remote, serving
+from remote_support import require_node_fixture, run_remote, ts_agent_argv
 
 #: What the SDK's server (2.4.0) does not do; SHOULD-tier findings recorded in the peers matrix.
 TS_SDK_SHOULD_GAPS = {"http.sse-event-ids", "http.sse-resume", "http.origin-checked"}
@@ -22,9 +25,9 @@ def _problems(result: RunResult) -> dict[str, tuple[str, str]]:
 
 @pytest.mark.interop
 @pytest.mark.subprocess
-def test_ts_sdk_http_server_is_conformant_with_its_known_gaps() -> None:
+def test_ts_sdk_http_server_is_conformant_with_its_known_gaps(tmp_path: Path) -> None:
     node = require_node_fixture()
-    with serving([node, str(TS_AGENT)]) as url:
+    with serving(ts_agent_argv(node, tmp_path)) as url:
         result = run_remote(url)
     problems = _problems(result)
     assert result.status == "conformant", problems
@@ -46,9 +49,9 @@ def test_ts_sdk_http_server_is_conformant_with_its_known_gaps() -> None:
 
 @pytest.mark.interop
 @pytest.mark.subprocess
-def test_ts_sdk_websocket_server_is_conformant() -> None:
+def test_ts_sdk_websocket_server_is_conformant(tmp_path: Path) -> None:
     node = require_node_fixture()
-    with serving([node, str(TS_AGENT)]) as url:
+    with serving(ts_agent_argv(node, tmp_path)) as url:
         result = run_remote(url, websocket=True)
     assert result.status == "conformant", _problems(result)
     assert result.results["ws.upgrade"].verdict is Verdict.PASS
@@ -66,9 +69,9 @@ def test_ts_sdk_websocket_server_is_conformant() -> None:
         ("wrong-content-type-400", "http.content-type"),
     ],
 )
-def test_seeded_wrong_status_code_is_caught(defect: str, requirement: str) -> None:
+def test_seeded_wrong_status_code_is_caught(defect: str, requirement: str, tmp_path: Path) -> None:
     node = require_node_fixture()
-    with serving([node, str(TS_AGENT), "--defect", defect]) as url:
+    with serving(ts_agent_argv(node, tmp_path, "--defect", defect)) as url:
         result = run_remote(url, only=[requirement])
     item = result.results[requirement]
     assert item.verdict is Verdict.FAIL, (item.verdict, item.reason)
@@ -76,9 +79,9 @@ def test_seeded_wrong_status_code_is_caught(defect: str, requirement: str) -> No
 
 
 @pytest.mark.subprocess
-def test_a_server_that_ignores_the_token_fails_token_required() -> None:
+def test_a_server_that_ignores_the_token_fails_token_required(tmp_path: Path) -> None:
     node = require_node_fixture()
-    with serving([node, str(TS_AGENT)]) as url:
+    with serving(ts_agent_argv(node, tmp_path)) as url:
         result = run_remote(url, only=["http.token-required", "init.responds"], token="s3cret")
     assert result.results["http.token-required"].verdict is Verdict.FAIL
     # The token is sent on every request of the protocol checks, which still pass.
