@@ -7,10 +7,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
+from contextlib import contextmanager
 from pathlib import Path
 
+import anyio
 import pytest
+from acp_conformance.harness.http_probe import HttpProbe, answers, rpc
+from acp_conformance.harness.remote import RemoteTarget
 from acp_conformance.llm_server import ScriptedLLMServer
 from acp_conformance.outcomes import Verdict
 from acp_conformance.peers.serving import serving
@@ -34,9 +37,35 @@ def iac_code_env(tmp_path: Path) -> Iterator[dict[str, str]]:
         yield env
 
 
-def _serve(env: dict[str, str], cwd: Path) -> AbstractContextManager[str]:
+@contextmanager
+def _serve(env: dict[str, str], cwd: Path) -> Iterator[str]:
     argv = [sys.executable, "-m", "iac_code.cli", "acp", "--transport", "http", "--port", "0"]
-    return serving(argv, announce_on="stderr", env=env, cwd=cwd)
+    with serving(argv, announce_on="stderr", env=env, cwd=cwd) as url:
+        anyio.run(_first_prompt, url, str(cwd), env.get("IACCODE_ACP_HTTP_TOKEN"))
+        yield url
+
+
+async def _first_prompt(url: str, cwd: str, token: str | None) -> None:
+    """One prompt turn before the checker runs. The server's first model call imports
+    ``anthropic`` on its event loop, stalling every connection for seconds on a loaded
+    machine (seen as a failed cancel.cancel-request-prompt, and kept visible in the peers
+    matrix); warming it here keeps these tests about the steady state."""
+    async with anyio.create_task_group() as tg:
+        probe = HttpProbe(RemoteTarget(url, token=token), tg, timeout=60.0)
+        exchange, connection = await probe.initialize()
+        assert connection, exchange.describe()
+        stream = await probe.open_stream(connection)
+        await probe.post(rpc(1, "session/new", {"cwd": cwd, "mcpServers": []}), connection)
+        created = await stream.wait_for(answers(1), 60.0)
+        assert created is not None and isinstance(created.message, dict)
+        session = created.message["result"]["sessionId"]
+        session_stream = await probe.open_stream(connection, session)
+        prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "warm up"}]}
+        await probe.post(rpc(2, "session/prompt", prompt), connection, session)
+        assert await session_stream.wait_for(answers(2), 60.0) is not None
+        await probe.delete(connection)
+        tg.cancel_scope.cancel()
+    await probe.aclose()
 
 
 def _not_passing(result: RunResult) -> dict[str, tuple[str, str]]:
