@@ -73,6 +73,12 @@ class ConnectionRegistry:
         finally:
             self._connections.pop(connection.id, None)
 
+    async def wait_closed(self, connection_id: str) -> None:
+        """Wait until a connection (even one already closing) has fully shut down."""
+        connection = self._connections.get(connection_id)
+        if connection is not None:
+            await connection.closed.wait()
+
     def remove(self, connection_id: str) -> bool:
         """End a connection at the client's request (DELETE); False when unknown."""
         connection = self.get(connection_id)
