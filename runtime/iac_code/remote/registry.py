@@ -34,6 +34,7 @@ class ConnectionRegistry:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ConnectionRegistry]:
         """Own the connections' tasks for the lifetime of the application."""
+        self.shutting_down = False  # an application may be started again after a shutdown
         async with anyio.create_task_group() as group:
             self._task_group = group
             group.start_soon(self._reap_idle)
