@@ -241,9 +241,9 @@ class HttpClient(_Peer):
                 assert response.status_code == 200, response.status_code
                 task_status.started()
                 async for event in iter_sse(response):
-                    assert event.id is not None
-                    self.last_ids[session_id] = event.id
-                    self.seen_ids.setdefault(session_id, []).append(event.id)
+                    if event.id is not None:  # our server always sends ids; the SDK's does not
+                        self.last_ids[session_id] = event.id
+                        self.seen_ids.setdefault(session_id, []).append(event.id)
                     await self.dispatch(event.message, session_id)
         self.stream_scopes.pop(session_id, None)
         self.notify()
