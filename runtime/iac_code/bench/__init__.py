@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import concurrency, llm, sessions, startup
+from . import concurrency, llm, remote, sessions, startup
 from ._client import HarnessError
 from .context import BenchContext, default_agent_argv
 from .procinfo import machine_description
@@ -43,6 +43,9 @@ METRICS: tuple[Metric, ...] = (
     Metric("list", "≤ 100 ms first page", sessions.run_list),
     Metric("concurrent", "0 errors, ≤ 1 MiB/idle session", concurrency.run),
     Metric("tool_call", "-", llm.run_tool_call),
+    Metric("remote_initialize", "-", remote.run_initialize),
+    Metric("remote_relay", "SSE and WebSocket vs stdio", remote.run_relay_remote),
+    Metric("remote_concurrent", "0 errors", remote.run_concurrent_remote),
 )
 
 

@@ -34,6 +34,7 @@ class ConnectionRegistry:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ConnectionRegistry]:
         """Own the connections' tasks for the lifetime of the application."""
+        self.shutting_down = False  # an application may be started again after a shutdown
         async with anyio.create_task_group() as group:
             self._task_group = group
             group.start_soon(self._reap_idle)
@@ -72,6 +73,12 @@ class ConnectionRegistry:
             log.exception("remote connection %s failed", connection.id)
         finally:
             self._connections.pop(connection.id, None)
+
+    async def wait_closed(self, connection_id: str) -> None:
+        """Wait until a connection (even one already closing) has fully shut down."""
+        connection = self._connections.get(connection_id)
+        if connection is not None:
+            await connection.closed.wait()
 
     def remove(self, connection_id: str) -> bool:
         """End a connection at the client's request (DELETE); False when unknown."""

@@ -88,13 +88,13 @@ def run_http_server(settings: Settings, options: RemoteOptions) -> int:
         print(f"iac-code: cannot listen on {options.host}:{options.port}: {exc}", file=sys.stderr)
         return 2
     app, registry = build_app(agent_handler_factory(settings), options)
+    host, port = sock.getsockname()[:2]
     config = Config()
-    config.bind = [f"fd://{sock.fileno()}"]
+    config.bind = [f"fd://{sock.detach()}"]  # Hypercorn owns (and closes) the descriptor
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
     config.websocket_max_message_size = options.limits.max_body_bytes
     config.graceful_timeout = 5.0
-    host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     # One line on stderr that scripts (tests, bench) wait for; stdout is not used.
     print(f"iac-code: serving ACP on http://{shown}:{port}/acp", file=sys.stderr, flush=True)
@@ -109,8 +109,5 @@ def run_http_server(settings: Settings, options: RemoteOptions) -> int:
     async def main() -> None:
         await serve(app, config, shutdown_trigger=shutdown_trigger)  # type: ignore[arg-type]
 
-    try:
-        anyio.run(main)
-    finally:
-        sock.close()
+    anyio.run(main)
     return 0
