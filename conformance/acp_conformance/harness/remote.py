@@ -172,16 +172,17 @@ class RemoteConnection(AgentConnection):
         self._agent_request_routes: dict[str, str | None] = {}
         self._http: httpx.AsyncClient | None = None
         self._ws: Any = None
-        self._connect_lock = anyio.Lock()
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------
 
     def attach(self, tg: TaskGroup) -> None:
         self._tg = tg
+        # Every session gets its own long-lived SSE stream (fuzzing creates dozens), and each
+        # holds a pooled connection: a small pool would leave POSTs queued behind them.
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(self.timeout),
-            limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
+            limits=httpx.Limits(max_connections=1024, max_keepalive_connections=16),
         )
 
     @property
