@@ -160,8 +160,11 @@ def _remote_target(args: argparse.Namespace, argv: list[str]) -> RemoteTarget | 
         if args.ws or args.token:
             raise UsageError("--ws and --token need --url")
         return None
-    if argv:
-        raise UsageError("give either --url or an agent command, not both")
+    if argv and "{port}" not in args.url:
+        raise UsageError(
+            "with a server command after --, --url must contain {port}: the checker starts one "
+            "server per agent on a free port (--url http://127.0.0.1:{port}/acp -- CMD {port})"
+        )
     if not args.url.startswith(("http://", "https://")):
         raise UsageError(f"--url must be an http:// or https:// URL, got {args.url!r}")
     return RemoteTarget(url=args.url, websocket=args.ws, token=args.token)

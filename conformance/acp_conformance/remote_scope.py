@@ -61,6 +61,9 @@ def exemption(requirement: Requirement, config: RunConfig) -> str | None:
         return NOT_HTTP[requirement.id]
     if remote.websocket and requirement.id in NOT_WS:
         return NOT_WS[requirement.id]
-    if requirement.llm:
-        return "needs the checker's scripted model, which a remote agent is not pointed at"
+    if requirement.llm and not config.argv:
+        return (
+            "needs the checker's scripted model, which a remote agent is not pointed at "
+            "(give the server command after -- to run it)"
+        )
     return None

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import anyio
 import pytest
+from acp_conformance.config import RunConfig
 from acp_conformance.harness.http_probe import HttpProbe, answers, rpc
 from acp_conformance.harness.remote import RemoteTarget
 from acp_conformance.llm_server import ScriptedLLMServer
 from acp_conformance.outcomes import Verdict
 from acp_conformance.peers.serving import serving
-from acp_conformance.runner import RunResult
+from acp_conformance.runner import RunResult, execute
 from remote_support import run_remote
 
 TOKEN = "conformance-token-7f3a"
@@ -115,3 +116,41 @@ def test_iac_code_enforces_its_bearer_token(iac_code_env: dict[str, str], tmp_pa
     assert over_ws.results["ws.token-required"].verdict is Verdict.PASS
     # With the wrong token nothing can even be set up: the run is inconclusive, not a pass.
     assert wrong.status == "inconclusive"
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("websocket", [False, True], ids=["http", "ws"])
+def test_prompt_turns_over_the_remote_transport_with_a_served_agent(websocket: bool) -> None:
+    """With the server command after --, the checker starts one server per agent (port
+    {port}) pointed at its scripted model: tool calls, permission requests answered by POST
+    (or frame), fs/terminal delegation and cancellation all cross the remote transport."""
+    only = [
+        "turn.streamed-text",
+        "turn.permission-allow",
+        "turn.permission-reject",
+        "turn.fs-delegation",
+        "cancel.during-tool-call",
+    ]
+    config = RunConfig(
+        argv=[
+            sys.executable,
+            "-m",
+            "iac_code.cli",
+            "acp",
+            "--transport",
+            "http",
+            "--port",
+            "{port}",
+        ],
+        only=only,
+        llm="anthropic",
+        timeout=15.0,
+        jobs=2,
+        remote=RemoteTarget("http://127.0.0.1:{port}/acp", websocket=websocket),
+    )
+    result = anyio.run(execute, config)
+    assert {rid: r.verdict for rid, r in result.results.items()} == dict.fromkeys(
+        only, Verdict.PASS
+    )
+    # Every server process was stopped by the checker.
+    assert all(run.exit is not None for run in result.runs if run.process is not None)

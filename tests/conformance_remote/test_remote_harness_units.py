@@ -14,6 +14,7 @@ from acp_conformance.harness.remote import (
     refusal_frame,
     session_of,
 )
+from acp_conformance.harness.served import free_port, with_port
 from acp_conformance.remote_scope import exemption
 from acp_conformance.requirements import REQUIREMENTS
 
@@ -83,6 +84,28 @@ def test_ws_url_follows_the_http_scheme() -> None:
 def test_transport_scope(requirement: str, remote: RemoteTarget | None, applies: bool) -> None:
     config = RunConfig(argv=[], remote=remote)
     assert (exemption(REQUIREMENTS[requirement], config) is None) is applies
+
+
+def test_prompt_turns_apply_when_the_checker_serves_the_agent_itself() -> None:
+    served = RunConfig(argv=["server", "{port}"], remote=RemoteTarget("http://h:{port}/acp"))
+    assert exemption(REQUIREMENTS["turn.streamed-text"], served) is None
+    assert exemption(REQUIREMENTS["shutdown.no-orphans"], served) is not None
+
+
+def test_served_mode_fills_the_port_everywhere() -> None:
+    assert with_port(["--port", "{port}", "x{port}y"], 4711) == ["--port", "4711", "x4711y"]
+    assert 0 < free_port() < 65536
+
+
+def test_cli_accepts_a_server_command_with_a_port_placeholder() -> None:
+    from acp_conformance.cli import _config, build_parser
+
+    args = build_parser().parse_args(
+        ["run", "--url", "http://127.0.0.1:{port}/acp", "--ws", "--", "srv", "--port", "{port}"]
+    )
+    config = _config(args)
+    assert config.argv == ["srv", "--port", "{port}"]
+    assert config.remote == RemoteTarget("http://127.0.0.1:{port}/acp", websocket=True)
 
 
 @pytest.mark.parametrize(
