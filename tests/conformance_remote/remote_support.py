@@ -1,6 +1,6 @@
 """Helpers for the remote (``--url``) self-tests: the TS SDK fixture agent's command line, and
 the checker run in-process against an endpoint (servers are started with
-:func:`acp_conformance.peers.serving.serving`)."""
+:func:`server_process.serving`)."""
 
 from __future__ import annotations
 

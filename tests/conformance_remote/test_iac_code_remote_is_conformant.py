@@ -17,9 +17,9 @@ from acp_conformance.harness.http_probe import HttpProbe, answers, rpc
 from acp_conformance.harness.remote import RemoteTarget
 from acp_conformance.llm_server import ScriptedLLMServer
 from acp_conformance.outcomes import Verdict
-from acp_conformance.peers.serving import serving
 from acp_conformance.runner import RunResult, execute
 from remote_support import run_remote
+from server_process import serving
 
 TOKEN = "conformance-token-7f3a"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from acp_conformance.outcomes import Verdict
-from acp_conformance.peers.serving import serving
 from acp_conformance.runner import RunResult
 from remote_support import require_node_fixture, run_remote, ts_agent_argv
+from server_process import serving
 
 #: What the SDK's server (2.4.0) does not do; SHOULD-tier findings recorded in the peers matrix.
 TS_SDK_SHOULD_GAPS = {"http.sse-event-ids", "http.sse-resume", "http.origin-checked"}

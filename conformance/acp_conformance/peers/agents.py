@@ -87,10 +87,9 @@ class Peer:
     #: Needs Node 22 on ``PATH`` at run time (its launcher is ``#!/usr/bin/env node``).
     needs_node22: bool = False
     #: How the checker reaches it: ``stdio`` (the checker runs ``command``), or ``http`` /
-    #: ``ws``: ``command`` is a server started on 127.0.0.1 with port 0 that announces its port
-    #: on ``announce_on``, and the checker runs with ``--url`` (``--ws``) against it.
+    #: ``ws``: ``command`` is a server listening on 127.0.0.1 port ``{port}``, which the checker
+    #: starts per agent on a free port and reaches with ``--url`` (``--ws``).
     transport: Literal["stdio", "http", "ws"] = "stdio"
-    announce_on: Literal["stdout", "stderr"] = "stdout"
 
 
 def _opencode_config() -> str:
@@ -270,7 +269,7 @@ def _ts_sdk_server(transport: Literal["http", "ws"]) -> Peer:
         name=f"ts-sdk-{transport}",
         title=f"official TypeScript SDK 2.4.0 AcpServer over {over} (echo agent)",
         install=NpmInstall(("@agentclientprotocol/sdk@2.4.0", "ws@8.18.3"), ("ts_sdk_agent.mjs",)),
-        command=("node", "{peer_dir}/ts_sdk_agent.mjs", "--port", "0"),
+        command=("node", "{peer_dir}/ts_sdk_agent.mjs", "--port", "{port}"),
         env=(),
         llm="none",
         installed_marker="{peer_dir}/ts_sdk_agent.mjs",
@@ -286,15 +285,12 @@ def _own_server(transport: Literal["http", "ws"]) -> Peer:
         name=f"iac-code-{transport}",
         title=f"iac-code (this project) over {over}",
         install=None,
-        command=("iac-code", "acp", "--transport", "http", "--port", "0"),
+        command=("iac-code", "acp", "--transport", "http", "--port", "{port}"),
         env=OWN_AGENT.env,
         llm="anthropic",
         installed_marker="",
         profile="iac-code",
-        llm_note="the server runs against the scripted model's echo turns; prompt-turn "
-        "requirements are not applicable over --url (the checker cannot script it)",
         transport=transport,
-        announce_on="stderr",
     )
 
 

@@ -9,22 +9,15 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ..config import fill_template
-from ..llm_server import ScriptedLLMServer
-from .agents import UNREACHABLE_URL, Peer
+from .agents import Peer
 from .layout import ResolvedPeer
 from .matrix import AgentRun
-from .serving import ServerStartError, serving
 
 log = logging.getLogger("acp_conformance.peers")
 
@@ -41,17 +34,17 @@ class CheckOptions:
     run_timeout: float = DEFAULT_RUN_TIMEOUT
 
 
-def checker_argv(
-    resolved: ResolvedPeer, report_path: Path, options: CheckOptions, url: str | None = None
-) -> list[str]:
-    """The ``acp-conformance run`` command line for one peer (``url``: a served remote peer)."""
+def checker_argv(resolved: ResolvedPeer, report_path: Path, options: CheckOptions) -> list[str]:
+    """The ``acp-conformance run`` command line for one peer. A remote peer's command is a
+    server the checker starts per agent on a free port (``--url ...{port}... -- CMD``)."""
     peer = resolved.peer
     argv = [
         sys.executable,
         "-m",
         "acp_conformance.cli",
         "run",
-        *(["--llm", peer.llm] if url is None else []),
+        "--llm",
+        peer.llm,
         "--profile",
         peer.profile,
         "--jobs",
@@ -63,8 +56,12 @@ def checker_argv(
     ]
     if peer.auth_method:
         argv += ["--auth-method", peer.auth_method]
-    if url is not None:
-        return [*argv, "--url", url, *(["--ws"] if peer.transport == "ws" else [])]
+    if peer.transport != "stdio":
+        argv += [
+            "--url",
+            "http://127.0.0.1:{port}/acp",
+            *(["--ws"] if peer.transport == "ws" else []),
+        ]
     for key, value in resolved.env:
         argv += ["--agent-env", f"{key}={value}"]
     return [*argv, "--", *resolved.command]
@@ -81,19 +78,12 @@ def check_peer(resolved: ResolvedPeer, options: CheckOptions) -> AgentRun:
     report_path = options.out_dir / f"{peer.name}.report.json"
     log_path = options.out_dir / f"{peer.name}.log"
     report_path.unlink(missing_ok=True)
+    argv = checker_argv(resolved, report_path, options)
     with log_path.open("w", encoding="utf-8") as out:
         try:
-            if peer.transport == "stdio":
-                argv = checker_argv(resolved, report_path, options)
-                completed = _run_checker(peer, argv, out, options)
-            else:
-                with served_peer(resolved) as url:
-                    argv = checker_argv(resolved, report_path, options, url)
-                    completed = _run_checker(peer, argv, out, options)
+            completed = _run_checker(peer, argv, out, options)
         except subprocess.TimeoutExpired:
             return AgentRun(peer, None, error=f"checker timed out after {options.run_timeout:g} s")
-        except ServerStartError as error:
-            return AgentRun(peer, None, error=f"the server did not start: {error}")
     if not report_path.exists():
         return AgentRun(
             peer,
@@ -118,34 +108,6 @@ def _run_checker(
         timeout=options.run_timeout,
         check=False,
     )
-
-
-@contextmanager
-def served_peer(resolved: ResolvedPeer) -> Iterator[str]:
-    """Start a remote peer's server for the whole checker run, in a scratch home, with the
-    scripted model (echo turns) behind it when it has one; yields its endpoint URL."""
-    peer = resolved.peer
-    with (
-        tempfile.TemporaryDirectory(prefix=f"acp-peer-{peer.name}-") as scratch,
-        ExitStack() as stack,
-    ):
-        root = Path(scratch)
-        (root / "home").mkdir()
-        (root / "tmp").mkdir()
-        llm_url = UNREACHABLE_URL
-        if peer.llm != "none":
-            llm_url = stack.enter_context(ScriptedLLMServer()).url.rstrip("/")
-        values = {
-            "llm_url": llm_url,
-            "llm_url_v1": llm_url + "/v1",
-            "home": str(root / "home"),
-            "tmp": str(root / "tmp"),
-        }
-        env = dict(os.environ, HOME=str(root / "home"))
-        env.update((key, fill_template(value, values)) for key, value in resolved.env)
-        yield stack.enter_context(
-            serving(resolved.command, announce_on=peer.announce_on, cwd=root, env=env)
-        )
 
 
 def _read_report(peer: Peer, report_path: Path) -> AgentRun:

@@ -1,4 +1,5 @@
-"""Start an ACP server process and learn its endpoint, for remote (``--url``) checks.
+"""Start an ACP server process and learn its endpoint, for the ``--url`` self-tests that
+check a server the checker did not start.
 
 A server is started with port 0 and announces the port it got in one line (``listening
 PORT`` on stdout for the TypeScript SDK fixture, ``... http://127.0.0.1:PORT/acp`` on stderr
