@@ -106,6 +106,11 @@ for _id, _tier, _statement in (
         "missed, and none it had already received.",
     ),
     ("http.origin-checked", S, "A request with a foreign Origin header is refused with 403."),
+    (
+        "http.protocol-version-checked",
+        S,
+        "A request naming an unsupported Acp-Protocol-Version is refused with 400.",
+    ),
 ):
     define_requirement(_id, _tier, _statement, _RFD)
 del M, S
@@ -440,6 +445,17 @@ async def foreign_origin_refused(ctx: CheckContext) -> Outcome:
         exchange, _ = await probe.initialize(Origin="http://attacker.invalid")
         return _status_is(exchange, 403, "initialize from a foreign Origin") or passed(
             "refused with 403"
+        )
+
+    return await _with_probe(ctx, body)
+
+
+@check("http.protocol-version-checked", scenario=HTTP)
+async def unsupported_protocol_version_refused(ctx: CheckContext) -> Outcome:
+    async def body(probe: HttpProbe) -> Outcome:
+        exchange, _ = await probe.initialize(Acp_Protocol_Version="65535")
+        return _status_is(exchange, 400, "initialize with Acp-Protocol-Version 65535") or passed(
+            "refused with 400"
         )
 
     return await _with_probe(ctx, body)
