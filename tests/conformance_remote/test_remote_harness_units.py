@@ -3,6 +3,8 @@ requirements a transport makes not applicable, and the CLI's --url options."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from acp_conformance.cli import main
 from acp_conformance.config import RunConfig
@@ -11,7 +13,7 @@ from acp_conformance.harness.remote import (
     RemoteTarget,
     SseParser,
     header_safe,
-    refusal_frame,
+    refusal_answer,
     session_of,
 )
 from acp_conformance.harness.served import free_port, with_port
@@ -48,15 +50,15 @@ def test_header_safe_session_ids() -> None:
     assert session_of({"params": [1]}) is None
 
 
-def test_refusal_answer_names_the_status_and_is_not_recorded() -> None:
-    frame = refusal_frame(
+def test_refusal_answer_names_the_status() -> None:
+    raw = refusal_answer(
         {"id": 4}, Rejection(frame_seq=2, status=400, body="Missing\nAcp-Session-Id")
     )
-    assert frame.seq == -1
-    assert frame.message["id"] == 4
-    assert frame.message["error"]["code"] == -32600
-    assert "HTTP 400" in frame.message["error"]["message"]
-    assert "Missing Acp-Session-Id" in frame.message["error"]["message"]
+    message = json.loads(raw)
+    assert message["id"] == 4
+    assert message["error"]["code"] == -32600
+    assert "HTTP 400" in message["error"]["message"]
+    assert "Missing Acp-Session-Id" in message["error"]["message"]
 
 
 def test_ws_url_follows_the_http_scheme() -> None:

@@ -17,10 +17,10 @@ Each SSE event's ``data`` (or each WebSocket text frame) is recorded as one agen
 run-wide checks judge exactly what crossed the wire. When the server refuses a POST at the HTTP
 level, its status and body are kept in :attr:`RemoteConnection.rejections`. A JSON-RPC answer in
 such a body is recorded as the agent's frame like any other. A request refused without one
-will never be answered, so its waiter gets a *transport refusal*: a -32600 error response that
-names the HTTP status, kept out of the recorded transcript (the agent never sent it) — to the
-protocol a request the transport refuses is an invalid request. A 404 (the server no longer
-knows the connection) ends the connection instead, like an agent process that exited.
+is answered, in the transcript, by the refusal in JSON-RPC form: a -32600 error whose message
+names the HTTP status and the server's reason — to the protocol, a request the transport
+refuses is an invalid request. A 404 (the server no longer knows the connection) ends the
+connection instead, like an agent process that exited.
 """
 
 from __future__ import annotations
@@ -119,16 +119,15 @@ class SseParser:
         return None
 
 
-def refusal_frame(request: dict[str, Any], rejection: Rejection) -> Frame:
-    """The unrecorded stand-in answer to a request the transport refused (see module doc)."""
+def refusal_answer(request: dict[str, Any], rejection: Rejection) -> bytes:
+    """The JSON-RPC form of the server's HTTP refusal of a request (see module doc)."""
     detail = " ".join(rejection.body.split())[:200]
     message = {
         "jsonrpc": "2.0",
         "id": request["id"],
         "error": {"code": -32600, "message": f"HTTP {rejection.status} (transport): {detail}"},
     }
-    raw = json.dumps(message).encode("utf-8")
-    return Frame(seq=-1, t=0.0, direction="a2c", raw=raw, message=message)
+    return json.dumps(message).encode("utf-8")
 
 
 def header_safe(value: str) -> bool:
@@ -431,8 +430,10 @@ class RemoteConnection(AgentConnection):
             return
         if response.status_code == 404:
             self.eof.set()
-        elif message is not None and "id" in message:
-            self._settle(message, refusal_frame(message, rejection))
+        elif message is not None and "method" in message and "id" in message:
+            # Recorded like any answer, so run-wide checks see the request was answered.
+            answer = self.recorder.add("a2c", refusal_answer(message, rejection))
+            self._settle(message, answer)
         self._notify_change()
 
     def _settle(self, request: dict[str, Any] | None, answer: Frame) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from ..harness.http_probe import Exchange, HttpProbe, SseReader, StreamEvent, answers, rpc
-from ..harness.remote import RemoteTarget
+from ..harness.remote import RemoteConnection, RemoteTarget
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import Tier, check, define_requirement
 from .base import CheckContext, scenario
@@ -116,9 +116,15 @@ for _id, _tier, _statement in (
 del M, S
 
 
-def _target(ctx: CheckContext) -> RemoteTarget:
+async def endpoint(ctx: CheckContext) -> RemoteTarget:
+    """The endpoint to probe: the given one, or (when the checker serves the agent itself) a
+    server started for this check alone."""
     target = ctx.config.remote
-    assert target is not None  # the scope gate makes http.* not applicable otherwise
+    assert target is not None  # the scope gate makes http.*/ws.* not applicable otherwise
+    if ctx.config.argv:
+        run = await ctx.spawn(initialize=False)
+        assert isinstance(run.conn, RemoteConnection)
+        return run.conn.target
     return target
 
 
@@ -126,8 +132,9 @@ async def _with_probe(
     ctx: CheckContext, body: Callable[[HttpProbe], Awaitable[Outcome]]
 ) -> Outcome:
     """Run ``body`` with a fresh probe; every exchange goes into the outcome's evidence."""
+    target = await endpoint(ctx)
     async with anyio.create_task_group() as tg:
-        probe = HttpProbe(_target(ctx), tg, timeout=ctx.timeout)
+        probe = HttpProbe(target, tg, timeout=ctx.timeout)
         try:
             outcome = await body(probe)
         finally:
@@ -424,7 +431,7 @@ async def delete_ends_connection(ctx: CheckContext) -> Outcome:
 
 @check("http.token-required", scenario=HTTP)
 async def token_required(ctx: CheckContext) -> Outcome:
-    if not _target(ctx).token:
+    if not ctx.config.remote or not ctx.config.remote.token:
         return not_applicable("no --token given: the endpoint is not expected to need one")
 
     async def body(probe: HttpProbe) -> Outcome:

@@ -15,6 +15,7 @@ from ..harness.remote import CONNECTION_HEADER, RemoteTarget
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import Tier, check, define_requirement
 from .base import CheckContext, scenario
+from .http_transport import endpoint
 
 WS = scenario("ws-transport", "WebSocket upgrade, its connection id and text frames")
 
@@ -34,12 +35,6 @@ define_requirement(
 )
 
 
-def _target(ctx: CheckContext) -> RemoteTarget:
-    target = ctx.config.remote
-    assert target is not None
-    return target
-
-
 async def _connect(target: RemoteTarget, headers: dict[str, str], bound: float) -> Any:
     from websockets.asyncio.client import connect
 
@@ -52,7 +47,7 @@ async def _connect(target: RemoteTarget, headers: dict[str, str], bound: float) 
 async def upgrade_names_connection(ctx: CheckContext) -> Outcome:
     from websockets.exceptions import InvalidStatus
 
-    target = _target(ctx)
+    target = await endpoint(ctx)
     try:
         socket = await _connect(target, target.headers(), ctx.timeout)
     except InvalidStatus as exc:
@@ -83,9 +78,9 @@ async def upgrade_names_connection(ctx: CheckContext) -> Outcome:
 async def upgrade_needs_token(ctx: CheckContext) -> Outcome:
     from websockets.exceptions import InvalidStatus
 
-    target = _target(ctx)
-    if not target.token:
+    if not ctx.config.remote or not ctx.config.remote.token:
         return not_applicable("no --token given: the endpoint is not expected to need one")
+    target = await endpoint(ctx)
     try:
         socket = await _connect(target, {}, ctx.timeout)
     except InvalidStatus as exc:
