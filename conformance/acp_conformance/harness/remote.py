@@ -34,6 +34,7 @@ import httpx
 from anyio.abc import TaskGroup
 
 from .connection import (
+    BARRIER_METHOD,
     AgentConnection,
     AgentExited,
     AgentRequestHandler,
@@ -169,6 +170,11 @@ class RemoteConnection(AgentConnection):
         #: Agent→client request id → the session stream it arrived on (None: connection stream),
         #: so the client's answer carries the matching Acp-Session-Id.
         self._agent_request_routes: dict[str, str | None] = {}
+        #: Request id → session, for requests sent with Acp-Session-Id (see cross-stream order).
+        self._request_sessions: dict[str, str] = {}
+        #: Held answers per session, and barrier id → the session whose answers it releases.
+        self._held: dict[str, list[bytes]] = {}
+        self._sync_answers: dict[str, str] = {}
         self._http: httpx.AsyncClient | None = None
         self._ws: Any = None
         self._closed = False
@@ -229,12 +235,52 @@ class RemoteConnection(AgentConnection):
             message = None
         if isinstance(message, dict) and "method" in message and "id" in message:
             self._agent_request_routes[id_key(message["id"])] = session_id
+        if isinstance(message, dict) and "method" not in message and "id" in message:
+            key = id_key(message["id"])
+            sent_for = self._request_sessions.pop(key, None)
+            synced = self._sync_answers.get(key)
+            if synced is not None:
+                self._release(synced)
+            elif session_id is None and sent_for is not None and self._hold(sent_for, raw):
+                return
         self._on_agent_line(raw, terminated=True)
         if isinstance(message, dict) and "method" not in message:
             result = message.get("result")
             sid = result.get("sessionId") if isinstance(result, dict) else None
             if isinstance(sid, str) and header_safe(sid):
                 self._open_session_stream_soon(sid)
+
+    # -- cross-stream order ----------------------------------------------------------------
+    #
+    # A request sent for a session may be answered on the connection stream while its side
+    # effects travel on the session's stream (session/load: the replay, then the answer). The
+    # two streams are separate HTTP responses, so their events can arrive in either order. To
+    # record them in the order the agent sent them, such an answer is held back while a
+    # barrier request goes to the same session: its answer comes on the session stream after
+    # everything the agent sent there before, and releases the held answer just ahead of it.
+
+    def _hold(self, session_id: str, raw: bytes) -> bool:
+        if self._tg is None or self._closed:
+            return False
+        self._held.setdefault(session_id, []).append(raw)
+        self._tg.start_soon(self._sync_session, session_id)
+        return True
+
+    async def _sync_session(self, session_id: str) -> None:
+        rid = self.next_id()
+        self._sync_answers[id_key(rid)] = session_id
+        try:
+            pending = await self.start_request(BARRIER_METHOD, {"sessionId": session_id}, id=rid)
+            await pending.wait()
+        except (AgentTimeout, AgentExited):
+            pass
+        finally:
+            self._sync_answers.pop(id_key(rid), None)
+            self._release(session_id)
+
+    def _release(self, session_id: str) -> None:
+        for raw in self._held.pop(session_id, []):
+            self._on_agent_line(raw, terminated=True)
 
     async def _read_sse(self, session_id: str | None, ready: anyio.Event) -> None:
         """Read one SSE stream until it ends; the connection stream's end is the agent's EOF."""
@@ -362,6 +408,8 @@ class RemoteConnection(AgentConnection):
         session_id = self._session_for(message)
         if session_id is not None:
             await self._ensure_session_stream(session_id)
+            if message is not None and "method" in message and "id" in message:
+                self._request_sessions[id_key(message["id"])] = session_id
         headers = {
             **self._headers(session_id),
             "Content-Type": "application/json",
@@ -422,7 +470,10 @@ class RemoteConnection(AgentConnection):
             and "method" not in body
             and ("error" in body or "result" in body)
         ):
-            # The JSON-RPC answer rode in the refusal (e.g. -32600 for a batch): the agent's frame.
+            # The JSON-RPC answer rode in the refusal (e.g. -32600 for a batch): the agent's frame,
+            # recorded at once (it answers this POST; no stream order to restore).
+            if message is not None and "id" in message:
+                self._request_sessions.pop(id_key(message["id"]), None)
             self._on_remote_message(response.content, None)
             # Over HTTP the body answers the POST that carried the request, even when the
             # server could not (or did not) echo the request's id in it.
