@@ -95,6 +95,9 @@ async def test_http_load_replays_over_the_session_stream(
             await second.wait_for(lambda: "remember the subnet" in second.text_of(session_id))
             kinds = {u["sessionUpdate"] for u in second.updates[session_id]}
             assert "user_message_chunk" in kinds
+            # The model client is shared by connections: the first one closing left it usable.
+            again = await _prompt_call(second, session_id, "and the route table")
+            assert again["stopReason"] == "end_turn"  # type: ignore[index]
 
 
 async def test_http_resume_after_a_dropped_stream_loses_nothing(

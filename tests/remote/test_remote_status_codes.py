@@ -144,3 +144,24 @@ async def test_delete_ends_the_connection(home: Path, llm_server: ScriptedLLMSer
         listing = {"jsonrpc": "2.0", "id": 9, "method": "session/list", "params": {}}
         assert (await client.post(listing)).status_code == 404
         assert (await client.delete()).status_code == 404
+
+
+async def test_openapi_document_is_served_and_generated_from_schema(
+    home: Path, llm_server: ScriptedLLMServer
+) -> None:
+    from acp_schema.openapi import build_document
+
+    async with agent_server(home, llm_server.url) as server, httpx.AsyncClient() as http:
+        response = await http.get(server.url.replace("/acp", "/openapi.json"))
+    assert response.status_code == 200
+    document = response.json()
+    assert document == build_document()  # the checked-in copy is current
+    assert document["openapi"].startswith("3.1")
+    operations = document["paths"]["/acp"]
+    assert set(operations) == {"post", "get", "delete"}
+    schemas = document["components"]["schemas"]
+    prompt_call = schemas["SessionPromptCall"]["properties"]["params"]
+    assert prompt_call == {"$ref": "#/components/schemas/PromptRequest"}
+    assert "PromptRequest" in schemas and "ContentBlock" in schemas
+    assert {"200", "202", "400", "404", "415"} <= set(operations["post"]["responses"])
+    assert {"406", "409", "410"} <= set(operations["get"]["responses"])

@@ -206,6 +206,10 @@ async def _concurrent(
             return
         durations.append(time.perf_counter() - started)
 
+    # Warm-up client: the server's first prompt finishes loading the model client.
+    async with http_session(url, bound) as client:
+        await _prompt(client, await client.new_session(cwd), "warm-up")
+        await client.close()
     started = time.perf_counter()
     async with anyio.create_task_group() as group:
         for index in range(clients):

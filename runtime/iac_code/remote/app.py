@@ -44,8 +44,14 @@ def build_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         del app
-        async with registry.running():
-            yield
+        try:
+            async with registry.running():
+                yield
+        finally:
+            # Resources the handler factory shares between connections (a model client).
+            close = getattr(make_handler, "aclose", None)
+            if close is not None:
+                await close()
 
     app = Starlette(
         routes=[

@@ -226,13 +226,18 @@ class RemoteConnection:
                         await self._route(line)
 
     async def _route(self, line: bytes) -> None:
-        message = decode_line(line)
-        if not isinstance(message, dict):
-            log.error("agent wrote a frame that is not a JSON object; dropped")
-            return
-        if self._claim_initialize(message):
-            return
-        self.stream_for(message).push(line)
+        session_id = _update_session_id(line)
+        if session_id is not None:
+            stream = self.session_stream(session_id)
+        else:
+            message = decode_line(line)
+            if not isinstance(message, dict):
+                log.error("agent wrote a frame that is not a JSON object; dropped")
+                return
+            if self._claim_initialize(message):
+                return
+            stream = self.stream_for(message)
+        stream.push(line)
         if self.budget.full:
             await self._wait_for_room()
 
@@ -275,3 +280,24 @@ class RemoteConnection:
                 self.limits.output_stall_seconds,
             )
             self.abort()
+
+
+_UPDATE_PREFIX = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"'
+
+
+def _update_session_id(line: bytes) -> str | None:
+    """The session of a ``session/update`` frame, read without parsing the whole line.
+
+    Streamed turns are almost all updates, and the agent's own encoder always writes them
+    in this key order; anything else (or an id with an escape in it) returns None and is
+    parsed in full.
+    """
+    if not line.startswith(_UPDATE_PREFIX):
+        return None
+    end = line.find(b'"', len(_UPDATE_PREFIX))
+    if end < 0:
+        return None
+    raw = line[len(_UPDATE_PREFIX) : end]
+    if b"\\" in raw:
+        return None
+    return raw.decode("utf-8", errors="strict")

@@ -21,15 +21,15 @@ import anyio
 from iac_code.remote.options import RemoteOptions, is_loopback_host
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import AsyncGenerator, Awaitable, Callable
 
     from anyio.abc import TaskGroup
 
-    from iac_code.remote.connection import HandlerFactory
+    from iac_code.llm.base import ModelRequest, StreamEvent
     from iac_code.rpc.connection import Connection, RequestHandler
     from iac_code.settings import Settings
 
-__all__ = ["agent_handler_factory", "check_startup", "run_http_server"]
+__all__ = ["AgentHandlerFactory", "agent_handler_factory", "check_startup", "run_http_server"]
 
 log = logging.getLogger("iac_code.remote")
 
@@ -44,18 +44,68 @@ def check_startup(options: RemoteOptions) -> str | None:
     return None
 
 
-def agent_handler_factory(settings: Settings) -> HandlerFactory:
+def agent_handler_factory(settings: Settings) -> AgentHandlerFactory:
     """The same agent and router the stdio transport builds, once per remote connection."""
-    from iac_code.agent.server import IacAgent
-    from iac_code.router import Router
+    return AgentHandlerFactory(settings)
 
-    def make(
-        connection: Connection, background: TaskGroup
+
+class AgentHandlerFactory:
+    """Builds an :class:`IacAgent` behind a :class:`Router` for each new connection.
+
+    ``aclose`` (called when the application stops) closes the model client they share.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._shared = _SharedModelClient(settings) if settings.api_key else None
+
+    def __call__(
+        self, connection: Connection, background: TaskGroup
     ) -> tuple[RequestHandler, Callable[[], Awaitable[None]]]:
-        agent = IacAgent(settings, connection, background=background)
+        from iac_code.agent.server import IacAgent
+        from iac_code.router import Router
+
+        agent = IacAgent(
+            self._settings, connection, background=background, model_client=self._shared
+        )
         return Router(agent), agent.shutdown
 
-    return make
+    async def aclose(self) -> None:
+        if self._shared is not None:
+            await self._shared.aclose_shared()
+
+
+class _SharedModelClient:
+    """One model client for every connection of the server.
+
+    Each connection's agent would otherwise build its own SDK client (an HTTP pool and a
+    TLS context each) on its first prompt. This wrapper has no ``aclose``, so a connection
+    that shuts down leaves the client to the others. Without an API key none is shared,
+    and the agents answer prompts with "auth required" as over stdio.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        from iac_code.llm.anthropic_client import AnthropicModelClient
+
+        self._client = AnthropicModelClient(api_key=settings.api_key, base_url=settings.base_url)
+
+    def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
+        return self._client.stream(request)
+
+    async def aclose_shared(self) -> None:
+        """Close the client for good (named so that agents never call it)."""
+        await self._client.aclose()
+
+
+def _warm_model_client_import() -> None:
+    """Import ``anthropic`` in the background now: done lazily on the first prompt, the
+    import would hold the event loop (every connection) for a second or more."""
+    import threading
+
+    def work() -> None:
+        import iac_code.llm.anthropic_client  # noqa: F401  (the import is the work)
+
+    threading.Thread(target=work, name="iac-code-warm-import", daemon=True).start()
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:
@@ -82,6 +132,7 @@ def run_http_server(settings: Settings, options: RemoteOptions) -> int:
 
     configure_logging(settings.log_level, settings.log_file)
     raise_open_file_limit()
+    _warm_model_client_import()
     try:
         sock = _listening_socket(options.host, options.port)
     except OSError as exc:

@@ -13,11 +13,12 @@ from collections.abc import Callable
 import anyio
 from starlette.types import Receive, Scope, Send
 
-from iac_code.remote.streams import OutboundStream, StreamEvent
+from iac_code.remote.streams import OutboundStream, StreamEvent, StreamReader
 
 __all__ = ["SseResponse", "encode_event"]
 
 KEEPALIVE = b": keep-alive\n\n"
+_BURST_EVENTS = 512  # events already queued are written together, up to this many
 
 
 def encode_event(event: StreamEvent) -> bytes:
@@ -30,7 +31,7 @@ class SseResponse:
     def __init__(
         self,
         stream: OutboundStream,
-        reader: object,
+        reader: StreamReader,
         *,
         keepalive_seconds: float,
         on_detach: Callable[[], None],
@@ -60,7 +61,7 @@ class SseResponse:
         except OSError:
             pass  # the client went away mid-write
         finally:
-            self._stream.detach(self._reader)  # type: ignore[arg-type]
+            self._stream.detach(self._reader)
             self._on_detach()
 
     async def _write_events(self, send: Send) -> None:
@@ -68,15 +69,15 @@ class SseResponse:
         await send({"type": "http.response.body", "body": b": open\n\n", "more_body": True})
         while True:
             with anyio.move_on_after(self._keepalive) as quiet:
-                event = await self._stream.next_event(self._reader)  # type: ignore[arg-type]
+                event = await self._stream.next_event(self._reader)
             if quiet.cancelled_caught:
                 await send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
                 continue
             if event is None:
                 break
-            await send(
-                {"type": "http.response.body", "body": encode_event(event), "more_body": True}
-            )
+            burst = [event, *self._stream.ready_events(self._reader, _BURST_EVENTS)]
+            body = b"".join(encode_event(item) for item in burst)
+            await send({"type": "http.response.body", "body": body, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     @staticmethod

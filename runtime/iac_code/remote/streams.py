@@ -16,7 +16,14 @@ from dataclasses import dataclass
 
 import anyio
 
-__all__ = ["OutboundStream", "OutputBudget", "ReaderBusy", "ResumeGone", "StreamEvent"]
+__all__ = [
+    "OutboundStream",
+    "OutputBudget",
+    "ReaderBusy",
+    "ResumeGone",
+    "StreamEvent",
+    "StreamReader",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +72,7 @@ class OutputBudget:
         self._wake()
 
 
-class _Reader:
+class StreamReader:
     """The lease of the attached reader: where it is in the stream."""
 
     __slots__ = ("cursor", "detached")
@@ -83,7 +90,7 @@ class OutboundStream:
         self._next_id = 1
         self._delivered_upto = 0  # highest id ever handed to a reader
         self._delivered_bytes = 0  # bytes of kept events with id <= _delivered_upto
-        self._reader: _Reader | None = None
+        self._reader: StreamReader | None = None
         self._finished = False
         self._changed = anyio.Event()
 
@@ -123,7 +130,7 @@ class OutboundStream:
 
     # ------------------------------------------------------------------ reader side
 
-    def attach(self, last_event_id: int | None = None) -> _Reader:
+    def attach(self, last_event_id: int | None = None) -> StreamReader:
         """Become the reader; with ``last_event_id`` resume right after that event."""
         if self._reader is not None:
             raise ReaderBusy()
@@ -134,17 +141,17 @@ class OutboundStream:
             oldest = self._events[0].id if self._events else self._next_id
             if cursor + 1 < oldest:
                 raise ResumeGone()
-        reader = _Reader(cursor)
+        reader = StreamReader(cursor)
         self._reader = reader
         return reader
 
-    def detach(self, reader: _Reader) -> None:
+    def detach(self, reader: StreamReader) -> None:
         if self._reader is reader:
             self._reader = None
             reader.detached = True
             self._notify()
 
-    async def next_event(self, reader: _Reader) -> StreamEvent | None:
+    async def next_event(self, reader: StreamReader) -> StreamEvent | None:
         """The next event for ``reader``; None once the stream finished and is drained."""
         while True:
             if reader.detached:
@@ -158,6 +165,22 @@ class OutboundStream:
             if self._finished:
                 return None
             await self._wait_changed()
+
+    def ready_events(self, reader: StreamReader, limit: int) -> list[StreamEvent]:
+        """Events available to ``reader`` right now (at most ``limit``), without waiting.
+
+        Lets a writer send a burst of events in one write instead of one write each.
+        """
+        events: list[StreamEvent] = []
+        while len(events) < limit and not reader.detached:
+            event = self._event_after(reader.cursor)
+            if event is None:
+                break
+            reader.cursor = event.id
+            if event.id > self._delivered_upto:
+                self._mark_delivered(event)
+            events.append(event)
+        return events
 
     def _event_after(self, cursor: int) -> StreamEvent | None:
         if not self._events:

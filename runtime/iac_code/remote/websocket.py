@@ -23,6 +23,7 @@ from iac_code.remote.guard import deny_websocket
 from iac_code.remote.protocol import message_key
 from iac_code.remote.registry import ConnectionRegistry, TooManyConnections
 from iac_code.remote.responses import PARSE_ERROR, error_body
+from iac_code.remote.streams import StreamReader
 
 __all__ = ["AcpWebSocketEndpoint"]
 
@@ -148,12 +149,12 @@ class AcpWebSocketEndpoint:
         self,
         socket: WebSocket,
         connection: RemoteConnection,
-        reader: object,
+        reader: StreamReader,
         done: anyio.CancelScope,
     ) -> None:
         stream = connection.connection_stream
         while True:
-            event = await stream.next_event(reader)  # type: ignore[arg-type]
+            event = await stream.next_event(reader)
             if event is None:
                 break
             await socket.send_text(event.data.decode("utf-8"))
