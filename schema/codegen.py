@@ -26,7 +26,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from acp_schema import codegen_derived, codegen_models, codegen_tables
+from acp_schema import codegen_derived, codegen_models, codegen_tables, openapi
 from acp_schema.codegen_common import (
     DEFAULT_TARGET,
     MANIFEST_FILE,
@@ -62,6 +62,8 @@ def build(target: Target = DEFAULT_TARGET) -> dict[str, str]:
     files.update(codegen_models.build_models(schema_dir, target.schema_label))
     files.update(PLAIN_FILES)
     files[MANIFEST_FILE] = render_manifest(target, ["index.json", *schema_files(schema_dir)])
+    if target == DEFAULT_TARGET:
+        files["openapi.json"] = openapi.render(schema_dir)  # served at /openapi.json
     return dict(sorted(files.items()))
 
 

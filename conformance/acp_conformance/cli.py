@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 
 from .config import RunConfig, UsageError
+from .harness.remote import RemoteTarget
 from .outcomes import Outcome
 from .runner import Progress
 
@@ -83,6 +84,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write this run's failures as a baseline (each reason must then be edited)",
     )
+    run.add_argument(
+        "--url",
+        metavar="URL",
+        help="check the remote agent at this ACP endpoint (http://HOST:PORT/acp), not a command",
+    )
+    run.add_argument("--ws", action="store_true", help="with --url: speak WebSocket, not HTTP+SSE")
+    run.add_argument(
+        "--token", metavar="T", help="with --url: bearer token sent in the Authorization header"
+    )
     run.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD [ARGS...]")
 
     lst = sub.add_parser("list", help="print the requirements table")
@@ -117,9 +127,11 @@ def _config(args: argparse.Namespace) -> RunConfig:
     argv = list(args.agent)
     if argv and argv[0] == "--":
         argv = argv[1:]
-    if not argv:
+    remote = _remote_target(args, argv)
+    if not argv and remote is None:
         raise UsageError(
             "missing agent command: acp-conformance run [options] -- AGENT_CMD [ARGS...]"
+            " (or --url URL for a remote agent)"
         )
     argv = absolutize(argv)
     if args.timeout <= 0 or args.jobs < 1 or args.fuzz_examples < 0:
@@ -139,7 +151,23 @@ def _config(args: argparse.Namespace) -> RunConfig:
         jobs=args.jobs,
         profile=args.profile,
         fuzz_examples=args.fuzz_examples,
+        remote=remote,
     )
+
+
+def _remote_target(args: argparse.Namespace, argv: list[str]) -> RemoteTarget | None:
+    if args.url is None:
+        if args.ws or args.token:
+            raise UsageError("--ws and --token need --url")
+        return None
+    if argv and "{port}" not in args.url:
+        raise UsageError(
+            "with a server command after --, --url must contain {port}: the checker starts one "
+            "server per agent on a free port (--url http://127.0.0.1:{port}/acp -- CMD {port})"
+        )
+    if not args.url.startswith(("http://", "https://")):
+        raise UsageError(f"--url must be an http:// or https:// URL, got {args.url!r}")
+    return RemoteTarget(url=args.url, websocket=args.ws, token=args.token)
 
 
 def _progress_printer() -> Progress:

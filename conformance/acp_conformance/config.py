@@ -6,7 +6,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from .harness.remote import RemoteTarget
 
 LlmApi = Literal["anthropic", "openai", "none"]
 
@@ -26,6 +29,8 @@ class RunConfig:
     jobs: int = 1
     profile: str = "iac-code"
     fuzz_examples: int = 20
+    #: A remote agent (``--url``): its endpoint, ``--ws`` and ``--token``; None for stdio runs.
+    remote: RemoteTarget | None = None
 
     @property
     def shutdown_grace(self) -> float:

@@ -674,6 +674,9 @@ _req(
 
 del M, C, S, N
 
+#: Registration for requirements defined next to their checks (the remote transport's).
+define_requirement = _req
+
 
 # -- checks ---------------------------------------------------------------------------------
 

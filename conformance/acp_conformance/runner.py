@@ -13,7 +13,9 @@ import anyio
 from . import scenarios as _scenarios  # noqa: F401  (registers every check)
 from .config import RunConfig
 from .harness.connection import AgentExited, AgentTimeout
+from .harness.remote import AccessDenied
 from .outcomes import Outcome, Verdict, combine, failed, harness_error, not_applicable
+from .remote_scope import exemption
 from .requirements import CHECKS, REQUIREMENTS, Check, Requirement, select
 from .scenarios.base import (
     SCENARIOS,
@@ -143,6 +145,8 @@ def _plan(requirements: list[Requirement]) -> tuple[dict[str, list[Check]], list
 
 async def _gate(ctx: CheckContext) -> Outcome | None:
     req = ctx.requirement
+    if (reason := exemption(req, ctx.config)) is not None:
+        return not_applicable(reason)
     if req.llm and ctx.config.llm == "none":
         return not_applicable("needs a scripted LLM (--llm anthropic|openai)")
     if req.gate is None:
@@ -166,7 +170,7 @@ async def _run_check(chk: Check, runtime: ScenarioRuntime) -> Outcome:
         outcome = harness_error(f"the check did not finish within its {budget:g} s budget")
     except (AgentTimeout, AgentExited) as exc:
         outcome = failed(str(exc))
-    except SetupError as exc:
+    except (SetupError, AccessDenied) as exc:
         outcome = harness_error(f"setup failed: {exc}")
     except Exception as exc:  # a bug in the checker, never the agent's fault
         outcome = harness_error(
@@ -239,6 +243,10 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
     except SchemaUnavailable as exc:
         record.backend_error = str(exc)
     for chk in run_wide:
+        reason = exemption(REQUIREMENTS[chk.requirement], config)
+        if reason is not None:
+            outcomes[chk.requirement].append(not_applicable(reason))
+            continue
         outcomes[chk.requirement].extend(_run_wide(chk, record))
 
     results = {

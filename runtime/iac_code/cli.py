@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -109,6 +110,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="pass this credential variable (or pattern) to bash and MCP servers anyway;"
         " repeatable (env IAC_CODE_CHILD_ENV_ALLOW)",
     )
+    remote = acp.add_argument_group(
+        "remote transport",
+        "With --transport http, ACP is served on http://HOST:PORT/acp (Streamable HTTP with SSE,"
+        " and WebSocket on the same path). A bearer token is read from IACCODE_ACP_HTTP_TOKEN;"
+        " it is required when HOST is not a loopback address.",
+    )
+    remote.add_argument(
+        "--transport", choices=("stdio", "http"), default="stdio", help="default: stdio"
+    )
+    remote.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    remote.add_argument("--port", type=int, default=8765, help="port to listen on (8765; 0 = any)")
+    remote.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="browser Origin allowed besides loopback ones (repeatable)",
+    )
+    remote.add_argument("--max-connections", type=int, help="live connections (default 256)")
+    remote.add_argument(
+        "--idle-timeout", type=float, help="seconds before an unused connection closes (600)"
+    )
 
     bench = commands.add_parser(
         "bench",
@@ -163,9 +186,32 @@ def acp_settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
+def _serve_http(args: argparse.Namespace) -> int:
+    import os
+
+    from iac_code.remote.options import TOKEN_ENV, RemoteLimits, RemoteOptions
+    from iac_code.remote.serve import run_http_server
+
+    limits = RemoteLimits()
+    if args.max_connections is not None:
+        limits = replace(limits, max_connections=args.max_connections)
+    if args.idle_timeout is not None:
+        limits = replace(limits, idle_timeout_seconds=args.idle_timeout)
+    options = RemoteOptions(
+        host=args.host,
+        port=args.port,
+        token=os.environ.get(TOKEN_ENV) or None,
+        allowed_origins=tuple(args.allow_origin),
+        limits=limits,
+    )
+    return run_http_server(acp_settings(args), options)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "acp" and args.transport == "http":
+        return _serve_http(args)
     if args.command == "acp":
         from iac_code.prelude import run_acp
 

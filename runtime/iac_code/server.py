@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from iac_code.settings import Settings
 
 
-def _raise_open_file_limit() -> None:
+def raise_open_file_limit() -> None:
     """MCP servers and commands hold pipes; allow many of them per process."""
     try:
         import resource
@@ -67,7 +67,7 @@ def run_stdio_server(
     settings: Settings, *, prefix: bytes = b"", initialize_params: dict[str, Any] | None = None
 ) -> int:
     configure_logging(settings.log_level, settings.log_file)
-    _raise_open_file_limit()
+    raise_open_file_limit()
     threading.Thread(target=warm_handler_modules, name="iac-code-warm", daemon=True).start()
     agents: list[IacAgent] = []
     background: list[TaskGroup] = []

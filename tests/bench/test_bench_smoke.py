@@ -78,3 +78,13 @@ def test_bench_harness_error_exits_1(tmp_path: Path, capsys: pytest.CaptureFixtu
     rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
     assert rows[0]["verdict"] == "ERROR"
     assert "ERROR" in capsys.readouterr().out
+
+
+def test_bench_remote_initialize_produces_a_row(tmp_path: Path) -> None:
+    from iac_code.bench.remote import run_initialize
+
+    ctx = BenchContext(agent_argv=default_agent_argv(), root=tmp_path, timeout=30.0)
+    rows = run_initialize(ctx, calls=2)
+    assert [row.metric for row in rows] == ["remote_initialize"]
+    _assert_well_formed(rows[0])
+    assert len(rows[0].data["samples_ms"]) == 2

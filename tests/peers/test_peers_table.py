@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import acp_conformance.peers
 import pytest
 from acp_conformance.config import RunConfig, agent_environment
 from acp_conformance.peers.agents import (
@@ -14,6 +15,7 @@ from acp_conformance.peers.agents import (
     OWN_AGENT,
     PEERS,
     PEERS_BY_NAME,
+    REMOTE_PEERS,
     UNREACHABLE_URL,
     NpmInstall,
     PipInstall,
@@ -22,7 +24,7 @@ from acp_conformance.peers.layout import node22_bin, resolve
 from acp_conformance.profiles import PROFILES
 
 PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
-ALL_ROWS = (OWN_AGENT, *PEERS)
+ALL_ROWS = (OWN_AGENT, *PEERS, *REMOTE_PEERS)
 EXPECTED = {
     "iac-code-0.16.0",
     "sdk-echo",
@@ -31,6 +33,11 @@ EXPECTED = {
     "claude-agent-acp",
     "codex-acp",
     "opencode",
+    # Checked over the remote transport (--url): the TS SDK's AcpServer and our own server.
+    "ts-sdk-http",
+    "ts-sdk-ws",
+    "iac-code-http",
+    "iac-code-ws",
 }
 
 
@@ -59,9 +66,11 @@ def test_peer_has_install_run_and_llm_mode(peer) -> None:
 
 @pytest.mark.parametrize("peer", ALL_ROWS, ids=lambda p: p.name)
 def test_placeholders_are_ones_that_get_filled(peer) -> None:
+    # The checker fills templates in the environment only, never in argv, except a remote
+    # peer's {port} (the checker starts that server per agent on a free port).
+    port = {"port"} if peer.transport != "stdio" else set()
     for part in (*peer.command, peer.installed_marker):
-        # The checker fills templates in the environment only, never in argv.
-        assert placeholders(part) <= INSTALL_PLACEHOLDERS, part
+        assert placeholders(part) <= INSTALL_PLACEHOLDERS | port, part
     for _, value in peer.env:
         assert placeholders(value) <= INSTALL_PLACEHOLDERS | CHECKER_TEMPLATES, value
 
@@ -119,3 +128,14 @@ def test_resolve_reports_installed_once_marker_and_node_exist(tmp_path: Path) ->
     node22_bin(tmp_path).mkdir(parents=True)
     (node22_bin(tmp_path) / "node").touch()
     assert resolve(peer, tmp_path).installed
+
+
+@pytest.mark.parametrize("peer", REMOTE_PEERS, ids=lambda p: p.name)
+def test_remote_peers_are_servers_on_the_checkers_port(peer) -> None:
+    assert peer.transport in ("http", "ws")
+    assert peer.command[-2:] == ("--port", "{port}")
+    if isinstance(peer.install, NpmInstall):
+        # The script is copied next to its node_modules, which is where its imports resolve.
+        shipped = Path(acp_conformance.peers.__file__).parent / "files"
+        assert all((shipped / name).is_file() for name in peer.install.files)
+        assert peer.installed_marker == "{peer_dir}/" + peer.install.files[0]

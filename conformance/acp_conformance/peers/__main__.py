@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .agents import OWN_AGENT, PEERS, PEERS_BY_NAME, Peer
+from .agents import OWN_AGENT, PEERS, PEERS_BY_NAME, REMOTE_PEERS, Peer
 from .checking import DEFAULT_RUN_TIMEOUT, CheckOptions, check_peer, load_previous
 from .install import DEFAULT_STEP_TIMEOUT, Installer
 from .layout import DEFAULT_CACHE, resolve
@@ -24,7 +24,7 @@ def _selected(only: Sequence[str], *, with_own: bool) -> list[Peer]:
         raise SystemExit(f"unknown peer(s): {', '.join(unknown)}; known: {', '.join(known)}")
     if only:
         return [known[name] for name in only]
-    return [OWN_AGENT, *PEERS] if with_own else list(PEERS)
+    return [OWN_AGENT, *PEERS, *REMOTE_PEERS] if with_own else [*PEERS, *REMOTE_PEERS]
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -47,6 +47,9 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     failures = 0
     for peer in _selected(args.only, with_own=True):
         resolved = resolve(peer, args.cache)
+        if peer.transport != "stdio":
+            print(f"{peer.name:18} n/a  (a server: `run` checks it over --url)")
+            continue
         if not resolved.installed:
             print(f"{peer.name:18} missing")
             failures += 1

@@ -51,9 +51,14 @@ class PipInstall:
 
 @dataclass(frozen=True)
 class NpmInstall:
-    """``npm install --prefix {peer_dir} packages...`` with Node 22 first on ``PATH``."""
+    """``npm install --prefix {peer_dir} packages...`` with Node 22 first on ``PATH``.
+
+    ``files`` are copied from this package's ``files/`` folder into ``{peer_dir}``, for
+    agents that are a small script on top of an installed SDK (Node resolves the script's
+    imports from its own folder)."""
 
     packages: tuple[str, ...]
+    files: tuple[str, ...] = ()
 
 
 Install = PipInstall | NpmInstall
@@ -81,6 +86,10 @@ class Peer:
     quirks: tuple[str, ...] = field(default_factory=tuple)
     #: Needs Node 22 on ``PATH`` at run time (its launcher is ``#!/usr/bin/env node``).
     needs_node22: bool = False
+    #: How the checker reaches it: ``stdio`` (the checker runs ``command``), or ``http`` /
+    #: ``ws``: ``command`` is a server listening on 127.0.0.1 port ``{port}``, which the checker
+    #: starts per agent on a free port and reaches with ``--url`` (``--ws``).
+    transport: Literal["stdio", "http", "ws"] = "stdio"
 
 
 def _opencode_config() -> str:
@@ -251,4 +260,46 @@ PEERS: tuple[Peer, ...] = (
     ),
 )
 
-PEERS_BY_NAME: dict[str, Peer] = {peer.name: peer for peer in PEERS}
+
+def _ts_sdk_server(transport: Literal["http", "ws"]) -> Peer:
+    """The official TypeScript SDK's AcpServer (Streamable HTTP + WebSocket) around a tiny
+    echo agent (the SDK ships no example server; ``files/ts_sdk_agent.mjs`` is that agent)."""
+    over = "Streamable HTTP + SSE" if transport == "http" else "WebSocket"
+    return Peer(
+        name=f"ts-sdk-{transport}",
+        title=f"official TypeScript SDK 2.4.0 AcpServer over {over} (echo agent)",
+        install=NpmInstall(("@agentclientprotocol/sdk@2.4.0", "ws@8.18.3"), ("ts_sdk_agent.mjs",)),
+        command=("node", "{peer_dir}/ts_sdk_agent.mjs", "--port", "{port}"),
+        env=(),
+        llm="none",
+        installed_marker="{peer_dir}/ts_sdk_agent.mjs",
+        llm_note="echoes prompts back; it has no model",
+        transport=transport,
+    )
+
+
+def _own_server(transport: Literal["http", "ws"]) -> Peer:
+    """This project's agent over its remote transport (``iac-code acp --transport http``)."""
+    over = "HTTP + SSE" if transport == "http" else "WebSocket"
+    return Peer(
+        name=f"iac-code-{transport}",
+        title=f"iac-code (this project) over {over}",
+        install=None,
+        command=("iac-code", "acp", "--transport", "http", "--port", "{port}"),
+        env=OWN_AGENT.env,
+        llm="anthropic",
+        installed_marker="",
+        profile="iac-code",
+        transport=transport,
+    )
+
+
+#: Agents checked over the remote transport: the official SDK's server and our own.
+REMOTE_PEERS: tuple[Peer, ...] = (
+    _ts_sdk_server("http"),
+    _ts_sdk_server("ws"),
+    _own_server("http"),
+    _own_server("ws"),
+)
+
+PEERS_BY_NAME: dict[str, Peer] = {peer.name: peer for peer in (*PEERS, *REMOTE_PEERS)}

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from .agents import Peer
 from .layout import ResolvedPeer
@@ -34,7 +35,8 @@ class CheckOptions:
 
 
 def checker_argv(resolved: ResolvedPeer, report_path: Path, options: CheckOptions) -> list[str]:
-    """The ``acp-conformance run`` command line for one peer."""
+    """The ``acp-conformance run`` command line for one peer. A remote peer's command is a
+    server the checker starts per agent on a free port (``--url ...{port}... -- CMD``)."""
     peer = resolved.peer
     argv = [
         sys.executable,
@@ -54,6 +56,12 @@ def checker_argv(resolved: ResolvedPeer, report_path: Path, options: CheckOption
     ]
     if peer.auth_method:
         argv += ["--auth-method", peer.auth_method]
+    if peer.transport != "stdio":
+        argv += [
+            "--url",
+            "http://127.0.0.1:{port}/acp",
+            *(["--ws"] if peer.transport == "ws" else []),
+        ]
     for key, value in resolved.env:
         argv += ["--agent-env", f"{key}={value}"]
     return [*argv, "--", *resolved.command]
@@ -71,17 +79,9 @@ def check_peer(resolved: ResolvedPeer, options: CheckOptions) -> AgentRun:
     log_path = options.out_dir / f"{peer.name}.log"
     report_path.unlink(missing_ok=True)
     argv = checker_argv(resolved, report_path, options)
-    log.info("[%s] $ %s", peer.name, " ".join(argv))
     with log_path.open("w", encoding="utf-8") as out:
         try:
-            completed = subprocess.run(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                timeout=options.run_timeout,
-                check=False,
-            )
+            completed = _run_checker(peer, argv, out, options)
         except subprocess.TimeoutExpired:
             return AgentRun(peer, None, error=f"checker timed out after {options.run_timeout:g} s")
     if not report_path.exists():
@@ -94,6 +94,20 @@ def check_peer(resolved: ResolvedPeer, options: CheckOptions) -> AgentRun:
     if run.report is not None:
         log.info("[%s] %s", peer.name, run.report.get("verdictLine", completed.returncode))
     return run
+
+
+def _run_checker(
+    peer: Peer, argv: list[str], out: IO[str], options: CheckOptions
+) -> subprocess.CompletedProcess[bytes]:
+    log.info("[%s] $ %s", peer.name, " ".join(argv))
+    return subprocess.run(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        timeout=options.run_timeout,
+        check=False,
+    )
 
 
 def _read_report(peer: Peer, report_path: Path) -> AgentRun:

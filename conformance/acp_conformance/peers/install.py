@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -131,6 +132,9 @@ class Installer:
             ["npm", "install", "--prefix", str(folder), "--no-audit", "--no-fund", *spec.packages],
             env=self._node22_env(),
         )
+        shipped = Path(__file__).parent / "files"
+        for name in spec.files:
+            shutil.copyfile(shipped / name, folder / name)
 
     # -- public -------------------------------------------------------------------------
 

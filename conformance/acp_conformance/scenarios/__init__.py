@@ -4,6 +4,7 @@ from . import (
     envelope,
     fuzz,
     gating,
+    http_transport,
     initialize,
     modes,
     overlap,
@@ -13,12 +14,14 @@ from . import (
     sessions,
     turns,
     wire,
+    ws_transport,
 )
 
 __all__ = [
     "envelope",
     "fuzz",
     "gating",
+    "http_transport",
     "initialize",
     "modes",
     "overlap",
@@ -28,4 +31,5 @@ __all__ = [
     "sessions",
     "turns",
     "wire",
+    "ws_transport",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,8 @@ from ..harness.client_side import ClientSide
 from ..harness.connection import AgentConnection, AgentExited, AgentTimeout
 from ..harness.process import AgentProcess, ExitRecord
 from ..harness.recorder import Frame, Recorder
+from ..harness.remote import AccessDenied, RemoteConnection, RemoteTarget
+from ..harness.served import free_port, start_server, with_port
 from ..profiles import Profile, get_profile
 from ..requirements import Requirement
 
@@ -133,6 +135,8 @@ class ScenarioRuntime:
             client=client or ClientSide(self.work),
         )
         self.runs.append(run)
+        if self.config.remote is not None:
+            return await self._open_remote(run, initialize, protocol_version, llm_script)
         llm_url = None
         if self.config.llm != "none":
             run.llm = self.exit_stack.enter_context(ScriptedLLMServer(llm_script))
@@ -151,6 +155,43 @@ class ScenarioRuntime:
         if initialize:
             await self.initialize(run, protocol_version=protocol_version)
         return run
+
+    async def _open_remote(
+        self, run: AgentRun, initialize: bool, protocol_version: Any, llm_script: Any
+    ) -> AgentRun:
+        """``--url`` runs: a new ACP connection to the remote agent stands in for a process
+        (with a server command, a fresh server process on a free port is started first)."""
+        target = self.config.remote
+        assert target is not None
+        if self.config.argv:
+            target = await self._serve(run, target, llm_script)
+        run.conn = RemoteConnection(target, run.recorder, run.client, timeout=self.config.timeout)
+        run.conn.attach(self.tg)
+        if initialize:
+            await self.initialize(run, protocol_version=protocol_version)
+        return run
+
+    async def _serve(self, run: AgentRun, target: RemoteTarget, llm_script: Any) -> RemoteTarget:
+        llm_url = None
+        if self.config.llm != "none":
+            run.llm = self.exit_stack.enter_context(ScriptedLLMServer(llm_script))
+            llm_url = run.llm.url
+        env = agent_environment(self.config, home=self.home, tmp=self.tmp, llm_url=llm_url)
+        port = free_port()
+        try:
+            run.process = await start_server(
+                self.config.argv,
+                port=port,
+                env=env,
+                cwd=self.config.agent_cwd or self.work,
+                tg=self.tg,
+                recorder=run.recorder,
+                bound=self.config.timeout * 3,
+            )
+        except Exception as exc:
+            run.start_error = str(exc)
+            raise SetupError(run.start_error) from exc
+        return replace(target, url=with_port([target.url], port)[0])
 
     def initialize_params(self, run: AgentRun, protocol_version: Any = 1) -> dict[str, Any]:
         return {
@@ -199,12 +240,24 @@ class ScenarioRuntime:
         with anyio.CancelScope(shield=True):
             async with anyio.create_task_group() as tg:
                 for run in self.runs:
-                    if run.process is not None and run.exit is None:
+                    if isinstance(run.conn, RemoteConnection):
+                        tg.start_soon(self._stop_remote, run, run.conn)
+                    elif run.process is not None and run.exit is None:
                         tg.start_soon(self._stop, run)
         for run in self.runs:
             run.client.close()
         self.exit_stack.close()
         shutil.rmtree(self.root, ignore_errors=True)
+
+    async def _stop_remote(self, run: AgentRun, conn: RemoteConnection) -> None:
+        if conn.alive and conn.opened:
+            try:
+                await conn.barrier(timeout=self.config.shutdown_grace)
+            except (AgentTimeout, AgentExited, AccessDenied):
+                pass
+        await conn.close()
+        if run.process is not None and run.exit is None:
+            run.exit = await run.process.shutdown(self.config.shutdown_grace)
 
     async def _stop(self, run: AgentRun) -> None:
         assert run.process is not None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import concurrency, hardening, llm, sessions, startup
+from . import concurrency, hardening, llm, remote, sessions, startup
 from ._client import HarnessError
 from .context import BenchContext, default_agent_argv
 from .procinfo import machine_description
@@ -45,6 +45,9 @@ METRICS: tuple[Metric, ...] = (
     Metric("list", "≤ 100 ms first page", sessions.run_list),
     Metric("concurrent", "0 errors, ≤ 1 MiB/idle session", concurrency.run),
     Metric("tool_call", "-", llm.run_tool_call),
+    Metric("remote_initialize", "-", remote.run_initialize),
+    Metric("remote_relay", "SSE and WebSocket vs stdio", remote.run_relay_remote),
+    Metric("remote_concurrent", "0 errors", remote.run_concurrent_remote),
     Metric("kill9", "0 inconsistent sessions", hardening.run_kill9, by_default=False),
     Metric("burst", "0 errors", hardening.run_burst, by_default=False),
 )

@@ -1,0 +1,67 @@
+"""The ASGI application: ``/acp`` (HTTP and WebSocket) and ``/openapi.json``, behind the guard."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import cache
+from importlib import resources
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, WebSocketRoute
+
+from iac_code.remote.connection import HandlerFactory
+from iac_code.remote.guard import GuardMiddleware
+from iac_code.remote.http_endpoint import AcpHttpEndpoint
+from iac_code.remote.options import RemoteOptions
+from iac_code.remote.registry import ConnectionRegistry
+from iac_code.remote.websocket import AcpWebSocketEndpoint
+
+__all__ = ["build_app", "openapi_document"]
+
+
+@cache
+def openapi_document() -> bytes:
+    """The checked-in OpenAPI document generated from ``schema/`` (see ``acp_schema.openapi``)."""
+    text = resources.files("acp_bindings").joinpath("openapi.json").read_text(encoding="utf-8")
+    return json.dumps(json.loads(text), separators=(",", ":")).encode()
+
+
+async def _openapi(request: Request) -> Response:
+    del request
+    return Response(openapi_document(), media_type="application/json")
+
+
+def build_app(
+    make_handler: HandlerFactory, options: RemoteOptions
+) -> tuple[Starlette, ConnectionRegistry]:
+    """The application and its registry (the registry runs during the app's lifespan)."""
+    registry = ConnectionRegistry(make_handler, options.limits)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        del app
+        try:
+            async with registry.running():
+                yield
+        finally:
+            # Resources the handler factory shares between connections (a model client).
+            close = getattr(make_handler, "aclose", None)
+            if close is not None:
+                await close()
+
+    app = Starlette(
+        routes=[
+            Route("/acp", AcpHttpEndpoint(registry)),
+            WebSocketRoute("/acp", AcpWebSocketEndpoint(registry)),
+            Route("/openapi.json", _openapi, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
+    app.add_middleware(
+        GuardMiddleware, token=options.token, allowed_origins=options.allowed_origins
+    )
+    return app, registry

@@ -1,0 +1,303 @@
+"""One remote ACP connection: the agent's own :class:`Connection` behind in-memory pipes.
+
+Inbound, each client message is encoded as one NDJSON frame and written into the agent
+connection's input pipe, exactly as stdio would deliver it. Outbound, a pump reads the agent's
+frames and routes each to a stream, following the transport's routing rules:
+
+- a response goes where its request came from: the session stream of the request's
+  ``Acp-Session-Id``, else the connection stream (``session/load`` answers on the connection
+  stream, like ``session/new``, whose session did not exist when it was sent);
+- an agent request or notification whose ``params.sessionId`` names a session goes to that
+  session's stream, anything else to the connection stream;
+- over WebSocket everything goes to the one stream the socket reads.
+
+The client's answers to agent requests are checked against the stream the request went out
+on (``Acp-Session-Id`` must match).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+
+from iac_code.remote.options import RemoteLimits
+from iac_code.remote.protocol import message_key, params_session_id, result_session_id
+from iac_code.remote.streams import OutboundStream, OutputBudget
+from iac_code.rpc.connection import Connection, RequestHandler
+from iac_code.rpc.framing import LineFramer, OversizedLine, decode_line, encode_message
+from iac_code.rpc.memory import memory_byte_pipe
+
+__all__ = ["ConnectionGone", "HandlerFactory", "RemoteConnection", "Route", "Transport"]
+
+log = logging.getLogger("iac_code.remote")
+
+Transport = Literal["http", "websocket"]
+Route = str | None
+"""Where a message goes: a session id, or None for the connection stream."""
+
+HandlerFactory = Callable[
+    [Connection, TaskGroup], tuple[RequestHandler, Callable[[], Awaitable[None]]]
+]
+"""Builds the handler for a new agent connection and its on-close hook (agent shutdown)."""
+
+_INBOUND_QUEUE = 64  # frames waiting for the agent's reader; POSTs wait when it is full
+_NO_LINE_LIMIT = 2**62  # the agent's own output needs no size limit
+
+
+class ConnectionGone(Exception):
+    """The connection closed while a request was using it."""
+
+
+class _InitializeWaiter:
+    def __init__(self, key: tuple[str, object]) -> None:
+        self.key = key
+        self.done = anyio.Event()
+        self.response: dict[str, Any] | None = None
+
+
+class RemoteConnection:
+    def __init__(
+        self,
+        transport: Transport,
+        make_handler: HandlerFactory,
+        limits: RemoteLimits,
+        *,
+        connection_id: str | None = None,
+    ) -> None:
+        self.id = connection_id or secrets.token_urlsafe(18)
+        self.transport = transport
+        self.limits = limits
+        self._make_handler = make_handler
+        self.budget = OutputBudget(limits.max_buffered_bytes)
+        self.connection_stream = OutboundStream(self.budget, limits.replay_bytes)
+        self.session_streams: dict[str, OutboundStream] = {}
+        self._to_agent, agent_input = memory_byte_pipe(_INBOUND_QUEUE)
+        agent_output, self._from_agent = memory_byte_pipe(_INBOUND_QUEUE)
+        self.agent = Connection(
+            agent_input,
+            agent_output,
+            max_line_bytes=limits.max_body_bytes,
+            on_close=self._on_agent_close,
+            logger=logging.getLogger("iac_code.rpc"),
+        )
+        self._on_close_hook: Callable[[], Awaitable[None]] | None = None
+        #: Client request id → route of its answer.
+        self._answer_routes: dict[tuple[str, object], Route] = {}
+        #: Agent request id → the stream it was sent on (the client must answer from there).
+        self._agent_request_routes: dict[tuple[str, object], Route] = {}
+        self._initialize: _InitializeWaiter | None = None
+        self.initialized = False
+        self.closed = anyio.Event()
+        self.closing = False
+        self.last_activity = anyio.current_time()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Serve until closed. Started with ``TaskGroup.start``: ready once the handler exists."""
+        try:
+            async with anyio.create_task_group() as background:
+                handler, on_close = self._make_handler(self.agent, background)
+                self.agent.handler = handler
+                self._on_close_hook = on_close
+                task_status.started()
+                async with anyio.create_task_group() as core:
+                    core.start_soon(self._pump)
+                    await self.agent.serve()
+                # The agent has shut its sessions down; stop anything they left running.
+                background.cancel_scope.cancel()
+        finally:
+            self.closing = True
+            for stream in self._all_streams():
+                stream.finish()
+            self.budget.release_all()
+            if self._initialize is not None:
+                self._initialize.done.set()
+            self.closed.set()
+
+    def close(self) -> None:
+        """Begin a graceful close: the agent stops reading, sessions end, streams finish."""
+        self.closing = True
+        self.agent.close()
+
+    def abort(self) -> None:
+        """Close and drop output no reader has taken (DELETE, limits)."""
+        self.close()
+        for stream in self._all_streams():
+            stream.discard_pending()
+
+    async def _on_agent_close(self) -> None:
+        if self._on_close_hook is not None:
+            await self._on_close_hook()
+
+    def touch(self) -> None:
+        self.last_activity = anyio.current_time()
+
+    @property
+    def has_reader(self) -> bool:
+        return any(stream.has_reader for stream in self._all_streams())
+
+    def _all_streams(self) -> list[OutboundStream]:
+        return [self.connection_stream, *self.session_streams.values()]
+
+    # ------------------------------------------------------------------ inbound
+
+    async def initialize(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send ``initialize`` and return the agent's answer (a response object)."""
+        key = message_key(message.get("id"))
+        assert key is not None, "callers check the id first"
+        waiter = _InitializeWaiter(key)
+        self._initialize = waiter
+        await self.send(message)
+        await waiter.done.wait()
+        self._initialize = None
+        if waiter.response is None:
+            raise ConnectionGone()
+        if "result" in waiter.response:
+            self.initialized = True
+        return waiter.response
+
+    def remember_answer_route(self, message: dict[str, Any], route: Route) -> None:
+        """A client request is about to go in: its answer goes to ``route``."""
+        key = message_key(message.get("id"))
+        if key is None or "method" not in message:
+            return
+        if message.get("method") == "session/load":
+            route = None  # answered on the connection stream, as the SDK clients expect
+        self._answer_routes[key] = route
+
+    def agent_request_route(self, response: dict[str, Any]) -> tuple[bool, Route]:
+        """For a client's answer: (known, route) of the agent request it answers."""
+        key = message_key(response.get("id"))
+        if key is None or key not in self._agent_request_routes:
+            return False, None
+        return True, self._agent_request_routes[key]
+
+    def forget_agent_request(self, response: dict[str, Any]) -> None:
+        key = message_key(response.get("id"))
+        if key is not None:
+            self._agent_request_routes.pop(key, None)
+
+    async def send(self, message: object) -> None:
+        """Hand one message to the agent (as one NDJSON frame)."""
+        if self.closing:
+            raise ConnectionGone()
+        self.touch()
+        try:
+            await self._to_agent.send(encode_message(message))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise ConnectionGone() from None
+
+    def push_local(self, message: dict[str, Any]) -> None:
+        """A transport-level answer (e.g. to a WebSocket batch) on the connection stream."""
+        self.connection_stream.push(encode_message(message).rstrip(b"\n"))
+
+    # ------------------------------------------------------------------ outbound
+
+    def session_stream(self, session_id: str) -> OutboundStream:
+        """The stream of ``session_id`` (over WebSocket: the one stream)."""
+        if self.transport == "websocket":
+            return self.connection_stream
+        stream = self.session_streams.get(session_id)
+        if stream is None:
+            stream = OutboundStream(self.budget, self.limits.replay_bytes)
+            if self.closing:
+                stream.finish()
+            self.session_streams[session_id] = stream
+        return stream
+
+    def release_session_stream(self, session_id: str) -> None:
+        """A reader left: forget a stream that never carried anything."""
+        stream = self.session_streams.get(session_id)
+        if stream is not None and not stream.has_reader and not stream.carried_events:
+            del self.session_streams[session_id]
+
+    async def _pump(self) -> None:
+        framer = LineFramer(_NO_LINE_LIMIT)
+        async with self._from_agent:
+            async for chunk in self._from_agent:
+                for line in framer.feed(chunk):
+                    if not isinstance(line, OversizedLine):
+                        await self._route(line)
+
+    async def _route(self, line: bytes) -> None:
+        session_id = _update_session_id(line)
+        if session_id is not None:
+            stream = self.session_stream(session_id)
+        else:
+            message = decode_line(line)
+            if not isinstance(message, dict):
+                log.error("agent wrote a frame that is not a JSON object; dropped")
+                return
+            if self._claim_initialize(message):
+                return
+            stream = self.stream_for(message)
+        stream.push(line)
+        if self.budget.full:
+            await self._wait_for_room()
+
+    def _claim_initialize(self, message: dict[str, Any]) -> bool:
+        waiter = self._initialize
+        if waiter is None or "method" in message or message_key(message.get("id")) != waiter.key:
+            return False
+        waiter.response = message
+        waiter.done.set()
+        return True
+
+    def stream_for(self, message: dict[str, Any]) -> OutboundStream:
+        route = self._route_of(message)
+        return self.connection_stream if route is None else self.session_stream(route)
+
+    def _route_of(self, message: dict[str, Any]) -> Route:
+        key = message_key(message.get("id"))
+        if "method" not in message:  # a response to a client request
+            route = self._answer_routes.pop(key, None) if key is not None else None
+            session_id = result_session_id(message)
+            if len(session_id or "") > self.limits.max_id_length:
+                log.warning("agent answered with an over-long session id")
+            return route
+        route = params_session_id(message)
+        if route is not None and len(route) > self.limits.max_id_length:
+            route = None
+        if key is not None:
+            self._agent_request_routes[key] = route
+        return route
+
+    async def _wait_for_room(self) -> None:
+        """Backpressure: wait until readers take output, or close a stalled connection."""
+        with anyio.move_on_after(self.limits.output_stall_seconds) as scope:
+            while self.budget.full and not self.closing:
+                await self.budget.wait_for_progress()
+        if scope.cancelled_caught:
+            log.warning(
+                "closing connection %s: nobody read its output for %.0f s",
+                self.id,
+                self.limits.output_stall_seconds,
+            )
+            self.abort()
+
+
+_UPDATE_PREFIX = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"'
+
+
+def _update_session_id(line: bytes) -> str | None:
+    """The session of a ``session/update`` frame, read without parsing the whole line.
+
+    Streamed turns are almost all updates, and the agent's own encoder always writes them
+    in this key order; anything else (or an id with an escape in it) returns None and is
+    parsed in full.
+    """
+    if not line.startswith(_UPDATE_PREFIX):
+        return None
+    end = line.find(b'"', len(_UPDATE_PREFIX))
+    if end < 0:
+        return None
+    raw = line[len(_UPDATE_PREFIX) : end]
+    if b"\\" in raw:
+        return None
+    return raw.decode("utf-8", errors="strict")

@@ -1,0 +1,130 @@
+"""Who may talk to the server: Origin, bearer token and protocol version (ASGI middleware).
+
+Runs before routing, for HTTP requests and WebSocket handshakes alike:
+
+1. ``Origin`` — browsers attach it to cross-site requests, so a page on another site cannot
+   drive a local agent (DNS rebinding, drive-by fetches). A request with an Origin is accepted
+   only when it is a loopback origin or listed with ``--allow-origin``; requests without one
+   (editors, CLIs, SDK clients) pass. Refused with 403.
+2. ``Authorization: Bearer <token>`` — when a token is configured (always, off loopback),
+   compared in constant time. Refused with 401 and ``WWW-Authenticate: Bearer``.
+3. ``Acp-Protocol-Version`` — optional; when sent it must be a version we speak (400).
+
+A refused WebSocket handshake gets the same HTTP answer through the ASGI denial-response
+extension when the server offers it, and a policy-violation close otherwise.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from iac_code.remote.options import is_loopback_host
+from iac_code.remote.protocol import PROTOCOL_VERSION_HEADER, SUPPORTED_PROTOCOL_VERSIONS
+from iac_code.remote.responses import AUTH_REQUIRED, error_body
+
+__all__ = ["GuardMiddleware", "deny_websocket"]
+
+_PUBLIC_PATHS = frozenset({"/openapi.json"})  # no secrets there; still Origin-checked
+
+
+class GuardMiddleware:
+    def __init__(
+        self, app: ASGIApp, *, token: str | None, allowed_origins: Iterable[str] = ()
+    ) -> None:
+        self.app = app
+        self._token = token.encode() if token else None
+        self._origins = {origin.rstrip("/").lower() for origin in allowed_origins}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        refusal = self._refusal(scope)
+        if refusal is None:
+            await self.app(scope, receive, send)
+            return
+        status, message, extra = refusal
+        if scope["type"] == "http":
+            await _send_http(send, status, message, extra)
+        else:
+            await receive()  # the handshake's websocket.connect comes first
+            await deny_websocket(scope, send, status, message, extra)
+
+    def _refusal(self, scope: Scope) -> tuple[int, str, dict[str, str]] | None:
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if origin is not None and not self._origin_allowed(origin):
+            return 403, "Origin not allowed", {}
+        needs_token = self._token is not None and scope.get("path") not in _PUBLIC_PATHS
+        if needs_token and not self._token_matches(headers.get("authorization")):
+            return 401, "Missing or invalid bearer token", {"www-authenticate": "Bearer"}
+        version = headers.get(PROTOCOL_VERSION_HEADER)
+        if version is not None and version.strip() not in SUPPORTED_PROTOCOL_VERSIONS:
+            supported = ", ".join(sorted(SUPPORTED_PROTOCOL_VERSIONS))
+            return 400, f"Unsupported Acp-Protocol-Version (supported: {supported})", {}
+        return None
+
+    def _origin_allowed(self, origin: str) -> bool:
+        normalized = origin.rstrip("/").lower()
+        if normalized in self._origins:
+            return True
+        try:
+            parts = urlsplit(normalized)
+        except ValueError:
+            return False
+        return parts.scheme in ("http", "https") and is_loopback_host(parts.hostname or "")
+
+    def _token_matches(self, authorization: str | None) -> bool:
+        assert self._token is not None
+        if authorization is None:
+            return False
+        scheme, _, credentials = authorization.partition(" ")
+        if scheme.lower() != "bearer":
+            return False
+        # compare_digest takes the same time wherever the first difference is.
+        return hmac.compare_digest(credentials.strip().encode(), self._token)
+
+
+def _body(status: int, message: str) -> bytes:
+    code = AUTH_REQUIRED if status == 401 else -32600
+    return json.dumps(error_body(message, code), separators=(",", ":")).encode()
+
+
+def _header_list(extra: dict[str, str], body: bytes) -> list[tuple[bytes, bytes]]:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    headers.extend((name.encode(), value.encode()) for name, value in extra.items())
+    return headers
+
+
+async def _send_http(send: Send, status: int, message: str, extra: dict[str, str]) -> None:
+    body = _body(status, message)
+    await send(
+        {"type": "http.response.start", "status": status, "headers": _header_list(extra, body)}
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def deny_websocket(
+    scope: Scope, send: Send, status: int, message: str, extra: dict[str, str]
+) -> None:
+    if "websocket.http.response" in scope.get("extensions", {}):
+        body = _body(status, message)
+        await send(
+            {
+                "type": "websocket.http.response.start",
+                "status": status,
+                "headers": _header_list(extra, body),
+            }
+        )
+        await send({"type": "websocket.http.response.body", "body": body})
+    else:
+        await send({"type": "websocket.close", "code": 1008, "reason": message})

@@ -1,0 +1,249 @@
+"""``/acp`` over plain HTTP: POST carries client messages, GET opens an SSE stream, DELETE ends.
+
+Status codes follow the official TypeScript SDK's server where it defines one, and the
+issue's hardening beyond it:
+
+===========================================  ======
+POST ``initialize`` without a connection id   200 + ``Acp-Connection-Id`` (400 if it failed)
+POST anything else                            202, the answer arrives on a stream
+body not JSON / not an object / an array      400 (-32700 / -32600 body)
+Content-Type not application/json             415
+missing / unknown ``Acp-Connection-Id``       400 / 404
+session method without / with another
+``Acp-Session-Id``                            400
+body over the size limit                      413
+GET without ``Accept: text/event-stream``     406
+GET on a stream that already has a reader     409
+GET ``Last-Event-ID`` older than the replay   410
+too many connections, server shutting down    503
+other HTTP methods                            405
+===========================================  ======
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from iac_code.remote.connection import ConnectionGone, RemoteConnection, Route
+from iac_code.remote.protocol import (
+    ACCEPT_EVENT_STREAM,
+    CONNECTION_HEADER,
+    LAST_EVENT_ID_HEADER,
+    SESSION_HEADER,
+    is_json_content_type,
+    message_key,
+    needs_session_header,
+    params_session_id,
+)
+from iac_code.remote.registry import ConnectionRegistry, TooManyConnections
+from iac_code.remote.responses import PARSE_ERROR, transport_error
+from iac_code.remote.sse import SseResponse
+from iac_code.remote.streams import ReaderBusy, ResumeGone
+
+__all__ = ["AcpHttpEndpoint"]
+
+_ALLOWED = "GET, POST, DELETE"
+
+
+class _Refused(Exception):
+    def __init__(self, response: Response) -> None:
+        self.response = response
+
+
+class AcpHttpEndpoint:
+    """The ASGI app behind ``/acp`` for HTTP requests."""
+
+    def __init__(self, registry: ConnectionRegistry) -> None:
+        self.registry = registry
+        self.limits = registry.limits
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        handlers = {"POST": self._post, "GET": self._get, "DELETE": self._delete}
+        handler = handlers.get(request.method)
+        if handler is None:
+            response: ASGIApp = transport_error(
+                405, "Method Not Allowed", headers={"allow": _ALLOWED}
+            )
+        else:
+            try:
+                response = await handler(request)
+            except _Refused as refused:
+                response = refused.response
+            except ClientDisconnect:
+                return
+        await response(scope, receive, send)
+
+    # ------------------------------------------------------------------ POST
+
+    async def _post(self, request: Request) -> Response:
+        if not is_json_content_type(request.headers.get("content-type")):
+            return transport_error(415, "Content-Type must be application/json")
+        message = await self._read_message(request)
+        connection_id = self._header_id(request, CONNECTION_HEADER)
+        if message.get("method") == "initialize" and "id" in message:
+            if connection_id is not None:
+                return transport_error(400, "initialize is not allowed on an existing connection")
+            return await self._initialize(message)
+        if connection_id is None:
+            return transport_error(400, "Missing Acp-Connection-Id")
+        connection = self._known(connection_id)
+        if "method" in message:
+            route = self._request_route(request, message)
+            connection.remember_answer_route(message, route)
+        else:
+            self._check_answer_route(request, connection, message)
+        try:
+            await connection.send(message)
+        except ConnectionGone:
+            return transport_error(404, "Unknown Acp-Connection-Id")
+        if "method" not in message:
+            connection.forget_agent_request(message)
+        return Response(status_code=202)
+
+    async def _read_message(self, request: Request) -> dict[str, Any]:
+        limit = self.limits.max_body_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise _Refused(transport_error(413, f"Body larger than {limit} bytes"))
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise _Refused(transport_error(413, f"Body larger than {limit} bytes"))
+        try:
+            value = json.loads(bytes(body).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise _Refused(
+                transport_error(400, "Body is not valid JSON", code=PARSE_ERROR)
+            ) from None
+        if isinstance(value, list):
+            raise _Refused(transport_error(400, "JSON-RPC batches are not supported"))
+        if not isinstance(value, dict):
+            raise _Refused(transport_error(400, "Body must be a JSON-RPC message object"))
+        return value
+
+    async def _initialize(self, message: dict[str, Any]) -> Response:
+        if message_key(message.get("id")) is None:
+            return transport_error(400, "initialize needs a string or integer id")
+        try:
+            connection = await self.registry.create("http")
+        except TooManyConnections as exc:
+            return transport_error(
+                503, f"Connection limit reached ({exc})", headers={"retry-after": "5"}
+            )
+        try:
+            with anyio.move_on_after(self.limits.initialize_timeout_seconds) as scope:
+                answer = await connection.initialize(message)
+        except ConnectionGone:
+            connection.abort()
+            return transport_error(503, "The connection closed during initialize")
+        if scope.cancelled_caught:
+            connection.abort()
+            return transport_error(504, "initialize timed out")
+        if "result" not in answer:
+            # A connection that never initialized is useless; the body says why it failed.
+            connection.abort()
+            return JSONResponse(answer, status_code=400)
+        return JSONResponse(answer, headers={"Acp-Connection-Id": connection.id})
+
+    def _request_route(self, request: Request, message: dict[str, Any]) -> Route:
+        header = self._header_id(request, SESSION_HEADER)
+        in_params = params_session_id(message)
+        if needs_session_header(message) and header is None:
+            raise _Refused(transport_error(400, "Missing Acp-Session-Id"))
+        if header is not None and in_params is not None and header != in_params:
+            raise _Refused(transport_error(400, "Acp-Session-Id does not match params.sessionId"))
+        return header
+
+    def _check_answer_route(
+        self, request: Request, connection: RemoteConnection, message: dict[str, Any]
+    ) -> None:
+        known, route = connection.agent_request_route(message)
+        if not known or route is None:
+            return
+        header = self._header_id(request, SESSION_HEADER)
+        if header is None:
+            raise _Refused(transport_error(400, "Missing Acp-Session-Id"))
+        if header != route:
+            raise _Refused(
+                transport_error(400, "Acp-Session-Id does not match the request's session")
+            )
+
+    # ------------------------------------------------------------------ GET
+
+    async def _get(self, request: Request) -> Response | SseResponse:
+        accept = request.headers.get("accept", "").lower()
+        if ACCEPT_EVENT_STREAM not in accept:
+            return transport_error(406, "GET needs Accept: text/event-stream")
+        connection_id = self._header_id(request, CONNECTION_HEADER)
+        if connection_id is None:
+            return transport_error(400, "Missing Acp-Connection-Id")
+        connection = self._known(connection_id)
+        session_id = self._header_id(request, SESSION_HEADER)
+        stream = (
+            connection.connection_stream
+            if session_id is None
+            else connection.session_stream(session_id)
+        )
+        try:
+            reader = stream.attach(self._last_event_id(request))
+        except ReaderBusy:
+            return transport_error(409, "This stream already has a reader")
+        except ResumeGone:
+            return transport_error(410, "Last-Event-ID is older than the replay buffer")
+        connection.touch()
+
+        def on_detach() -> None:
+            connection.touch()
+            if session_id is not None:
+                connection.release_session_stream(session_id)
+
+        return SseResponse(
+            stream, reader, keepalive_seconds=self.limits.keepalive_seconds, on_detach=on_detach
+        )
+
+    @staticmethod
+    def _last_event_id(request: Request) -> int | None:
+        value = request.headers.get(LAST_EVENT_ID_HEADER)
+        if value is None or not value.strip():
+            return None
+        if not value.strip().isdigit():
+            raise _Refused(
+                transport_error(400, "Last-Event-ID must be an event id from this stream")
+            )
+        return int(value.strip())
+
+    # ------------------------------------------------------------------ DELETE
+
+    async def _delete(self, request: Request) -> Response:
+        connection_id = self._header_id(request, CONNECTION_HEADER)
+        if connection_id is None:
+            return transport_error(400, "Missing Acp-Connection-Id")
+        if not self.registry.remove(connection_id):
+            return transport_error(404, "Unknown Acp-Connection-Id")
+        return Response(status_code=202)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _header_id(self, request: Request, name: str) -> str | None:
+        value = request.headers.get(name)
+        if value is None or value == "":
+            return None
+        if len(value) > self.limits.max_id_length:
+            raise _Refused(
+                transport_error(400, f"{name} is longer than {self.limits.max_id_length}")
+            )
+        return value
+
+    def _known(self, connection_id: str) -> RemoteConnection:
+        connection = self.registry.get(connection_id)
+        if connection is None:
+            raise _Refused(transport_error(404, "Unknown Acp-Connection-Id"))
+        return connection

@@ -1,0 +1,55 @@
+"""Settings of the remote transport: where it listens, who may talk to it, and its limits."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+
+__all__ = ["RemoteLimits", "RemoteOptions", "is_loopback_host"]
+
+TOKEN_ENV = "IACCODE_ACP_HTTP_TOKEN"
+
+
+@dataclass(frozen=True)
+class RemoteLimits:
+    #: Live connections per server; one more ``initialize`` answers 503.
+    max_connections: int = 256
+    #: Bytes of agent output queued for a connection and not yet handed to a reader. Past it
+    #: the agent waits (backpressure); after ``output_stall_seconds`` without progress the
+    #: connection is closed, because its client is not coming back for the output.
+    max_buffered_bytes: int = 16 * 2**20
+    output_stall_seconds: float = 60.0
+    #: Bytes of already-sent events each stream keeps for ``Last-Event-ID`` resumption.
+    replay_bytes: int = 4 * 2**20
+    #: A connection with no reader, no request and no WebSocket for this long is closed.
+    idle_timeout_seconds: float = 600.0
+    #: Largest POST body and WebSocket message.
+    max_body_bytes: int = 8 * 2**20
+    #: Longest connection, session or request id accepted in a header or message.
+    max_id_length: int = 1024
+    #: How long ``initialize`` may take before the POST answers 504.
+    initialize_timeout_seconds: float = 30.0
+    #: Seconds between SSE keep-alive comments on an idle stream.
+    keepalive_seconds: float = 15.0
+
+
+@dataclass(frozen=True)
+class RemoteOptions:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    #: Bearer token clients must send; required whenever ``host`` is not a loopback address.
+    token: str | None = None
+    #: Origins (``scheme://host[:port]``) allowed besides loopback ones.
+    allowed_origins: tuple[str, ...] = ()
+    limits: RemoteLimits = field(default_factory=RemoteLimits)
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for ``localhost`` and loopback IP literals (``127.0.0.0/8``, ``::1``)."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False

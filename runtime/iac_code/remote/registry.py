@@ -1,0 +1,112 @@
+"""The live remote connections of one server: creation under a limit, lookup, idle reaping."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+from anyio.abc import TaskGroup
+
+from iac_code.remote.connection import HandlerFactory, RemoteConnection, Transport
+from iac_code.remote.options import RemoteLimits
+
+__all__ = ["ConnectionRegistry", "TooManyConnections"]
+
+log = logging.getLogger("iac_code.remote")
+
+_SHUTDOWN_GRACE = 5.0  # seconds for every connection to finish closing on server shutdown
+
+
+class TooManyConnections(Exception):
+    """``max_connections`` connections are live already."""
+
+
+class ConnectionRegistry:
+    def __init__(self, make_handler: HandlerFactory, limits: RemoteLimits) -> None:
+        self.limits = limits
+        self._make_handler = make_handler
+        self._connections: dict[str, RemoteConnection] = {}
+        self._task_group: TaskGroup | None = None
+        self.shutting_down = False
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[ConnectionRegistry]:
+        """Own the connections' tasks for the lifetime of the application."""
+        self.shutting_down = False  # an application may be started again after a shutdown
+        async with anyio.create_task_group() as group:
+            self._task_group = group
+            group.start_soon(self._reap_idle)
+            try:
+                yield self
+            finally:
+                await self.close_all()
+                group.cancel_scope.cancel()
+                self._task_group = None
+
+    def __len__(self) -> int:
+        return len(self._connections)
+
+    def get(self, connection_id: str) -> RemoteConnection | None:
+        connection = self._connections.get(connection_id)
+        if connection is None or connection.closing:
+            return None
+        return connection
+
+    async def create(self, transport: Transport) -> RemoteConnection:
+        if self._task_group is None or self.shutting_down:
+            raise TooManyConnections("the server is shutting down")
+        if len(self._connections) >= self.limits.max_connections:
+            raise TooManyConnections(f"at most {self.limits.max_connections} connections")
+        connection = RemoteConnection(transport, self._make_handler, self.limits)
+        self._connections[connection.id] = connection
+        await self._task_group.start(self._run, connection)
+        return connection
+
+    async def _run(
+        self, connection: RemoteConnection, *, task_status: anyio.abc.TaskStatus[None]
+    ) -> None:
+        try:
+            await connection.run(task_status=task_status)
+        except Exception:
+            log.exception("remote connection %s failed", connection.id)
+        finally:
+            self._connections.pop(connection.id, None)
+
+    async def wait_closed(self, connection_id: str) -> None:
+        """Wait until a connection (even one already closing) has fully shut down."""
+        connection = self._connections.get(connection_id)
+        if connection is not None:
+            await connection.closed.wait()
+
+    def remove(self, connection_id: str) -> bool:
+        """End a connection at the client's request (DELETE); False when unknown."""
+        connection = self.get(connection_id)
+        if connection is None:
+            return False
+        connection.abort()
+        return True
+
+    async def close_all(self) -> None:
+        """Server shutdown: close every connection gracefully and wait (bounded)."""
+        self.shutting_down = True
+        connections = list(self._connections.values())
+        for connection in connections:
+            connection.close()
+        with anyio.move_on_after(_SHUTDOWN_GRACE):
+            for connection in connections:
+                await connection.closed.wait()
+
+    async def _reap_idle(self) -> None:
+        timeout = self.limits.idle_timeout_seconds
+        period = max(0.05, min(timeout / 4, 5.0))
+        while True:
+            await anyio.sleep(period)
+            now = anyio.current_time()
+            for connection in list(self._connections.values()):
+                if connection.has_reader:
+                    connection.touch()
+                elif now - connection.last_activity > timeout and not connection.closing:
+                    log.info("closing idle connection %s", connection.id)
+                    connection.close()

@@ -1,0 +1,164 @@
+"""``iac-code acp --transport http``: the agent behind the remote transport, on Hypercorn.
+
+Hypercorn speaks HTTP/1.1, HTTP/2 (cleartext prior knowledge and h2c upgrade) and WebSocket,
+and runs on asyncio, which anyio (the runtime's concurrency layer) drives as well.
+
+Start-up refuses a non-loopback host without a token. SIGTERM/SIGINT close every connection
+gracefully (turns end, sessions are flushed, SSE streams end, WebSockets close with 1001)
+before Hypercorn stops listening.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+import sys
+from typing import TYPE_CHECKING
+
+import anyio
+
+from iac_code.remote.options import RemoteOptions, is_loopback_host
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator, Awaitable, Callable
+
+    from anyio.abc import TaskGroup
+
+    from iac_code.llm.base import ModelRequest, StreamEvent
+    from iac_code.rpc.connection import Connection, RequestHandler
+    from iac_code.settings import Settings
+
+__all__ = ["AgentHandlerFactory", "agent_handler_factory", "check_startup", "run_http_server"]
+
+log = logging.getLogger("iac_code.remote")
+
+
+def check_startup(options: RemoteOptions) -> str | None:
+    """Why the server must not start with these options, or None."""
+    if not is_loopback_host(options.host) and not options.token:
+        return (
+            f"refusing to listen on {options.host} without a token: set IACCODE_ACP_HTTP_TOKEN"
+            " (clients send it as 'Authorization: Bearer <token>') or use a loopback --host"
+        )
+    return None
+
+
+def agent_handler_factory(settings: Settings) -> AgentHandlerFactory:
+    """The same agent and router the stdio transport builds, once per remote connection."""
+    return AgentHandlerFactory(settings)
+
+
+class AgentHandlerFactory:
+    """Builds an :class:`IacAgent` behind a :class:`Router` for each new connection.
+
+    ``aclose`` (called when the application stops) closes the model client they share.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._shared = _SharedModelClient(settings) if settings.api_key else None
+
+    def __call__(
+        self, connection: Connection, background: TaskGroup
+    ) -> tuple[RequestHandler, Callable[[], Awaitable[None]]]:
+        from iac_code.agent.server import IacAgent
+        from iac_code.router import Router
+
+        agent = IacAgent(
+            self._settings, connection, background=background, model_client=self._shared
+        )
+        return Router(agent), agent.shutdown
+
+    async def aclose(self) -> None:
+        if self._shared is not None:
+            await self._shared.aclose_shared()
+
+
+class _SharedModelClient:
+    """One model client for every connection of the server.
+
+    Each connection's agent would otherwise build its own SDK client (an HTTP pool and a
+    TLS context each) on its first prompt. This wrapper has no ``aclose``, so a connection
+    that shuts down leaves the client to the others. Without an API key none is shared,
+    and the agents answer prompts with "auth required" as over stdio.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        from iac_code.llm.anthropic_client import AnthropicModelClient
+
+        self._client = AnthropicModelClient(api_key=settings.api_key, base_url=settings.base_url)
+
+    def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
+        return self._client.stream(request)
+
+    async def aclose_shared(self) -> None:
+        """Close the client for good (named so that agents never call it)."""
+        await self._client.aclose()
+
+
+def _warm_model_client_import() -> None:
+    """Import ``anthropic`` in the background now: done lazily on the first prompt, the
+    import would hold the event loop (every connection) for a second or more."""
+    import threading
+
+    def work() -> None:
+        import iac_code.llm.anthropic_client  # noqa: F401  (the import is the work)
+
+    threading.Thread(target=work, name="iac-code-warm-import", daemon=True).start()
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    sock.listen(1024)
+    sock.set_inheritable(True)
+    return sock
+
+
+def run_http_server(settings: Settings, options: RemoteOptions) -> int:
+    problem = check_startup(options)
+    if problem is not None:
+        print(f"iac-code: {problem}", file=sys.stderr)
+        return 2
+    from hypercorn.asyncio import serve
+    from hypercorn.config import Config
+
+    from iac_code.logs import configure_logging
+    from iac_code.remote.app import build_app
+    from iac_code.server import raise_open_file_limit
+
+    configure_logging(settings.log_level, settings.log_file)
+    raise_open_file_limit()
+    _warm_model_client_import()
+    try:
+        sock = _listening_socket(options.host, options.port)
+    except OSError as exc:
+        print(f"iac-code: cannot listen on {options.host}:{options.port}: {exc}", file=sys.stderr)
+        return 2
+    app, registry = build_app(agent_handler_factory(settings), options)
+    host, port = sock.getsockname()[:2]
+    config = Config()
+    config.bind = [f"fd://{sock.detach()}"]  # Hypercorn owns (and closes) the descriptor
+    config.accesslog = None
+    config.errorlog = logging.getLogger("hypercorn.error")
+    config.websocket_max_message_size = options.limits.max_body_bytes
+    config.graceful_timeout = 5.0
+    shown = f"[{host}]" if ":" in host else host
+    # One line on stderr that scripts (tests, bench) wait for; stdout is not used.
+    print(f"iac-code: serving ACP on http://{shown}:{port}/acp", file=sys.stderr, flush=True)
+
+    async def shutdown_trigger() -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for signum in signals:
+                log.info("received %s; closing connections", signal.Signals(signum).name)
+                break
+        await registry.close_all()
+
+    async def main() -> None:
+        await serve(app, config, shutdown_trigger=shutdown_trigger)  # type: ignore[arg-type]
+
+    anyio.run(main)
+    return 0
