@@ -15,9 +15,9 @@ import pytest
 from acp_conformance.config import RunConfig
 from acp_conformance.harness.http_probe import HttpProbe, answers, rpc
 from acp_conformance.harness.remote import RemoteTarget
-from acp_conformance.llm_server import ScriptedLLMServer
 from acp_conformance.outcomes import Verdict
 from acp_conformance.runner import RunResult, execute
+from acp_scripted_llm import ScriptedLLMServer
 from remote_support import run_remote
 from server_process import serving
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer
+from acp_scripted_llm import ScriptedLLMServer
 from llm_script import WRITE, route
 from remote_kit import INIT, TIMEOUT, agent_server, http_client, ws_client
 

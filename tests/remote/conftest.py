@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer
+from acp_scripted_llm import ScriptedLLMServer
 
 sys.path.insert(0, str(Path(__file__).parent))
 

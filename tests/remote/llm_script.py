@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp_conformance.llm_server import Turn
+from acp_scripted_llm import Turn
 
 WRITE = "WRITE:"
 SLOW = "SLOW:"

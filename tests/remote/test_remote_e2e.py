@@ -7,7 +7,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer
+from acp_scripted_llm import ScriptedLLMServer
 from llm_script import CHUNKS, SLOW, WRITE, chunk_text
 from remote_kit import HttpClient, WsClient, agent_server, http_client, ws_client
 

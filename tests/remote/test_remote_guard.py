@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer
+from acp_scripted_llm import ScriptedLLMServer
 from iac_code.remote.options import RemoteLimits, RemoteOptions
 from iac_code.remote.serve import check_startup
 from llm_script import CHUNKS

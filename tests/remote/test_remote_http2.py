@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from acp_conformance.llm_server import ScriptedLLMServer
+from acp_scripted_llm import ScriptedLLMServer
 from remote_kit import TIMEOUT, HttpClient, agent_server
 
 pytestmark = pytest.mark.anyio

@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 import httpx
-from acp_conformance.llm_server import Turn
+from acp_scripted_llm import Turn
 
 from ._client import HarnessError
 from .context import INITIALIZE_PARAMS, BenchContext, prompt_params
