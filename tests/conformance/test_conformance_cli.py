@@ -21,7 +21,7 @@ def test_run_without_an_agent_command_is_a_usage_error(capsys: pytest.CaptureFix
 
 
 def test_unknown_profile_is_a_usage_error() -> None:
-    assert main(["run", "--profile", "nope", "--", "true"]) == 2
+    assert main(["run", "--tools", "nope", "--", "true"]) == 2
 
 
 def test_list_prints_every_requirement(capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,7 +19,7 @@ from acp_conformance.peers.agents import (
     PipInstall,
 )
 from acp_conformance.peers.layout import node22_bin, resolve
-from acp_conformance.profiles import PROFILES
+from acp_conformance.vocabularies import VOCABULARIES
 
 PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 ALL_ROWS = (OWN_AGENT, *PEERS)
@@ -53,7 +53,7 @@ def test_peer_has_install_run_and_llm_mode(peer) -> None:
     assert peer.command and peer.command[0].startswith("{peer_dir}/")
     assert peer.installed_marker.startswith("{peer_dir}/")
     assert peer.llm in ("anthropic", "openai", "none")
-    assert peer.profile in PROFILES
+    assert peer.tools in VOCABULARIES
     assert peer.title
 
 

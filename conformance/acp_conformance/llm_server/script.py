@@ -387,6 +387,16 @@ class ScriptExhausted(LookupError):
     """Raised (and answered as an error) when no turn is left and the fallback is `error`."""
 
 
+#: What a side call (see `Script.route_to`) is answered with: short, neutral text.
+SIDE_CALL_TURN: TurnData = {"content": [{"type": "text", "text": "OK"}]}
+
+
+def carries_tools(request_body: Mapping[str, Any]) -> bool:
+    """Whether a model request offers tools (Anthropic and OpenAI both use ``tools``)."""
+    tools = request_body.get("tools")
+    return isinstance(tools, list) and bool(tools)
+
+
 class Script:
     """Turns consumed one per model request, then a fallback.
 
@@ -400,6 +410,10 @@ class Script:
         self._turns: list[TurnSource] = list(turns)
         self._next = 0
         self._lock = threading.Lock()
+        self._marker: str | None = None
+        self._seen_tools = False
+        #: Model requests that got a scripted turn (or the fallback), not a side-call answer.
+        self.routed = 0
         if not callable(fallback) and fallback not in ("echo", "error"):
             raise ValueError(f"fallback must be 'echo', 'error' or a callable, not {fallback!r}")
         self.fallback = fallback
@@ -435,9 +449,33 @@ class Script:
         with self._lock:
             self._turns.extend(turns)
 
+    def route_to(self, marker: str) -> None:
+        """Give scripted turns only to the agent's main model calls.
+
+        Agents may call the model more than once per prompt (a title, a summary, a routing
+        guess). A call is a main call when it offers tools, or — before the agent has ever
+        offered tools — when its messages contain ``marker`` (which the checker puts in every
+        prompt). Other calls are side calls: they get `SIDE_CALL_TURN` and consume nothing.
+        """
+        self._marker = marker
+
+    def _is_side_call(self, request_body: Mapping[str, Any]) -> bool:
+        if self._marker is None:
+            return False
+        if carries_tools(request_body):
+            self._seen_tools = True
+            return False
+        if self._seen_tools:
+            return True
+        messages = json.dumps(request_body.get("messages") or [], ensure_ascii=False)
+        return self._marker not in messages
+
     def next_turn(self, request_body: dict[str, Any]) -> TurnData:
         """Consume the next turn (or apply the fallback) and return it as data."""
         with self._lock:
+            if self._is_side_call(request_body):
+                return dict(SIDE_CALL_TURN)
+            self.routed += 1
             source: TurnSource | None = None
             if self._next < len(self._turns):
                 source = self._turns[self._next]

@@ -73,8 +73,8 @@ class Peer:
     llm: LlmApi
     #: A file whose presence (after placeholder filling) means the peer is installed.
     installed_marker: str
-    #: The checker's tool-vocabulary profile (``acp_conformance.profiles``).
-    profile: str = "none"
+    #: The checker's tool vocabulary (``--tools``, see ``acp_conformance.vocabularies``).
+    tools: str = "none"
     auth_method: str | None = None
     #: Why the LLM mode is what it is, when it is not the agent's natural API.
     llm_note: str = ""
@@ -121,7 +121,7 @@ OWN_AGENT = Peer(
     ),
     llm="anthropic",
     installed_marker="",
-    profile="iac-code",
+    tools="iac-code",
 )
 
 PEERS: tuple[Peer, ...] = (
@@ -139,7 +139,7 @@ PEERS: tuple[Peer, ...] = (
         ),
         llm="anthropic",
         installed_marker="{peer_dir}/venv/bin/iac-code",
-        profile="iac-code",
+        tools="iac-code",
         quirks=("needs agent-client-protocol 0.10.1: newer SDKs break its session/new",),
     ),
     Peer(
@@ -169,7 +169,7 @@ PEERS: tuple[Peer, ...] = (
         ),
         llm="none",
         installed_marker=f"{_NPM_BIN}/gemini",
-        profile="qwen-code",
+        tools="qwen-code",
         needs_node22=True,
         llm_note=(
             "speaks the Gemini API, which the scripted LLM server does not: protocol only; "
@@ -189,7 +189,7 @@ PEERS: tuple[Peer, ...] = (
         ),
         llm="openai",
         installed_marker=f"{_NPM_BIN}/qwen",
-        profile="qwen-code",
+        tools="qwen-code",
         needs_node22=True,
     ),
     Peer(
@@ -205,7 +205,7 @@ PEERS: tuple[Peer, ...] = (
         ),
         llm="anthropic",
         installed_marker=f"{_NPM_BIN}/claude-agent-acp",
-        profile="claude-agent-acp",
+        tools="claude-agent-acp",
         needs_node22=True,
         quirks=("IS_SANDBOX=1 lets it run as root",),
     ),

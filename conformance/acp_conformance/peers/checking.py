@@ -31,6 +31,8 @@ class CheckOptions:
     #: The checker's per-wait ``--timeout``; slow-starting Node agents need more than 10 s.
     wait_timeout: float = 30.0
     run_timeout: float = DEFAULT_RUN_TIMEOUT
+    #: The checker's rule profile (``--profile acp|iac-code``).
+    profile: str = "acp"
 
 
 def checker_argv(resolved: ResolvedPeer, report_path: Path, options: CheckOptions) -> list[str]:
@@ -44,7 +46,9 @@ def checker_argv(resolved: ResolvedPeer, report_path: Path, options: CheckOption
         "--llm",
         peer.llm,
         "--profile",
-        peer.profile,
+        options.profile,
+        "--tools",
+        peer.tools,
         "--jobs",
         str(options.jobs),
         "--timeout",

@@ -25,8 +25,9 @@ from ..harness.connection import AgentConnection, AgentExited, AgentTimeout
 from ..harness.process import AgentProcess, ExitRecord
 from ..harness.recorder import Frame, Recorder
 from ..llm_server import ScriptedLLMServer
-from ..profiles import Profile, get_profile
+from ..llm_server.script import Script
 from ..requirements import Requirement
+from ..vocabularies import Vocabulary, get_vocabulary
 
 
 class SetupError(Exception):
@@ -135,7 +136,9 @@ class ScenarioRuntime:
         self.runs.append(run)
         llm_url = None
         if self.config.llm != "none":
-            run.llm = self.exit_stack.enter_context(ScriptedLLMServer(llm_script))
+            script = Script.coerce(llm_script)
+            script.route_to(PROMPT_MARKER)
+            run.llm = self.exit_stack.enter_context(ScriptedLLMServer(script))
             llm_url = run.llm.url
         env = agent_environment(self.config, home=self.home, tmp=self.tmp, llm_url=llm_url)
         cwd = self.config.agent_cwd or self.work
@@ -248,8 +251,9 @@ class CheckContext:
         return self.runtime.config.timeout
 
     @property
-    def profile(self) -> Profile:
-        return get_profile(self.runtime.config.profile)
+    def tools(self) -> Vocabulary:
+        """The agent's tool vocabulary (``--tools``) for scripted tool calls."""
+        return get_vocabulary(self.runtime.config.tools)
 
     async def agent(self) -> AgentRun:
         self.current = await self.runtime.shared()
@@ -293,5 +297,11 @@ class RunRecord:
     cache: dict[str, Any] = field(default_factory=dict)
 
 
+#: Put in every prompt the checker sends, so the scripted LLM can tell the agent's main
+#: model call (which carries the prompt) from side calls (see ``Script.route_to``).
+PROMPT_MARKER = "[acp-conformance]"
+
+
 def text_prompt(session_id: str, text: str) -> dict[str, Any]:
-    return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+    marked = f"{PROMPT_MARKER} {text}"
+    return {"sessionId": session_id, "prompt": [{"type": "text", "text": marked}]}

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
-
-from ..harness.connection import AgentExited, AgentTimeout, Pending, Response
+from ..harness.connection import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
 from ._expect import brief, result_dict
 from .base import AgentRun, CheckContext, scenario, text_prompt
-from .prompting import SLOW_MODEL_TURN, SLOW_PROMPT, STOP_REASONS
+from .prompting import SLOW_MODEL_TURN, SLOW_PROMPT, STOP_REASONS, wait_turn_running
 
 CANCEL_REQUEST = scenario(
     "cancel-request", "$/cancel_request for a running session/prompt", weight=2
@@ -31,24 +29,6 @@ OVERLAP_SCRIPT: list[dict[str, Any]] = [
     {"content": [{"type": "text", "text": FIRST_TEXT}], "latency": 1.0},
     {"content": [{"type": "text", "text": SECOND_TEXT}]},
 ]
-_POLL = 0.05
-
-
-async def wait_turn_running(ctx: CheckContext, run: AgentRun, pending: Pending) -> bool:
-    """True once ``pending``'s prompt is known to be running, False if it answered first.
-
-    With a scripted LLM the turn runs once the agent has called the model; without one, a
-    prompt that has not answered within 1 s is taken to be running.
-    """
-    server = run.llm
-    bound = ctx.timeout if server is not None else min(1.0, ctx.timeout)
-    with anyio.move_on_after(bound):
-        while pending.response is None:
-            if server is not None and server.model_requests:
-                return True
-            with anyio.move_on_after(_POLL):
-                await pending.arrived.wait()
-    return pending.response is None
 
 
 def _stop_reason(response: Response) -> Any:
