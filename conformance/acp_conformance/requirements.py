@@ -695,7 +695,7 @@ _req(
 _req(
     "gating.no-unadvertised-client-methods",
     M,
-    "The agent never calls fs/* or terminal/* methods the client did not advertise.",
+    "The agent never calls fs/*, terminal/* or elicitation/* methods the client did not advertise.",
     acp(
         "initialization",
         "Client capabilities",
@@ -820,6 +820,84 @@ _req(
     acp("session-setup", "Forking sessions"),
     gate=f"{_SC}.fork",
     llm=True,
+)
+
+# -- result consistency and client-capability features (checks in scenarios.consistency) ----
+_req(
+    "schema.no-unknown-root-keys",
+    M,
+    "Results carry no root fields the schema does not define (e.g. the removed `models`).",
+    acp(
+        "extensibility",
+        "The _meta field",
+        "MUST NOT add any custom fields at the root of a type that's part of the specification",
+    ),
+)
+_req(
+    "modes.current-mode-valid",
+    M,
+    "A session's currentModeId is one of its availableModes.",
+    acp("session-modes", "Initial state"),
+)
+_req(
+    "config.current-value-valid",
+    M,
+    "Every config option's currentValue is one of its offered values (a boolean for boolean "
+    "options).",
+    acp("session-config-options", "Initial State"),
+)
+_req(
+    "config.boolean-only-when-advertised",
+    M,
+    "Boolean config options are sent only to clients that set "
+    "clientCapabilities.session.configOptions.boolean.",
+    acp(
+        "initialization",
+        "Client capabilities",
+        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
+    ),
+)
+_req(
+    "gating.terminal-auth-advertised",
+    M,
+    "Terminal auth methods are offered only to clients that set clientCapabilities.auth.terminal.",
+    acp(
+        "initialization",
+        "Client capabilities",
+        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
+    ),
+)
+_req(
+    "jsonrpc.error-message-concise",
+    S,
+    "Every error message is a non-empty single line.",
+    jsonrpc("§5.1 Error object", "error_object", "SHOULD be limited to a concise single sentence"),
+)
+_req(
+    "session.new-without-auth-methods",
+    M,
+    "With no authMethods advertised, session/new never demands authentication (-32000).",
+    acp("initialization", "Initialization") + " (authMethods); " + acp("overview", "Overview"),
+)
+_req(
+    "session.close-cancels-prompt",
+    C,
+    "session/close of a session with a running prompt ends that prompt (cancelled or an error).",
+    acp("session-setup", "Closing sessions"),
+    gate=f"{_SC}.close",
+)
+_req(
+    "auth.logout-works",
+    C,
+    "logout succeeds when agentCapabilities.auth.logout is advertised, and the agent stays usable.",
+    acp("initialization", "Agent capabilities") + " (auth.logout)",
+    gate="agentCapabilities.auth.logout",
+)
+_req(
+    "ext.null-and-empty-tolerated",
+    S,
+    "Optional objects given as null or as {} (e.g. _meta) are accepted alike.",
+    acp("extensibility", "The _meta field"),
 )
 
 del M, C, S, N

@@ -1,6 +1,7 @@
 """Scenario modules; importing this package registers every check with the registry."""
 
 from . import (
+    consistency,
     envelope,
     fuzz,
     gating,
@@ -15,6 +16,7 @@ from . import (
 )
 
 __all__ = [
+    "consistency",
     "envelope",
     "fuzz",
     "gating",

@@ -217,3 +217,20 @@ async def meta_fields_are_accepted(ctx: CheckContext) -> Outcome:
             f"session/new with _meta failed: {brief(response.frame)}", frames=[response.frame.seq]
         )
     return passed("session/new with _meta accepted", frames=[response.frame.seq])
+
+
+@check("ext.null-and-empty-tolerated", scenario=ENVELOPE)
+async def null_and_empty_meta_are_accepted_alike(ctx: CheckContext) -> Outcome:
+    run = await ctx.agent()
+    frames = []
+    metas: tuple[dict[str, object] | None, ...] = (None, {})
+    for meta in metas:
+        params: dict[str, object] = {"cwd": str(ctx.work), "mcpServers": [], "_meta": meta}
+        response = await run.live.request("session/new", params)
+        frames.append(response.frame.seq)
+        if response.is_error:
+            return failed(
+                f"session/new with _meta {json.dumps(meta)} failed: {brief(response.frame)}",
+                frames=frames,
+            )
+    return passed("session/new accepts _meta null and _meta {}", frames=frames)
