@@ -397,6 +397,20 @@ def carries_tools(request_body: Mapping[str, Any]) -> bool:
     return isinstance(tools, list) and bool(tools)
 
 
+def user_texts(request_body: Mapping[str, Any]) -> Iterable[str]:
+    """The text of every user message (string content, or its text blocks / parts)."""
+    for message in request_body.get("messages") or []:
+        if not isinstance(message, Mapping) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            yield content
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, Mapping) and isinstance(block.get("text"), str):
+                    yield block["text"]
+
+
 class Script:
     """Turns consumed one per model request, then a fallback.
 
@@ -454,8 +468,10 @@ class Script:
 
         Agents may call the model more than once per prompt (a title, a summary, a routing
         guess). A call is a main call when it offers tools, or — before the agent has ever
-        offered tools — when its messages contain ``marker`` (which the checker puts in every
-        prompt). Other calls are side calls: they get `SIDE_CALL_TURN` and consume nothing.
+        offered tools — when one of its user messages starts with ``marker`` (the checker
+        starts every prompt with it; a side call usually wraps the prompt in its own
+        instruction). Other calls are side calls: they get `SIDE_CALL_TURN` and consume
+        nothing.
         """
         self._marker = marker
 
@@ -467,8 +483,8 @@ class Script:
             return False
         if self._seen_tools:
             return True
-        messages = json.dumps(request_body.get("messages") or [], ensure_ascii=False)
-        return self._marker not in messages
+        marker = self._marker
+        return not any(text.lstrip().startswith(marker) for text in user_texts(request_body))
 
     def next_turn(self, request_body: dict[str, Any]) -> TurnData:
         """Consume the next turn (or apply the fallback) and return it as data."""

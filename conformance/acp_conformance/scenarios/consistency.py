@@ -65,6 +65,11 @@ def _properties(node: Any) -> set[str]:
     return names
 
 
+#: Root fields ACP defines only in its unstable schema (RFD features such as session usage)
+#: that the project's schema does not model; they are part of the specification, not custom.
+UNSTABLE_RESULT_FIELDS: dict[str, frozenset[str]] = {"session/prompt": frozenset({"usage"})}
+
+
 @functools.lru_cache(maxsize=64)
 def result_keys(method: str) -> frozenset[str] | None:
     """The root keys the schema allows in ``method``'s result (None: not a known method)."""
@@ -72,7 +77,9 @@ def result_keys(method: str) -> frozenset[str] | None:
     if not entry or not entry.get("result") or entry.get("side") != "agent":
         return None
     names = _properties(resolved_schema(entry["file"], entry["result"]))
-    return frozenset(names | {"_meta"}) if names else None
+    if not names:
+        return None
+    return frozenset(names | {"_meta"} | UNSTABLE_RESULT_FIELDS.get(method, frozenset()))
 
 
 @run_check("schema.no-unknown-root-keys")
