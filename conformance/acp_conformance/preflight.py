@@ -1,5 +1,8 @@
 """One agent process answers initialize before any scenario runs.
 
+Its wait is at least ``STARTUP_WAIT`` (a cold start on a loaded machine may be slow), even
+under a short ``--timeout``.
+
 When the agent cannot be started, exits at once, never answers or answers under another id,
 every scenario would fail the same way, each after waiting its full ``--timeout``. The
 preflight finds that in one wait and the run stops with a single verdict that shows the
@@ -17,7 +20,7 @@ from .config import RunConfig
 from .harness.connection import id_key
 from .harness.recorder import Frame
 from .outcomes import Outcome, Verdict, failed, harness_error
-from .scenarios.base import AgentRun, Scenario, ScenarioRuntime, SetupError
+from .scenarios.base import STARTUP_WAIT, AgentRun, Scenario, ScenarioRuntime, SetupError
 
 PREFLIGHT = Scenario("preflight", "one initialize before the scenarios run")
 #: Lines of the agent's stderr shown with a preflight failure.
@@ -75,7 +78,7 @@ async def _initialize_once(runtime: ScenarioRuntime, config: RunConfig) -> Prefl
         frame = await conn.wait_for(
             _is_response,
             since=pending.request.seq,
-            timeout=config.timeout,
+            timeout=max(config.timeout, STARTUP_WAIT),
             what="a response to initialize",
         )
     except Exception as exc:  # AgentTimeout or AgentExited: the message says which

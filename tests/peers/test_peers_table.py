@@ -26,6 +26,7 @@ ALL_ROWS = (OWN_AGENT, *PEERS)
 EXPECTED = {
     "iac-code-0.16.0",
     "sdk-echo",
+    "ts-sdk-echo",
     "gemini-cli",
     "qwen-code",
     "claude-agent-acp",
@@ -50,7 +51,8 @@ def test_peer_has_install_run_and_llm_mode(peer) -> None:
     assert (
         peer.install.requirements if isinstance(peer.install, PipInstall) else peer.install.packages
     )
-    assert peer.command and peer.command[0].startswith("{peer_dir}/")
+    # The TS SDK echo agent runs the cache's Node 22 on a script shipped with the checker.
+    assert peer.command and peer.command[0].startswith(("{peer_dir}/", "{node22_bin}/"))
     assert peer.installed_marker.startswith("{peer_dir}/")
     assert peer.llm in ("anthropic", "openai", "none")
     assert peer.tools in VOCABULARIES

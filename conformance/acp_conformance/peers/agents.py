@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 LlmApi = Literal["anthropic", "openai", "none"]
@@ -106,6 +107,9 @@ def _opencode_config() -> str:
 
 
 _NPM_BIN = "{peer_dir}/node_modules/.bin"
+#: The echo agent this package ships for the official TypeScript SDK (which has no example).
+TS_SDK_ECHO_SCRIPT = Path(__file__).parent / "agents_src" / "ts_sdk_echo.mjs"
+_TS_SDK_ENTRY = "{peer_dir}/node_modules/@agentclientprotocol/sdk/dist/v1/stable/acp.js"
 _CODEX_BIN = "{peer_dir}/node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp"
 
 #: The project's own agent (``iac-code acp`` from the current environment): the first row.
@@ -155,6 +159,17 @@ PEERS: tuple[Peer, ...] = (
         env=(),
         llm="none",
         installed_marker="{peer_dir}/src/agent_client_protocol-0.12.1/examples/echo_agent.py",
+        llm_note="echoes prompts back; it has no model",
+    ),
+    Peer(
+        name="ts-sdk-echo",
+        title="official TypeScript SDK 2.4.0, acp.agent() echo agent (agents_src/ts_sdk_echo.mjs)",
+        install=NpmInstall(("@agentclientprotocol/sdk@2.4.0",)),
+        command=("{node22_bin}/node", str(TS_SDK_ECHO_SCRIPT)),
+        env=(("ACP_SDK_ENTRY", _TS_SDK_ENTRY),),
+        llm="none",
+        installed_marker=_TS_SDK_ENTRY,
+        needs_node22=True,
         llm_note="echoes prompts back; it has no model",
     ),
     Peer(

@@ -29,6 +29,9 @@ from ..llm_server.script import Script
 from ..requirements import Requirement
 from ..vocabularies import Vocabulary, get_vocabulary
 
+#: Least time an agent process gets to answer its first initialize (cold start).
+STARTUP_WAIT = 10.0
+
 
 class SetupError(Exception):
     """The agent could not be brought into the state a check needs (harness-level)."""
@@ -167,7 +170,10 @@ class ScenarioRuntime:
     ) -> dict[str, Any]:
         params = self.initialize_params(run, protocol_version)
         try:
-            response = await run.live.request("initialize", params)
+            # Start-up may be slow on a loaded machine; the preflight has already shown that
+            # the agent answers at all, so this wait is generous rather than --timeout.
+            bound = max(self.config.timeout, STARTUP_WAIT)
+            response = await run.live.request("initialize", params, timeout=bound)
         except (AgentTimeout, AgentExited) as exc:
             raise SetupError(f"agent did not answer initialize: {exc}") from exc
         if response.is_error or not isinstance(response.result, dict):
