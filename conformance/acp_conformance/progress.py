@@ -85,6 +85,10 @@ class LineProgress(_Counting):
 
     def finished(self) -> None:
         with self.lock:
+            if not self.verdicts:
+                self.out.write(f"  no scenario ran ({self.elapsed():.1f} s)\n")
+                self.out.flush()
+                return
             for area, ids in self.areas.items():
                 counts: dict[str, int] = {}
                 for req_id in ids:

@@ -53,7 +53,8 @@ def render(result: RunResult, *, width: int | None = None) -> str:
             head = f"  {req.id:<{id_width}}  {req.tier.value:<10}  {_label(item):<7}  "
             lines.append(head + _shorten(reason or "", max(width - len(head), 20)))
     lines.append("")
-    lines.append(summary_line(result.results.values()))
+    if result.aborted is None or result.results:
+        lines.append(summary_line(result.results.values()))
     lines.append(result.verdict_line())
     return "\n".join(lines)
 
