@@ -22,13 +22,16 @@ def test_an_answer_to_the_undecodable_probe_line_is_not_a_stray_response() -> No
 
 @pytest.mark.subprocess
 def test_a_load_result_naming_the_loaded_session_hands_nothing_out() -> None:
+    # turn.load-replay-fidelity loads the session in a fresh process, which never handed the
+    # id out: the replay names the id the client asked for, before the load result.
     result = run_checker(
         raw_agent("--quirk", "load-names-session"),
-        only=["session.load-replays-before-response", "prompt.updates-name-known-session"],
+        only=["turn.load-replay-fidelity", "prompt.updates-name-known-session"],
+        **LLM,  # type: ignore[arg-type]
     )
     item = result.results["prompt.updates-name-known-session"]
     assert item.verdict is Verdict.PASS, item.reason
-    assert result.results["session.load-replays-before-response"].verdict is Verdict.PASS
+    assert result.results["turn.load-replay-fidelity"].verdict is Verdict.PASS
 
 
 @pytest.mark.subprocess
