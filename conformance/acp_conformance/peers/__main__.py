@@ -11,10 +11,10 @@ from pathlib import Path
 
 from ..requirements import RULE_PROFILES
 from .agents import OWN_AGENT, PEERS, PEERS_BY_NAME, Peer
-from .checking import DEFAULT_RUN_TIMEOUT, CheckOptions, check_peer, load_previous
+from .checking import DEFAULT_RUN_TIMEOUT, CheckOptions, check_peer, load_previous, rejudge
 from .install import DEFAULT_STEP_TIMEOUT, Installer
 from .layout import DEFAULT_CACHE, resolve
-from .matrix import write_matrix
+from .matrix import AgentRun, write_matrix
 from .probe import probe
 
 
@@ -69,22 +69,31 @@ def _profiles(args: argparse.Namespace) -> list[str]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    for profile in _profiles(args):
-        options = CheckOptions(
-            out_dir=(args.out / profile).resolve(),
-            jobs=args.jobs,
-            wait_timeout=args.timeout,
-            run_timeout=args.run_timeout,
-            profile=profile,
-        )
-        runs = [
-            check_peer(resolve(peer, args.cache), options)
-            for peer in _selected(args.only, with_own=True)
-        ]
-        markdown_path, json_path = write_matrix(runs, options.out_dir, profile=profile)
-        print(markdown_path.read_text(encoding="utf-8"))
-        print(f"wrote {markdown_path} and {json_path}", file=sys.stderr)
+    # The agents run once, under the first profile; a profile only re-tiers house rules, so
+    # the other profiles' matrices re-judge the same reports (peers/retier.py).
+    first, *others = _profiles(args)
+    options = CheckOptions(
+        out_dir=(args.out / first).resolve(),
+        jobs=args.jobs,
+        wait_timeout=args.timeout,
+        run_timeout=args.run_timeout,
+        profile=first,
+    )
+    runs = [
+        check_peer(resolve(peer, args.cache), options)
+        for peer in _selected(args.only, with_own=True)
+    ]
+    _write(runs, options.out_dir, first)
+    for profile in others:
+        rejudged = [rejudge(run, profile, (args.out / profile).resolve()) for run in runs]
+        _write(rejudged, (args.out / profile).resolve(), profile)
     return 0
+
+
+def _write(runs: list[AgentRun], out_dir: Path, profile: str) -> None:
+    markdown_path, json_path = write_matrix(runs, out_dir, profile=profile)
+    print(markdown_path.read_text(encoding="utf-8"))
+    print(f"wrote {markdown_path} and {json_path}", file=sys.stderr)
 
 
 def _cmd_matrix(args: argparse.Namespace) -> int:

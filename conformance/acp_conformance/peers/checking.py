@@ -17,6 +17,7 @@ from pathlib import Path
 from .agents import Peer
 from .layout import ResolvedPeer
 from .matrix import AgentRun
+from .retier import under_profile
 
 log = logging.getLogger("acp_conformance.peers")
 
@@ -114,3 +115,14 @@ def load_previous(peer: Peer, out_dir: Path) -> AgentRun:
     if not report_path.exists():
         return AgentRun(peer, None, error=f"no report in {out_dir}")
     return _read_report(peer, report_path)
+
+
+def rejudge(run: AgentRun, profile: str, out_dir: Path) -> AgentRun:
+    """``run`` judged under another rule profile; its report is written to ``out_dir``."""
+    if run.report is None:
+        return run
+    report = under_profile(run.report, profile)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{run.peer.name}.report.json"
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return AgentRun(run.peer, report, report_path=str(path))
