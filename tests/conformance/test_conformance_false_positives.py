@@ -62,3 +62,20 @@ def test_cancel_checks_are_not_applicable_when_the_slow_model_turn_never_started
     item = result.results["cancel.prompt-returns-cancelled"]
     assert item.verdict is Verdict.NOT_APPLICABLE, item.reason
     assert "never made the slow model call" in item.reason
+
+
+@pytest.mark.subprocess
+def test_the_fuzzer_leaves_mode_and_config_methods_alone_when_not_offered() -> None:
+    result = run_checker(
+        raw_agent("--quirk", "no-modes"), only=["robustness.fuzz-valid-params"], fuzz_examples=2
+    )
+    item = result.results["robustness.fuzz-valid-params"]
+    assert item.verdict is Verdict.PASS, item.reason
+    sent = {
+        f.message.get("method")
+        for run in result.runs
+        for f in run.frames
+        if f.direction == "c2a" and isinstance(f.message, dict)
+    }
+    assert "session/new" in sent
+    assert not sent & {"session/set_mode", "session/set_config_option"}
