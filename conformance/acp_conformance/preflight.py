@@ -23,6 +23,8 @@ from .outcomes import Outcome, Verdict, failed, harness_error
 from .scenarios.base import STARTUP_WAIT, AgentRun, Scenario, ScenarioRuntime, SetupError
 
 PREFLIGHT = Scenario("preflight", "one initialize before the scenarios run")
+#: Each shutdown rung's wait for an agent the preflight gave up on.
+FAILED_AGENT_GRACE = 1.0
 #: Lines of the agent's stderr shown with a preflight failure.
 STDERR_TAIL_LINES = 15
 
@@ -55,10 +57,12 @@ async def preflight(config: RunConfig) -> PreflightFailure | None:
     """None when the agent answers initialize under the right id; else why the run stops."""
     async with anyio.create_task_group() as tg:
         runtime = ScenarioRuntime(config, PREFLIGHT, tg)
+        failure: PreflightFailure | None = None
         try:
             failure = await _initialize_once(runtime, config)
         finally:
-            await runtime.close()
+            # An agent that never answered is not judged on its shutdown: a short ladder.
+            await runtime.close(grace=None if failure is None else FAILED_AGENT_GRACE)
             tg.cancel_scope.cancel()
     if failure is not None and failure.run is not None:
         # Read after the process ended, so the tail includes its last words.

@@ -29,8 +29,9 @@ from ..llm_server.script import Script
 from ..requirements import Requirement
 from ..vocabularies import Vocabulary, get_vocabulary
 
-#: Least time an agent process gets to answer its first initialize (cold start).
-STARTUP_WAIT = 10.0
+#: Least time an agent process gets to answer its first initialize (a cold start of a
+#: Python or Node agent on a loaded machine can take many seconds).
+STARTUP_WAIT = 15.0
 
 
 class SetupError(Exception):
@@ -204,34 +205,37 @@ class ScenarioRuntime:
             self._shared_surface = surface
         return self._shared_surface
 
-    async def close(self) -> None:
+    async def close(self, grace: float | None = None) -> None:
+        """Stop every agent process (each rung of the ladder waits ``grace``, by default the
+        config's shutdown grace) and remove the sandbox."""
+        grace = self.config.shutdown_grace if grace is None else grace
         with anyio.CancelScope(shield=True):
             async with anyio.create_task_group() as tg:
                 for run in self.runs:
                     if run.process is not None and run.exit is None:
-                        tg.start_soon(self._stop, run)
+                        tg.start_soon(self._stop, run, grace)
         for run in self.runs:
             run.client.close()
         self.exit_stack.close()
         shutil.rmtree(self.root, ignore_errors=True)
 
-    async def _stop(self, run: AgentRun) -> None:
+    async def _stop(self, run: AgentRun, grace: float) -> None:
         assert run.process is not None
         if run.conn is not None and run.conn.alive:
             # A last round trip collects anything the agent still had to say (e.g. an update
             # written after its response), so run-wide checks judge complete transcripts.
             try:
-                await run.conn.barrier(timeout=self.config.shutdown_grace)
+                await run.conn.barrier(timeout=grace)
             except (AgentTimeout, AgentExited):
                 pass
         if run.conn is not None and run.conn.eof.is_set():
             # stdout already closed: the agent ended (or crashed) on its own; reap it so the
             # ladder records "already-exited" rather than crediting the stdin close.
-            with anyio.move_on_after(self.config.shutdown_grace):
+            with anyio.move_on_after(grace):
                 await run.process.process.wait()
-        run.exit = await run.process.shutdown(self.config.shutdown_grace)
+        run.exit = await run.process.shutdown(grace)
         if run.conn is not None:
-            with anyio.move_on_after(self.config.shutdown_grace):
+            with anyio.move_on_after(grace):
                 await run.conn.eof.wait()
 
 
