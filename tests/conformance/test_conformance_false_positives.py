@@ -79,3 +79,14 @@ def test_the_fuzzer_leaves_mode_and_config_methods_alone_when_not_offered() -> N
     }
     assert "session/new" in sent
     assert not sent & {"session/set_mode", "session/set_config_option"}
+
+
+@pytest.mark.subprocess
+def test_under_llm_none_a_prompt_failing_on_the_unreachable_model_is_not_applicable() -> None:
+    result = run_checker(
+        raw_agent("--quirk", "model-unreachable"),
+        only=["prompt.text-accepted", "prompt.resource-link-accepted"],
+    )
+    for item in result.results.values():
+        assert item.verdict is Verdict.NOT_APPLICABLE, item.reason
+        assert "model is unreachable" in item.reason

@@ -18,6 +18,13 @@ CANCEL = scenario("cancel", "cancelling a running prompt")
 
 STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
 AUTH_REQUIRED = -32000
+#: Errors that reject the prompt's content itself (always judged, with or without a model).
+CONTENT_REJECTED = (-32600, -32601, -32602)
+#: Why a prompt's failure to finish is not held against an agent under ``--llm none``: the
+#: checker points its model at an address where nothing listens.
+UNREACHABLE_MODEL = (
+    "under --llm none the agent's model is unreachable, so its turn cannot be judged"
+)
 
 # A 1x1 transparent PNG and a 44-byte silent WAV header, base64.
 PNG_1PX = (
@@ -36,18 +43,25 @@ def _stop_reason(response: Response) -> Any:
 async def _prompt_with(ctx: CheckContext, blocks: list[dict[str, Any]], what: str) -> Outcome:
     run = await ctx.agent()
     session_id = await ctx.new_session(run)
-    response = await run.live.request(
-        "session/prompt",
-        {
-            "sessionId": session_id,
-            "prompt": [{"type": "text", "text": "Describe what I sent."}, *blocks],
-        },
-    )
+    prompt = text_prompt(session_id, "Describe what I sent.")
+    prompt["prompt"] += blocks
+    try:
+        response = await run.live.request("session/prompt", prompt)
+    except AgentTimeout as exc:
+        if ctx.config.llm != "none":
+            raise
+        # Leave no turn running behind (it would count as a request never answered).
+        await run.live.notify("session/cancel", {"sessionId": session_id})
+        return not_applicable(f"{exc}; {UNREACHABLE_MODEL}")
     frames = [response.request.seq, response.frame.seq]
     if response.is_error:
         if response.error_code == AUTH_REQUIRED:
             return not_applicable(
                 f"the agent needs authentication to run prompts ({what} not exercised)"
+            )
+        if ctx.config.llm == "none" and response.error_code not in CONTENT_REJECTED:
+            return not_applicable(
+                f"a prompt with {what} answered error {response.error_code}; {UNREACHABLE_MODEL}"
             )
         return failed(f"a prompt with {what} failed: {brief(response.frame)}", frames=frames)
     if _stop_reason(response) not in STOP_REASONS:
