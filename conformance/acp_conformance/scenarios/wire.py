@@ -228,6 +228,10 @@ def one_response_per_request(record: RunRecord) -> list[Outcome]:
         agent_stayed_up = run.exit is not None and run.exit.rung is not Rung.ALREADY_EXITED
         if agent_stayed_up:
             for frame in required.values():
+                if frame.seq in run.recorder.abandoned:
+                    # The check that sent it timed out and said so; the checker may have
+                    # stopped the agent before a slow answer could come.
+                    continue
                 method = frame.message.get("method")
                 yield frame, f"request {method} (id {frame.message['id']!r}) was never answered"
 
