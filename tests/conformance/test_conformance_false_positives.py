@@ -90,3 +90,13 @@ def test_under_llm_none_a_prompt_failing_on_the_unreachable_model_is_not_applica
     for item in result.results.values():
         assert item.verdict is Verdict.NOT_APPLICABLE, item.reason
         assert "model is unreachable" in item.reason
+
+
+@pytest.mark.subprocess
+def test_a_late_answer_to_the_barrier_is_not_an_answer_to_the_next_notification() -> None:
+    result = run_checker(
+        raw_agent("--quirk", "slow-unknown-requests"),
+        only=["cancel.cancel-request-unknown-ignored", "ext.unknown-notification-ignored"],
+    )
+    for item in result.results.values():
+        assert item.verdict is Verdict.PASS, item.reason

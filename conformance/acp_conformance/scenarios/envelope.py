@@ -173,10 +173,19 @@ async def _silence_until_barrier(
     with anyio.move_on_after(QUIET_PERIOD):
         await barrier.arrived.wait()
     end = barrier.response.frame.seq if barrier.response is not None else len(conn.recorder.frames)
+    # Late answers to the checker's own earlier requests (a slow barrier) are not strays.
+    own = {
+        id_key(f.message["id"])
+        for f in conn.recorder.frames
+        if f.direction == "c2a"
+        and isinstance(f.message, dict)
+        and "method" in f.message
+        and "id" in f.message
+    }
     stray = [
         f
         for f in conn.agent_frames(start)
-        if f.seq < end and _is_response(f) and f is not getattr(barrier.response, "frame", None)
+        if f.seq < end and _is_response(f) and id_key(f.message.get("id")) not in own
     ]
     if stray:
         return failed(
