@@ -10,10 +10,12 @@ from pathlib import Path
 
 import anyio
 
+from . import __version__
 from .config import RunConfig, UsageError
 from .harness.remote import RemoteTarget
-from .outcomes import Outcome
-from .runner import Progress
+from .progress import progress_reporter
+from .requirements import DEFAULT_RULE_PROFILE, RULE_PROFILES
+from .vocabularies import VOCABULARIES
 
 
 def _env_pair(text: str) -> tuple[str, str]:
@@ -27,10 +29,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acp-conformance",
         description="Check an Agent Client Protocol agent against the ACP v1 requirements.",
+        epilog="Exit codes: 0 conformant, 1 not conformant, 2 usage error, 3 inconclusive.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run the checks against AGENT_CMD (after --)")
+    run = sub.add_parser(
+        "run",
+        help="run the checks against AGENT_CMD (after --)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=_profiles_epilog(),
+    )
     run.add_argument(
         "--agent-env",
         action="append",
@@ -50,7 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=10.0,
         help="bound on every single wait, in seconds (default 10)",
     )
-    run.add_argument("--auth-method", help="send authenticate with this method id after initialize")
+    run.add_argument(
+        "--auth-method",
+        metavar="ID",
+        help="send authenticate with this advertised method id after every initialize",
+    )
     run.add_argument(
         "--only",
         "-k",
@@ -66,18 +79,43 @@ def build_parser() -> argparse.ArgumentParser:
         help="API of the scripted LLM server the agent is pointed at (default none)",
     )
     run.add_argument(
-        "--profile", default="iac-code", help="tool vocabulary of the agent for scripted turns"
+        "--profile",
+        choices=tuple(RULE_PROFILES),
+        default=DEFAULT_RULE_PROFILE,
+        help="which rules block: "
+        + "; ".join(f"{name}: {text}" for name, text in RULE_PROFILES.items()),
+    )
+    run.add_argument(
+        "--tools",
+        choices=tuple(VOCABULARIES),
+        default="iac-code",
+        metavar="NAME",
+        help="the agent's tool vocabulary for scripted tool calls: "
+        + ", ".join(VOCABULARIES)
+        + " (default iac-code)",
     )
     run.add_argument(
         "--jobs", "-j", type=int, default=1, help="scenarios run in parallel (default 1)"
     )
     run.add_argument(
-        "--fuzz-examples", type=int, default=20, help="generated params per fuzzed method"
+        "--fuzz-examples",
+        type=int,
+        default=20,
+        metavar="N",
+        help="schema-generated params per fuzzed method (default 20)",
     )
-    run.add_argument("--report-json", type=Path, metavar="PATH")
-    run.add_argument("--junit", type=Path, metavar="PATH")
-    run.add_argument("--html", type=Path, metavar="PATH")
-    run.add_argument("--baseline", type=Path, metavar="FILE", help="expected failures (JSON)")
+    run.add_argument(
+        "--report-json", type=Path, metavar="PATH", help="write the machine-readable report"
+    )
+    run.add_argument(
+        "--junit", type=Path, metavar="PATH", help="write one JUnit test case per requirement"
+    )
+    run.add_argument(
+        "--html", type=Path, metavar="PATH", help="write an HTML page with failure transcripts"
+    )
+    run.add_argument(
+        "--baseline", type=Path, metavar="FILE", help="expected failures with reasons (JSON)"
+    )
     run.add_argument(
         "--write-baseline",
         type=Path,
@@ -96,11 +134,47 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD [ARGS...]")
 
     lst = sub.add_parser("list", help="print the requirements table")
-    lst.add_argument("--only", "-k", action="append", default=[], metavar="PATTERN")
+    lst.add_argument(
+        "--only",
+        "-k",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="restrict to requirement ids/areas matching a glob or substring (repeatable)",
+    )
+    lst.add_argument(
+        "--profile",
+        choices=tuple(RULE_PROFILES),
+        default=DEFAULT_RULE_PROFILE,
+        help="show tiers as judged under this rule profile (default acp)",
+    )
 
     val = sub.add_parser("validate", help="validate a recorded JSONL transcript offline")
-    val.add_argument("transcript", type=Path)
+    val.add_argument(
+        "transcript",
+        type=Path,
+        help="one JSON-RPC message per line, optionally wrapped as {dir, msg}",
+    )
     return parser
+
+
+def _profiles_epilog() -> str:
+    lines = ["rule profiles (--profile):"]
+    lines += [f"  {name:9} {text}" for name, text in RULE_PROFILES.items()]
+    lines.append("tool vocabularies (--tools):")
+    lines += [f"  {v.name:17} {v.description}" for v in VOCABULARIES.values()]
+    return "\n".join(lines)
+
+
+def _check_selection(patterns: list[str]) -> None:
+    """A -k that selects nothing is a usage error, not an empty (conformant) run."""
+    from . import scenarios  # noqa: F401  (registers the requirements' checks)
+    from .requirements import select
+
+    if patterns and not select(patterns):
+        raise UsageError(
+            f"-k {' '.join(patterns)} selects no requirement (see: acp-conformance list)"
+        )
 
 
 def absolutize(argv: list[str]) -> list[str]:
@@ -136,10 +210,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
     argv = absolutize(argv)
     if args.timeout <= 0 or args.jobs < 1 or args.fuzz_examples < 0:
         raise UsageError("--timeout must be > 0, --jobs >= 1, --fuzz-examples >= 0")
-    from .profiles import PROFILES
-
-    if args.profile not in PROFILES:
-        raise UsageError(f"unknown --profile {args.profile!r}; known: {', '.join(PROFILES)}")
+    _check_selection(list(args.only))
     return RunConfig(
         argv=argv,
         agent_env=list(args.agent_env),
@@ -150,6 +221,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
         llm=args.llm,
         jobs=args.jobs,
         profile=args.profile,
+        tools=args.tools,
         fuzz_examples=args.fuzz_examples,
         remote=remote,
     )
@@ -170,25 +242,6 @@ def _remote_target(args: argparse.Namespace, argv: list[str]) -> RemoteTarget | 
     return RemoteTarget(url=args.url, websocket=args.ws, token=args.token)
 
 
-def _progress_printer() -> Progress:
-    tty = sys.stderr.isatty()
-
-    def show(name: str, done: int, total: int, outcomes: list[Outcome]) -> None:
-        verdicts: dict[str, int] = {}
-        for outcome in outcomes:
-            key = outcome.verdict.value
-            verdicts[key] = verdicts.get(key, 0) + 1
-        if tty:
-            counts = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items()))
-            print(f"[{done}/{total}] {name}: {counts}", file=sys.stderr, flush=True)
-        else:
-            # Logs stay compact: one dot per finished scenario, then the count.
-            tail = f" {done}/{total} scenarios\n" if done == total else ""
-            print("." + tail, end="", file=sys.stderr, flush=True)
-
-    return show
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
     from . import baseline as baseline_mod
     from .report import html_report, json_report, junit_report, terminal
@@ -197,7 +250,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     config = _config(args)
     expected = baseline_mod.load(args.baseline) if args.baseline else None
     _keep_hypothesis_files_out_of_cwd()
-    result = anyio.run(execute, config, _progress_printer())
+    with progress_reporter(config, sys.stderr) as progress:
+        result = anyio.run(execute, config, progress)
     if expected is not None:
         baseline_mod.apply(result, expected)
     print(terminal.render(result))
@@ -210,12 +264,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             + (f"; replace the placeholder reason of {todo} of them" if todo else ""),
             file=sys.stderr,
         )
-    if args.report_json:
-        json_report.write(result, args.report_json)
-    if args.junit:
-        junit_report.write(result, args.junit)
-    if args.html:
-        html_report.write(result, args.html)
+    for path, writer in (
+        (args.report_json, json_report.write),
+        (args.junit, junit_report.write),
+        (args.html, html_report.write),
+    ):
+        if path:
+            writer(result, path)
+            print(f"acp-conformance: wrote {path}", file=sys.stderr)
     return result.exit_code
 
 
@@ -236,7 +292,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from .report.terminal import render_requirements
     from .requirements import select
 
-    print(render_requirements(select(args.only)))
+    _check_selection(list(args.only))
+    print(render_requirements(select(args.only, args.profile)))
     return 0
 
 

@@ -27,7 +27,10 @@ class RunConfig:
     only: list[str] = field(default_factory=list)
     llm: LlmApi = "none"
     jobs: int = 1
-    profile: str = "iac-code"
+    #: Rule profile (``--profile``): ``acp`` or ``iac-code`` (see requirements.RULE_PROFILES).
+    profile: str = "acp"
+    #: Tool vocabulary for scripted tool calls (``--tools``, see :mod:`.vocabularies`).
+    tools: str = "iac-code"
     fuzz_examples: int = 20
     #: A remote agent (``--url``): its endpoint, ``--ws`` and ``--token``; None for stdio runs.
     remote: RemoteTarget | None = None

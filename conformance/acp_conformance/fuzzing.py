@@ -11,14 +11,20 @@ the schema less constrained, so callers validate every draw against the real sch
 they treat it as valid.
 
 Draws are deterministic: a derandomised, generate-only Hypothesis run with no example
-database collects the values, so two runs of the checker send the same params.
+database collects the values, so two runs of the checker send the same params. That makes
+them cacheable: they are kept under ``$XDG_CACHE_HOME/acp-conformance/draws``, keyed by the
+prepared schema, the count and the generator versions.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
+import hashlib
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 _MAX_DEPTH = 6
@@ -265,9 +271,39 @@ def draw(schema: dict[str, Any], count: int) -> list[Any]:
     return found
 
 
+def cache_dir() -> Path:
+    """Where deterministic draws are kept between runs (``$XDG_CACHE_HOME/acp-conformance``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "acp-conformance" / "draws"
+
+
+def _draw_key(schema: dict[str, Any], count: int) -> str:
+    """Everything a draw depends on: the schema, the count and the generator versions."""
+    from importlib.metadata import version
+
+    basis = json.dumps(
+        [schema, count, version("hypothesis"), version("hypothesis-jsonschema")],
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(basis.encode()).hexdigest()[:32]
+
+
 @functools.lru_cache(maxsize=64)
 def _drawn_json(file: str, name: str, count: int) -> str:
-    return json.dumps(draw(resolved_schema(file, name), count))
+    # Drawing is the slowest part of a run (seconds per method) and fully deterministic,
+    # so the values are kept on disk and reused until the schema or the generator changes.
+    schema = resolved_schema(file, name)
+    path = cache_dir() / f"{_draw_key(schema, count)}.json"
+    with contextlib.suppress(OSError):
+        return path.read_text(encoding="utf-8")
+    text = json.dumps(draw(schema, count))
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
+    return text
 
 
 def drawn_params(file: str, name: str, count: int) -> list[Any]:

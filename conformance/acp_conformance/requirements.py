@@ -1,7 +1,9 @@
 """The requirements registry: every rule the checker judges, and the checks bound to it.
 
-A requirement has a stable id ``area.name``, a tier, a one-line statement and a reference
-(an ACP documentation section and/or a § of the project specification). Checks are
+A requirement has a stable id ``area.name``, a tier, a one-line statement and a citation
+(the ACP documentation or JSON-RPC 2.0 section it comes from, see :mod:`.citations`).
+Requirements that are stricter than ACP — iac-code's house rules — are marked ``house``;
+the rule profile of a run (:data:`RULE_PROFILES`) decides whether they block. Checks are
 functions registered with :func:`check` (they drive an agent inside a scenario) or
 :func:`run_check` (they judge everything recorded in the whole run). The meta-test in
 ``tests/conformance`` enforces that every requirement has a check and every check names a
@@ -12,9 +14,11 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+from .citations import ERROR_CODES, NOTIFICATION, RESPONSE, STDIO, acp, house, jsonrpc
 
 if TYPE_CHECKING:
     from .outcomes import Outcome
@@ -41,6 +45,9 @@ class Requirement:
     gate: str | None = None
     #: Needs a prompt turn driven by the scripted LLM (not applicable with ``--llm none``).
     llm: bool = False
+    #: An iac-code house rule: stricter than ACP itself. Under ``--profile acp`` a blocking
+    #: house rule is reported as SHOULD; under ``--profile iac-code`` it keeps its tier.
+    house: bool = False
 
     @property
     def area(self) -> str:
@@ -63,12 +70,30 @@ def _req(
     *,
     gate: str | None = None,
     llm: bool = False,
+    house: bool = False,
 ) -> None:
     if id in REQUIREMENTS:
         raise ValueError(f"duplicate requirement {id}")
     if (tier is Tier.CAPABILITY) != (gate is not None) and tier is not Tier.SHOULD:
         raise ValueError(f"{id}: CAPABILITY requirements (only) need a gate")
-    REQUIREMENTS[id] = Requirement(id, tier, statement, reference, gate, llm)
+    REQUIREMENTS[id] = Requirement(id, tier, statement, reference, gate, llm, house)
+
+
+#: Rule profiles (``--profile``): which requirements can make an agent NOT CONFORMANT.
+RULE_PROFILES: dict[str, str] = {
+    "acp": "what ACP and JSON-RPC 2.0 require; iac-code house rules report as SHOULD (default)",
+    "iac-code": "ACP plus iac-code's stricter house rules, which then block like MUST",
+}
+DEFAULT_RULE_PROFILE = "acp"
+
+
+def effective(req: Requirement, profile: str) -> Requirement:
+    """``req`` as judged under a rule profile: blocking house rules become SHOULD under acp."""
+    if profile not in RULE_PROFILES:
+        raise KeyError(f"unknown rule profile {profile!r} (known: {', '.join(RULE_PROFILES)})")
+    if profile == "acp" and req.house and req.blocking:
+        return replace(req, tier=Tier.SHOULD)
+    return req
 
 
 M, C, S, N = Tier.MUST, Tier.CAPABILITY, Tier.SHOULD, Tier.INFO
@@ -80,88 +105,114 @@ _req(
     "transport.stdout-only-json",
     M,
     "Every line the agent writes to stdout is a JSON-RPC message; logs go to stderr.",
-    "ACP Transports (stdio); SPEC §1",
+    acp(
+        "transports",
+        "stdio",
+        "MUST NOT write anything to its stdout that is not a valid ACP message",
+    ),
 )
 _req(
     "transport.newline-terminated",
     M,
     "Every message on stdout ends with a newline and contains no raw newline.",
-    "ACP Transports (stdio); SPEC §1",
+    acp("transports", "stdio", "delimited by newlines, and MUST NOT contain embedded newlines"),
 )
-_req("transport.utf8", M, "stdout is valid UTF-8.", "ACP Transports (stdio); SPEC §1")
+_req(
+    "transport.utf8",
+    M,
+    "stdout is valid UTF-8.",
+    acp("transports", "Transports", "JSON-RPC messages MUST be UTF-8 encoded"),
+)
 
 # -- JSON-RPC envelope ----------------------------------------------------------------------
 _req(
     "jsonrpc.envelope-valid",
     M,
     'Every agent message has jsonrpc "2.0" and is a well-formed request, notification or response.',
-    "JSON-RPC 2.0 §4-5; SPEC §1",
+    jsonrpc("§4 Request object / §5 Response object", "request_object", 'MUST be exactly "2.0"'),
 )
 _req(
     "jsonrpc.id-echo",
     M,
     "A response carries its request's id unchanged, for integer and string ids.",
-    "JSON-RPC 2.0 §5; SPEC §1",
+    jsonrpc(
+        "§5 Response object",
+        "response_object",
+        "MUST be the same as the value of the id member in the Request Object",
+    ),
 )
 _req(
     "jsonrpc.response-exclusive",
     M,
     "A response has exactly one of result and error.",
-    "JSON-RPC 2.0 §5",
+    jsonrpc(
+        "§5 Response object",
+        "response_object",
+        "both members MUST NOT be included",
+    ),
 )
 _req(
     "jsonrpc.one-response-per-request",
     M,
     "Every request gets exactly one response; the agent never answers ids it was not sent.",
-    "JSON-RPC 2.0 §5; SPEC §1",
+    jsonrpc("§5 Response object", "response_object", "the Server MUST reply with a Response"),
 )
 _req(
     "jsonrpc.notification-not-answered",
     M,
     "Notifications are never answered.",
-    "JSON-RPC 2.0 §4.1; SPEC §1",
+    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification"),
 )
 _req(
     "jsonrpc.parse-error",
     M,
     "A line that is not valid JSON is answered with -32700 and id null.",
-    "JSON-RPC 2.0 §5.1; SPEC §1.1",
+    house("-32700 with id null for a non-JSON line", ERROR_CODES),
+    house=True,
 )
 _req(
     "jsonrpc.invalid-request",
     M,
     "Valid JSON that is not a request object is answered with -32600.",
-    "JSON-RPC 2.0 §5.1; SPEC §1.1",
+    house("-32600 for JSON that is not a request", ERROR_CODES),
+    house=True,
 )
 _req(
     "jsonrpc.batch-rejected",
     S,
     "A JSON array (batch, not part of ACP) is answered with one -32600 error.",
-    "SPEC §1.1",
+    house("ACP v1 has no batches: one -32600", STDIO),
+    house=True,
 )
 _req(
     "jsonrpc.method-not-found",
     M,
     "An unknown method is answered with -32601.",
-    "JSON-RPC 2.0 §5.1; SPEC §1.1",
+    jsonrpc(
+        "§5.1 Error object",
+        "error_object",
+        "-32601 Method not found: the method does not exist / is not available",
+    ),
 )
 _req(
     "jsonrpc.invalid-params",
     M,
     "Ill-typed params of a known method are answered with -32602.",
-    "JSON-RPC 2.0 §5.1; SPEC §1.1",
+    house("-32602 for ill-typed params", ERROR_CODES),
+    house=True,
 )
 _req(
     "jsonrpc.survives-bad-input",
     M,
     "After any bad line the agent keeps answering requests.",
-    "SPEC §1.1, §12",
+    house("bad input never stops the agent", STDIO),
+    house=True,
 )
 _req(
     "jsonrpc.error-shape",
     M,
     "Every error object has an integer code and a string message.",
-    "JSON-RPC 2.0 §5.1; SPEC §1.1",
+    jsonrpc("§5.1 Error object", "error_object", "code: A Number ... message: A String"),
 )
 
 # -- robustness -----------------------------------------------------------------------------
@@ -169,25 +220,28 @@ _req(
     "robustness.oversized-line",
     S,
     "A 2 MiB line of garbage is rejected or ignored and the agent stays usable.",
-    "SPEC §1.1, §12",
+    house("oversized lines", STDIO),
+    house=True,
 )
 _req(
     "robustness.invalid-utf8",
     S,
     "A line that is not UTF-8 is rejected or ignored and the agent stays usable.",
-    "SPEC §12",
+    house("non-UTF-8 lines", acp("transports", "Transports")),
+    house=True,
 )
 _req(
     "robustness.fuzz-valid-params",
     M,
     "Schema-drawn params for advertised methods get a valid result or error; the agent never dies.",
-    "SPEC §9, §12",
+    acp("schema", "Schema") + "; " + RESPONSE,
 )
 _req(
     "robustness.fuzz-invalid-params",
     S,
     "Mutated (schema-invalid) params are answered with an error, not a result.",
-    "SPEC §1.1, §12",
+    house("schema-invalid params get an error", ERROR_CODES),
+    house=True,
 )
 
 # -- schema ---------------------------------------------------------------------------------
@@ -195,19 +249,24 @@ _req(
     "schema.agent-messages-valid",
     M,
     "Every agent message validates against its method's schema (responses: the request's method).",
-    "ACP Schema; SPEC §9",
+    acp("schema", "Schema"),
 )
 _req(
     "schema.error-data-shapes",
     S,
     "Error data follows the per-code shapes of the error schemas (e.g. -32601 names the method).",
-    "SPEC §1.1",
+    house("per-code error data shapes of schema/errors", ERROR_CODES),
+    house=True,
 )
 _req(
     "harness.client-messages-valid",
     N,
     "The checker's own non-probe messages validate against the schemas (a harness self-check).",
-    "SPEC §9",
+    acp(
+        "transports",
+        "stdio",
+        "The client MUST NOT write anything to the agent's stdin that is not a valid ACP message",
+    ),
 )
 
 # -- initialize -----------------------------------------------------------------------------
@@ -215,43 +274,51 @@ _req(
     "init.responds",
     M,
     "initialize is answered with a result that has protocolVersion and agentCapabilities.",
-    "ACP Initialization",
+    acp("initialization", "Initialization"),
 )
 _req(
     "init.version-negotiation",
     M,
     "Asked for version 1, the agent answers an integer version no greater than 1.",
-    "ACP Initialization (Protocol version)",
+    acp(
+        "initialization",
+        "Protocol version",
+        "If the Agent supports the requested version, it MUST respond with the same version",
+    ),
 )
 _req(
     "init.unsupported-version-not-echoed",
     M,
     "Asked for an unsupported version (65535), the agent answers one it supports, never 65535.",
-    "ACP Initialization (Protocol version); SPEC §2",
+    acp(
+        "initialization",
+        "Protocol version",
+        "Otherwise, the Agent MUST respond with the latest version it supports",
+    ),
 )
 _req(
     "init.version-zero",
     S,
     "Asked for version 0, the agent answers its own supported version rather than 0 or an error.",
-    "SPEC §2",
+    acp("initialization", "Protocol version"),
 )
 _req(
     "init.capabilities-shape",
     M,
     "agentCapabilities is an object; authMethods, when present, is an array.",
-    "ACP Initialization (Agent capabilities)",
+    acp("initialization", "Capabilities"),
 )
 _req(
     "init.agent-info",
     S,
     "initialize returns agentInfo with a name and a version.",
-    "ACP Initialization (Implementation information)",
+    acp("initialization", "Implementation information"),
 )
 _req(
     "init.repeatable",
     N,
     "A second initialize on the same connection gets a consistent answer.",
-    "SPEC §2",
+    acp("initialization", "Initialization"),
 )
 
 # -- auth -----------------------------------------------------------------------------------
@@ -259,19 +326,20 @@ _req(
     "auth.methods-shape",
     M,
     "Every advertised auth method has a string id and name, and ids are unique.",
-    "ACP Initialization (authMethods)",
+    acp("initialization", "Initialization") + " (authMethods); " + acp("schema", "Schema"),
 )
 _req(
     "auth.unknown-method-rejected",
     M,
     "authenticate with a method id that was not advertised is rejected with an error.",
-    "ACP Authentication; SPEC §2",
+    house("authenticate rejects a method it never advertised", ERROR_CODES),
+    house=True,
 )
 _req(
     "auth.authenticate-advertised",
     C,
     "authenticate with the advertised method chosen by --auth-method succeeds.",
-    "ACP Authentication",
+    acp("initialization", "Initialization") + " (authMethods)",
     gate="authMethods",
 )
 
@@ -280,136 +348,154 @@ _req(
     "session.new-returns-id",
     M,
     "session/new returns a non-empty string sessionId.",
-    "ACP Session Setup",
+    acp("session-setup", "Session ID"),
 )
 _req(
     "session.new-unique-ids",
     M,
     "Two session/new calls return different session ids.",
-    "ACP Session Setup",
+    acp("session-setup", "Session ID", "a unique identifier for the conversation context"),
 )
 _req(
     "session.new-relative-cwd-rejected",
     M,
     "session/new with a relative cwd is rejected with -32602.",
-    "ACP Session Setup (working directory); SPEC §1.1",
+    house(
+        "a relative cwd is -32602",
+        acp("session-setup", "Working directory", "MUST be an absolute path"),
+    ),
+    house=True,
 )
 _req(
     "session.new-mcp-servers",
     M,
     "session/new accepts an mcpServers list (empty) and _meta without failing.",
-    "ACP Session Setup (MCP servers)",
+    acp("session-setup", "MCP servers"),
 )
 _req(
     "session.new-unadvertised-mcp-transport",
     M,
     "session/new naming an MCP server over a transport the agent did not advertise (http, sse) "
     "is answered (result or error) and the agent stays usable.",
-    "ACP Session Setup (MCP servers; mcpCapabilities); SPEC §12",
+    acp("session-setup", "MCP servers") + "; " + RESPONSE,
 )
 _req(
     "session.unknown-id-rejected",
     M,
     "prompt, set_mode and set_config_option naming an unknown session get -32602 (or -32002).",
-    "SPEC §1.1, §2",
+    house("-32602 (or -32002) for an unknown session", ERROR_CODES),
+    house=True,
 )
 _req(
     "session.additional-directories",
     C,
     "session/new accepts absolute additionalDirectories when the capability is advertised.",
-    "ACP Session Setup (additional directories)",
+    acp("session-setup", "Additional directories"),
     gate=f"{_SC}.additionalDirectories",
 )
 _req(
     "session.load-replays-before-response",
     C,
     "session/load replays history as session/update before its response, and nothing after it.",
-    "ACP Session Setup (Loading sessions); SPEC §2",
+    acp(
+        "session-setup",
+        "Loading sessions",
+        "replay the entire conversation ... via session/update notifications",
+    ),
     gate=_LOAD,
 )
 _req(
     "session.load-unknown-id",
     C,
     "session/load of an unknown session id is rejected with -32602 (or -32002).",
-    "SPEC §2",
+    house("-32602 (or -32002) for an unknown session", ERROR_CODES),
     gate=_LOAD,
+    house=True,
 )
 _req(
     "session.resume-works",
     C,
     "session/resume of an existing session succeeds without replaying history.",
-    "ACP Session Setup (Resuming sessions)",
+    acp("session-setup", "Resuming sessions"),
     gate=f"{_SC}.resume",
 )
 _req(
     "session.resume-unknown-id",
     C,
     "session/resume of an unknown session id is rejected with -32602 (or -32002).",
-    "SPEC §2",
+    house("-32602 (or -32002) for an unknown session", ERROR_CODES),
     gate=f"{_SC}.resume",
+    house=True,
 )
 _req(
     "session.list-shape",
     C,
     "session/list returns a sessions array of {sessionId, cwd} entries.",
-    "ACP Session List",
+    acp("session-list", "Listing sessions"),
     gate=f"{_SC}.list",
 )
 _req(
     "session.list-cwd-filter",
     C,
     "session/list filtered by cwd returns only sessions with that cwd.",
-    "ACP Session List",
+    acp("session-list", "Filtering"),
     gate=f"{_SC}.list",
 )
 _req(
     "session.list-bad-cursor",
     S,
     "session/list with a cursor it never issued is rejected with -32602.",
-    "SPEC §2",
+    house("a cursor never issued is -32602", acp("session-list", "Pagination")),
     gate=f"{_SC}.list",
+    house=True,
 )
 _req(
     "session.close-works",
     C,
     "session/close succeeds, and the closed session no longer accepts prompts.",
-    "ACP Session Setup (Closing sessions); SPEC §2",
+    acp("session-setup", "Closing sessions"),
     gate=f"{_SC}.close",
 )
 _req(
     "session.close-unknown-id",
     C,
     "session/close of an unknown id succeeds (idempotent) or fails with -32602 (or -32002).",
-    "SPEC §2",
+    house("close is idempotent or -32602", ERROR_CODES),
     gate=f"{_SC}.close",
+    house=True,
 )
 _req(
     "session.delete-works",
     C,
     "session/delete succeeds and the session disappears from session/list.",
-    "SPEC §2",
+    house(
+        "session/delete (an iac-code session capability)", acp("session-list", "Listing sessions")
+    ),
     gate=f"{_SC}.delete",
+    house=True,
 )
 _req(
     "session.delete-unknown-id",
     C,
     "session/delete of an unknown id succeeds (idempotent) or fails with -32602.",
-    "SPEC §2",
+    house("delete is idempotent or -32602", ERROR_CODES),
     gate=f"{_SC}.delete",
+    house=True,
 )
 _req(
     "session.fork-works",
     C,
     "session/fork returns a new, different session id.",
-    "ACP session/fork (unstable); SPEC §2",
+    acp("session-setup", "Forking sessions"),
     gate=f"{_SC}.fork",
 )
 _req(
     "session.fork-unknown-id",
     C,
     "session/fork of an unknown session id is rejected with -32602 (or -32002).",
-    "SPEC §2",
+    house("-32602 (or -32002) for an unknown session", ERROR_CODES),
     gate=f"{_SC}.fork",
+    house=True,
 )
 
 # -- modes and config options ---------------------------------------------------------------
@@ -417,43 +503,57 @@ _req(
     "modes.set-mode-works",
     C,
     "session/set_mode with an advertised mode succeeds.",
-    "ACP Session Modes",
+    acp("session-modes", "Setting the current mode"),
     gate="session.modes",
 )
 _req(
     "modes.current-mode-update",
     S,
     "session/set_mode is followed by a current_mode_update naming the new mode.",
-    "ACP Session Modes; SPEC §2",
+    acp("session-modes", "From the Agent"),
     gate="session.modes",
 )
 _req(
     "modes.unknown-mode-rejected",
     C,
     "session/set_mode with a mode that was not advertised is rejected with -32602.",
-    "ACP Session Modes; SPEC §2",
+    house(
+        "-32602 for a mode never advertised",
+        acp(
+            "session-modes",
+            "Setting the current mode",
+            "Must be one of the modes listed in availableModes",
+        ),
+    ),
     gate="session.modes",
+    house=True,
 )
 _req(
     "config.set-returns-full-list",
     C,
     "session/set_config_option returns the complete configOptions list with the new value.",
-    "ACP Session Config Options",
+    acp(
+        "session-config-options",
+        "Setting a config option",
+        "the complete list of all configuration options",
+    ),
     gate="session.configOptions",
 )
 _req(
     "config.unknown-id-rejected",
     C,
     "session/set_config_option with an unknown configId is rejected with -32602.",
-    "ACP Session Config Options; SPEC §2",
+    house("-32602 for an unknown configId", ERROR_CODES),
     gate="session.configOptions",
+    house=True,
 )
 _req(
     "config.unknown-value-rejected",
     C,
     "session/set_config_option with a value that is not offered is rejected with -32602.",
-    "ACP Session Config Options; SPEC §2",
+    house("-32602 for a value not offered", ERROR_CODES),
     gate="session.configOptions",
+    house=True,
 )
 
 # -- prompt turn ----------------------------------------------------------------------------
@@ -461,67 +561,86 @@ _req(
     "prompt.text-accepted",
     M,
     "A text prompt gets a valid stopReason (or -32000 when no credentials are configured).",
-    "ACP Prompt Turn; ACP Content (baseline)",
+    acp("prompt-turn", "Stop reasons")
+    + "; "
+    + acp(
+        "initialization",
+        "Prompt capabilities",
+        "Agents MUST support ContentBlock::Text and ContentBlock::ResourceLink",
+    ),
 )
 _req(
     "prompt.resource-link-accepted",
     M,
     "A prompt with a resource_link block (baseline content) is not rejected as invalid.",
-    "ACP Content (baseline)",
+    acp(
+        "initialization",
+        "Prompt capabilities",
+        "Agents MUST support ContentBlock::Text and ContentBlock::ResourceLink",
+    ),
 )
 _req(
     "prompt.image-accepted",
     C,
     "A prompt with an image block is accepted when promptCapabilities.image is advertised.",
-    "ACP Content (Image)",
+    acp("content", "Image content"),
     gate="agentCapabilities.promptCapabilities.image",
 )
 _req(
     "prompt.audio-accepted",
     C,
     "A prompt with an audio block is accepted when promptCapabilities.audio is advertised.",
-    "ACP Content (Audio)",
+    acp("content", "Audio content"),
     gate="agentCapabilities.promptCapabilities.audio",
 )
 _req(
     "prompt.embedded-context-accepted",
     C,
     "A prompt with an embedded resource is accepted when embeddedContext is advertised.",
-    "ACP Content (Embedded resource)",
+    acp("content", "Embedded resource"),
     gate="agentCapabilities.promptCapabilities.embeddedContext",
 )
 _req(
     "prompt.updates-before-response",
     M,
     "No turn update (message/thought chunk, tool call, plan) follows the prompt's response.",
-    "ACP Prompt Turn; SPEC §1",
+    acp("prompt-turn", "Check for completion"),
 )
 _req(
     "prompt.updates-name-known-session",
     M,
     "Every session/update names a session the agent handed out (after handing it out) or one "
     "the client named in a request the agent did not reject.",
-    "ACP Prompt Turn; ACP Session Setup",
+    acp("session-setup", "Session ID"),
 )
 _req(
     "prompt.one-turn-at-a-time",
     S,
     "A second session/prompt while the session's turn runs is rejected or queued; the two turns "
     "never interleave.",
-    "SPEC §2 (session/prompt)",
+    house("one turn per session at a time", acp("prompt-turn", "Prompt turn")),
     llm=True,
+    house=True,
 )
 _req(
     "prompt.concurrent-requests",
     S,
     "Requests sent while a prompt runs are answered without waiting for the turn to end.",
-    "SPEC §1",
+    house(
+        "requests are answered during a turn",
+        acp(
+            "session-modes",
+            "Setting the current mode",
+            "whether the Agent is idle or generating a response",
+        ),
+    ),
+    house=True,
 )
 _req(
     "prompt.tool-call-permission-same-id",
     M,
     "A permission request names the toolCallId of a tool_call announced earlier in the turn.",
-    "ACP Tool Calls (Requesting permission); SPEC §5",
+    acp("tool-calls", "Requesting permission"),
     llm=True,
 )
 
@@ -530,19 +649,31 @@ _req(
     "cancel.prompt-returns-cancelled",
     M,
     'session/cancel during a running prompt makes it answer stopReason "cancelled".',
-    "ACP Prompt Turn (Cancellation); SPEC §2",
+    acp(
+        "prompt-turn",
+        "Cancellation",
+        "MUST respond to the original session/prompt request with the cancelled stop reason",
+    ),
 )
 _req(
     "cancel.no-updates-after-response",
     M,
     "After a cancelled prompt's response no further updates for that turn arrive.",
-    "ACP Prompt Turn (Cancellation); SPEC §1",
+    acp(
+        "prompt-turn",
+        "Cancellation",
+        "MUST ensure that it does so before responding to the session/prompt request",
+    ),
 )
 _req(
     "cancel.during-tool-call",
     M,
     "Cancelling while a permission request is pending ends the turn with cancelled.",
-    "ACP Prompt Turn (Cancellation); SPEC §2",
+    acp(
+        "prompt-turn",
+        "Cancellation",
+        "MUST respond to the original session/prompt request with the cancelled stop reason",
+    ),
     llm=True,
 )
 
@@ -551,21 +682,25 @@ _req(
     S,
     "$/cancel_request naming a running session/prompt makes it answer: stopReason cancelled "
     "(or -32800), or its normal result if it had already finished.",
-    "ACP Cancellation ($/cancel_request); SPEC §1",
+    acp("cancellation", "$/cancel_request"),
 )
 _req(
     "cancel.cancel-request-unknown-ignored",
     M,
     "$/cancel_request naming no in-flight request is ignored: no answer, the agent stays usable.",
-    "ACP Cancellation ($/cancel_request); JSON-RPC 2.0 §4.1; SPEC §1",
+    acp("cancellation", "$/cancel_request") + "; " + NOTIFICATION,
 )
 
 # -- client capability gating ---------------------------------------------------------------
 _req(
     "gating.no-unadvertised-client-methods",
     M,
-    "The agent never calls fs/* or terminal/* methods the client did not advertise.",
-    "ACP Initialization (Client capabilities); ACP File System; ACP Terminals",
+    "The agent never calls fs/*, terminal/* or elicitation/* methods the client did not advertise.",
+    acp(
+        "initialization",
+        "Client capabilities",
+        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
+    ),
 )
 
 # -- extensibility --------------------------------------------------------------------------
@@ -573,93 +708,108 @@ _req(
     "ext.unknown-request",
     M,
     "An unknown extension request (_name) is answered with -32601.",
-    "ACP Extensibility",
+    house("-32601 for an unknown _ request", acp("extensibility", "Custom requests")),
+    house=True,
 )
 _req(
     "ext.unknown-notification-ignored",
     M,
     "An unknown extension notification is ignored: no answer, agent alive.",
-    "ACP Extensibility",
+    acp("extensibility", "Custom notifications") + "; " + NOTIFICATION,
 )
-_req("ext.meta-accepted", M, "_meta fields in params are accepted.", "ACP Extensibility (_meta)")
+_req(
+    "ext.meta-accepted",
+    M,
+    "_meta fields in params are accepted.",
+    acp("extensibility", "The _meta field"),
+)
 
 # -- shutdown -------------------------------------------------------------------------------
 _req(
     "shutdown.exits-on-stdin-eof",
     S,
     "The agent exits on its own after stdin closes (within the step timeout).",
-    "SPEC §1",
+    house("exit when stdin closes", STDIO),
+    house=True,
 )
 _req(
     "shutdown.no-sigkill-needed",
     M,
     "The agent ends after stdin EOF or SIGTERM, never needing SIGKILL.",
-    "SPEC §1",
+    house("end on stdin EOF or SIGTERM", STDIO),
+    house=True,
 )
-_req("shutdown.no-orphans", S, "No process of the agent's group outlives the agent.", "SPEC §1")
+_req(
+    "shutdown.no-orphans",
+    S,
+    "No process of the agent's group outlives the agent.",
+    house("no orphaned processes", STDIO),
+    house=True,
+)
 
 # -- full prompt turns with the scripted LLM ------------------------------------------------
 _req(
     "turn.streamed-text",
     M,
     "Scripted model text arrives as agent_message_chunk updates and the turn ends with end_turn.",
-    "ACP Prompt Turn; SPEC §3",
+    acp("prompt-turn", "Agent reports output"),
     llm=True,
 )
 _req(
     "turn.thinking",
     S,
     "Scripted model thinking arrives as agent_thought_chunk updates.",
-    "ACP Prompt Turn; SPEC §3",
+    acp("prompt-turn", "Agent reports output"),
     llm=True,
 )
 _req(
     "turn.tool-call-lifecycle",
     M,
     "A tool call is announced by tool_call and ends completed/failed before the prompt response.",
-    "ACP Tool Calls; SPEC §5",
+    acp("tool-calls", "Updating"),
     llm=True,
 )
 _req(
     "turn.permission-allow",
     M,
     "An allowed write happens on disk.",
-    "ACP Tool Calls (Requesting permission); SPEC §6",
+    acp("tool-calls", "Requesting permission"),
     llm=True,
 )
 _req(
     "turn.permission-reject",
     M,
     "A rejected write does not happen on disk and its tool call does not end completed.",
-    "ACP Tool Calls (Requesting permission); SPEC §6",
+    acp("tool-calls", "Requesting permission"),
     llm=True,
 )
 _req(
     "turn.allow-always-remembered",
     S,
     "After allow_always, the same tool is not asked about again in the session.",
-    "SPEC §6",
+    house("allow_always is remembered in the session", acp("tool-calls", "Permission options")),
     llm=True,
+    house=True,
 )
 _req(
     "turn.fs-delegation",
     N,
     "With fs capabilities advertised, file tools go through fs/* requests answered by the client.",
-    "ACP File System; SPEC §5",
+    acp("file-system", "File system"),
     llm=True,
 )
 _req(
     "turn.terminal-delegation",
     N,
     "With the terminal capability advertised, shell tools go through terminal/* requests.",
-    "ACP Terminals; SPEC §5",
+    acp("terminals", "Terminals"),
     llm=True,
 )
 _req(
     "turn.load-replay-fidelity",
     C,
     "session/load replays the messages and tool calls that were streamed during the turn.",
-    "ACP Session Setup (Loading sessions); SPEC §2",
+    acp("session-setup", "Loading sessions", "replay the entire conversation"),
     gate=_LOAD,
     llm=True,
 )
@@ -667,9 +817,87 @@ _req(
     "turn.fork-keeps-history",
     S,
     "A forked session replays the source's history when loaded.",
-    "SPEC §2",
+    acp("session-setup", "Forking sessions"),
     gate=f"{_SC}.fork",
     llm=True,
+)
+
+# -- result consistency and client-capability features (checks in scenarios.consistency) ----
+_req(
+    "schema.no-unknown-root-keys",
+    M,
+    "Results carry no root fields the schema does not define (e.g. the removed `models`).",
+    acp(
+        "extensibility",
+        "The _meta field",
+        "MUST NOT add any custom fields at the root of a type that's part of the specification",
+    ),
+)
+_req(
+    "modes.current-mode-valid",
+    M,
+    "A session's currentModeId is one of its availableModes.",
+    acp("session-modes", "Initial state"),
+)
+_req(
+    "config.current-value-valid",
+    M,
+    "Every config option's currentValue is one of its offered values (a boolean for boolean "
+    "options).",
+    acp("session-config-options", "Initial State"),
+)
+_req(
+    "config.boolean-only-when-advertised",
+    M,
+    "Boolean config options are sent only to clients that set "
+    "clientCapabilities.session.configOptions.boolean.",
+    acp(
+        "initialization",
+        "Client capabilities",
+        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
+    ),
+)
+_req(
+    "gating.terminal-auth-advertised",
+    M,
+    "Terminal auth methods are offered only to clients that set clientCapabilities.auth.terminal.",
+    acp(
+        "initialization",
+        "Client capabilities",
+        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
+    ),
+)
+_req(
+    "jsonrpc.error-message-concise",
+    S,
+    "Every error message is a non-empty single line.",
+    jsonrpc("§5.1 Error object", "error_object", "SHOULD be limited to a concise single sentence"),
+)
+_req(
+    "session.new-without-auth-methods",
+    M,
+    "With no authMethods advertised, session/new never demands authentication (-32000).",
+    acp("initialization", "Initialization") + " (authMethods); " + acp("overview", "Overview"),
+)
+_req(
+    "session.close-cancels-prompt",
+    C,
+    "session/close of a session with a running prompt ends that prompt (cancelled or an error).",
+    acp("session-setup", "Closing sessions"),
+    gate=f"{_SC}.close",
+)
+_req(
+    "auth.logout-works",
+    C,
+    "logout succeeds when agentCapabilities.auth.logout is advertised, and the agent stays usable.",
+    acp("initialization", "Agent capabilities") + " (auth.logout)",
+    gate="agentCapabilities.auth.logout",
+)
+_req(
+    "ext.null-and-empty-tolerated",
+    S,
+    "Optional objects given as null or as {} (e.g. _meta) are accepted alike.",
+    acp("extensibility", "The _meta field"),
 )
 
 del M, C, S, N
@@ -717,8 +945,13 @@ def run_check(requirement: str) -> Callable[[RunCheckFn], RunCheckFn]:
     return register
 
 
-def select(patterns: list[str]) -> list[Requirement]:
-    """Requirements whose id or area matches any pattern (glob, or substring); all if none."""
+def select(patterns: list[str], profile: str = DEFAULT_RULE_PROFILE) -> list[Requirement]:
+    """Requirements whose id or area matches any pattern (glob, or substring); all if none.
+    Each is returned as judged under the rule ``profile``."""
+    return [effective(req, profile) for req in _matching(patterns)]
+
+
+def _matching(patterns: list[str]) -> list[Requirement]:
     if not patterns:
         return list(REQUIREMENTS.values())
     chosen = []

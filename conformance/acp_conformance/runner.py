@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,8 +14,10 @@ from .config import RunConfig
 from .harness.connection import AgentExited, AgentTimeout
 from .harness.remote import AccessDenied
 from .outcomes import Outcome, Verdict, combine, failed, harness_error, not_applicable
+from .preflight import PreflightFailure, preflight
+from .progress import Progress
 from .remote_scope import exemption
-from .requirements import CHECKS, REQUIREMENTS, Check, Requirement, select
+from .requirements import CHECKS, REQUIREMENTS, Check, Requirement, effective, select
 from .scenarios.base import (
     SCENARIOS,
     AgentRun,
@@ -29,9 +30,6 @@ from .scenarios.base import (
 )
 from .scenarios.gating import BASELINE
 from .validation import SchemaUnavailable, load_backend
-
-#: Called with (scenario name, number done, number of scenarios, outcomes of that scenario).
-Progress = Callable[[str, int, int, list[Outcome]], None]
 
 
 @dataclass
@@ -61,6 +59,8 @@ class RunResult:
     duration: float
     agent_info: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    #: Set when the preflight initialize failed and no scenario ran.
+    aborted: PreflightFailure | None = None
 
     def counted(self, verdict: Verdict, *, blocking: bool | None = None) -> list[RequirementResult]:
         return [
@@ -85,6 +85,9 @@ class RunResult:
 
     @property
     def status(self) -> str:
+        if self.aborted is not None:
+            failed_agent = self.aborted.verdict is Verdict.FAIL
+            return "not-conformant" if failed_agent else "inconclusive"
         if self.blocking_failures or self.stale:
             return "not-conformant"
         if self.harness_errors:
@@ -96,6 +99,10 @@ class RunResult:
         return {"conformant": 0, "not-conformant": 1, "inconclusive": 3}[self.status]
 
     def verdict_line(self) -> str:
+        if self.aborted is not None:
+            head = "NOT CONFORMANT" if self.status == "not-conformant" else "INCONCLUSIVE"
+            charged = f"{self.aborted.requirement}: " if self.aborted.requirement else ""
+            return f"{head}: {charged}{self.aborted.outcome.reason}"
         must = sum(1 for r in self.blocking_failures if r.requirement.tier.value == "MUST")
         gated = len(self.blocking_failures) - must
         parts = []
@@ -160,8 +167,8 @@ async def _gate(ctx: CheckContext) -> Outcome | None:
     return None
 
 
-async def _run_check(chk: Check, runtime: ScenarioRuntime) -> Outcome:
-    ctx = CheckContext(runtime, REQUIREMENTS[chk.requirement])
+async def _run_check(chk: Check, requirement: Requirement, runtime: ScenarioRuntime) -> Outcome:
+    ctx = CheckContext(runtime, requirement)
     budget = runtime.config.timeout * getattr(chk.func, "budget_factor", 10)
     try:
         with anyio.fail_after(budget):
@@ -183,14 +190,23 @@ async def _run_check(chk: Check, runtime: ScenarioRuntime) -> Outcome:
 
 
 async def _run_scenario(
-    name: str, checks: list[Check], config: RunConfig
+    name: str,
+    checks: list[Check],
+    config: RunConfig,
+    chosen: dict[str, Requirement],
+    progress: Progress,
 ) -> tuple[list[AgentRun], list[tuple[Check, Outcome]]]:
     results: list[tuple[Check, Outcome]] = []
     async with anyio.create_task_group() as tg:
         runtime = ScenarioRuntime(config, SCENARIOS[name], tg)
         try:
             for chk in checks:
-                results.append((chk, await _run_check(chk, runtime)))
+                progress.check_started(name, chk.requirement)
+                # Baseline checks pulled in for the run-wide checks may be unselected.
+                requirement = chosen.get(chk.requirement) or effective(
+                    REQUIREMENTS[chk.requirement], config.profile
+                )
+                results.append((chk, await _run_check(chk, requirement, runtime)))
         finally:
             await runtime.close()
             tg.cancel_scope.cancel()
@@ -210,27 +226,47 @@ def _run_wide(chk: Check, record: RunRecord) -> list[Outcome]:
     return outcomes
 
 
+def _aborted(
+    config: RunConfig, failure: PreflightFailure, started: float, clock: float
+) -> RunResult:
+    """The result of a run the preflight stopped: one verdict, charged to a requirement when
+    it is the agent's fault (a mangled id), else a harness verdict for the whole run."""
+    results: dict[str, RequirementResult] = {}
+    if failure.requirement is not None:
+        req = effective(REQUIREMENTS[failure.requirement], config.profile)
+        results[req.id] = RequirementResult(req, failure.verdict, [failure.outcome])
+    runs = [failure.run] if failure.run is not None else []
+    result = RunResult(config, results, runs, started, time.monotonic() - clock)
+    result.aborted = failure
+    return result
+
+
 async def execute(config: RunConfig, progress: Progress | None = None) -> RunResult:
     started = time.time()
     clock = time.monotonic()
-    requirements = select(config.only)
+    progress = progress or Progress()
+    requirements = select(config.only, config.profile)
+    chosen = {req.id: req for req in requirements}
     plan, run_wide = _plan(requirements)
+    progress.started(requirements, list(plan))
+    # Remote runs have their own first contact (a refused token or URL is a setup error of
+    # the run); the preflight speaks to a process over stdio.
+    failure = await preflight(config) if config.remote is None else None
+    if failure is not None:
+        progress.finished()
+        return _aborted(config, failure, started, clock)
     limiter = anyio.CapacityLimiter(max(1, config.jobs))
     outcomes: dict[str, list[Outcome]] = {r.id: [] for r in requirements}
     runs: list[AgentRun] = []
-    done = 0
 
     async def one(name: str, checks: list[Check]) -> None:
-        nonlocal done
         async with limiter:
-            scenario_runs, results = await _run_scenario(name, checks, config)
+            scenario_runs, results = await _run_scenario(name, checks, config, chosen, progress)
         runs.extend(scenario_runs)
         for chk, outcome in results:
             if chk.requirement in outcomes:
                 outcomes[chk.requirement].append(outcome)
-        done += 1
-        if progress is not None:
-            progress(name, done, len(plan), [o for _, o in results])
+        progress.scenario_done(name, [(chk.requirement, o) for chk, o in results])
 
     async with anyio.create_task_group() as tg:
         for name, checks in plan.items():
@@ -248,6 +284,7 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
             outcomes[chk.requirement].append(not_applicable(reason))
             continue
         outcomes[chk.requirement].extend(_run_wide(chk, record))
+    progress.finished()
 
     results = {
         req.id: RequirementResult(req, combine(outcomes[req.id]), outcomes[req.id])

@@ -387,6 +387,30 @@ class ScriptExhausted(LookupError):
     """Raised (and answered as an error) when no turn is left and the fallback is `error`."""
 
 
+#: What a side call (see `Script.route_to`) is answered with: short, neutral text.
+SIDE_CALL_TURN: TurnData = {"content": [{"type": "text", "text": "OK"}]}
+
+
+def carries_tools(request_body: Mapping[str, Any]) -> bool:
+    """Whether a model request offers tools (Anthropic and OpenAI both use ``tools``)."""
+    tools = request_body.get("tools")
+    return isinstance(tools, list) and bool(tools)
+
+
+def user_texts(request_body: Mapping[str, Any]) -> Iterable[str]:
+    """The text of every user message (string content, or its text blocks / parts)."""
+    for message in request_body.get("messages") or []:
+        if not isinstance(message, Mapping) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            yield content
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, Mapping) and isinstance(block.get("text"), str):
+                    yield block["text"]
+
+
 class Script:
     """Turns consumed one per model request, then a fallback.
 
@@ -400,6 +424,10 @@ class Script:
         self._turns: list[TurnSource] = list(turns)
         self._next = 0
         self._lock = threading.Lock()
+        self._marker: str | None = None
+        self._seen_tools = False
+        #: Model requests that got a scripted turn (or the fallback), not a side-call answer.
+        self.routed = 0
         if not callable(fallback) and fallback not in ("echo", "error"):
             raise ValueError(f"fallback must be 'echo', 'error' or a callable, not {fallback!r}")
         self.fallback = fallback
@@ -435,9 +463,35 @@ class Script:
         with self._lock:
             self._turns.extend(turns)
 
+    def route_to(self, marker: str) -> None:
+        """Give scripted turns only to the agent's main model calls.
+
+        Agents may call the model more than once per prompt (a title, a summary, a routing
+        guess). A call is a main call when it offers tools, or — before the agent has ever
+        offered tools — when one of its user messages starts with ``marker`` (the checker
+        starts every prompt with it; a side call usually wraps the prompt in its own
+        instruction). Other calls are side calls: they get `SIDE_CALL_TURN` and consume
+        nothing.
+        """
+        self._marker = marker
+
+    def _is_side_call(self, request_body: Mapping[str, Any]) -> bool:
+        if self._marker is None:
+            return False
+        if carries_tools(request_body):
+            self._seen_tools = True
+            return False
+        if self._seen_tools:
+            return True
+        marker = self._marker
+        return not any(text.lstrip().startswith(marker) for text in user_texts(request_body))
+
     def next_turn(self, request_body: dict[str, Any]) -> TurnData:
         """Consume the next turn (or apply the fallback) and return it as data."""
         with self._lock:
+            if self._is_side_call(request_body):
+                return dict(SIDE_CALL_TURN)
+            self.routed += 1
             source: TurnSource | None = None
             if self._next < len(self._turns):
                 source = self._turns[self._next]

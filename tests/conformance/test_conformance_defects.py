@@ -23,6 +23,16 @@ DEFECTS = {
     "ignore-cancel-request": "cancel.cancel-request-prompt",
     "interleave-prompts": "prompt.one-turn-at-a-time",
     "crash-on-http-mcp": "session.new-unadvertised-mcp-transport",
+    "extra-root-key": "schema.no-unknown-root-keys",
+    "bad-current-mode": "modes.current-mode-valid",
+    "boolean-option-always": "config.boolean-only-when-advertised",
+    "terminal-auth-always": "gating.terminal-auth-advertised",
+    "multiline-error": "jsonrpc.error-message-concise",
+    "auth-required-without-methods": "session.new-without-auth-methods",
+    "close-keeps-prompt": "session.close-cancels-prompt",
+    "logout-fails": "auth.logout-works",
+    "reject-null-meta": "ext.null-and-empty-tolerated",
+    "elicit-without-capability": "gating.no-unadvertised-client-methods",
 }
 #: Defects only a turn driven by the scripted LLM can show.
 NEEDS_LLM = {"interleave-prompts", "ignore-cancel-request"}
@@ -43,10 +53,21 @@ def test_seeded_defect_fails_its_requirement(defect: str, requirement: str) -> N
     assert result.exit_code == (1 if item.requirement.blocking else 0)
 
 
+#: Requirements about agents that advertise no auth methods (the correct fixture has one).
+WITHOUT_AUTH = {"session.new-without-auth-methods"}
+
+
 @pytest.mark.subprocess
 def test_correct_fixture_passes_every_defect_requirement(correct_full_run: RunResult) -> None:
-    verdicts = {req: correct_full_run.results[req].verdict for req in DEFECTS.values()}
-    assert verdicts == {req: Verdict.PASS for req in DEFECTS.values()}
+    judged = set(DEFECTS.values()) - WITHOUT_AUTH
+    verdicts = {req: correct_full_run.results[req].verdict for req in judged}
+    assert verdicts == dict.fromkeys(judged, Verdict.PASS)
+
+
+@pytest.mark.subprocess
+def test_correct_fixture_without_auth_methods_passes_their_requirements() -> None:
+    result = run_checker(raw_agent("--quirk", "no-auth-methods"), only=sorted(WITHOUT_AUTH))
+    assert {r.verdict for r in result.results.values()} == {Verdict.PASS}
 
 
 @pytest.mark.subprocess
@@ -80,8 +101,11 @@ def test_without_llm_prompt_turn_requirements_are_not_applicable() -> None:
 @pytest.mark.subprocess
 def test_an_agent_that_cannot_start_is_a_harness_error_not_a_failure() -> None:
     result = run_checker(["/nonexistent/acp-agent"], only=["session.new-returns-id"])
-    assert result.results["session.new-returns-id"].verdict is Verdict.HARNESS_ERROR
+    assert result.aborted is not None
+    assert result.aborted.verdict is Verdict.HARNESS_ERROR
+    assert "could not be started" in result.aborted.outcome.reason
     assert result.status == "inconclusive"
+    assert result.exit_code == 3
 
 
 @pytest.mark.subprocess

@@ -46,8 +46,15 @@ def test_notable_failures_put_blocking_tiers_first_with_one_line_reasons() -> No
             "id": "jsonrpc.parse-error",
             "tier": "MUST",
             "reason": "no error response to a broken line",
+            "reference": "https://www.jsonrpc.org/specification#error_object "
+            "(JSON-RPC 2.0 §5.1 Error object)",
         },
-        {"id": "init.info", "tier": "SHOULD", "reason": "agentInfo is missing second line"},
+        {
+            "id": "init.info",
+            "tier": "SHOULD",
+            "reason": "agentInfo is missing second line",
+            "reference": "",
+        },
     ]
     limited = build_matrix(runs(), failure_limit=1)["agents"][0]
     assert [f["id"] for f in limited["notableFailures"]] == ["jsonrpc.parse-error"]

@@ -21,13 +21,14 @@ from acp_conformance.peers.agents import (
     PipInstall,
 )
 from acp_conformance.peers.layout import node22_bin, resolve
-from acp_conformance.profiles import PROFILES
+from acp_conformance.vocabularies import VOCABULARIES
 
 PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 ALL_ROWS = (OWN_AGENT, *PEERS, *REMOTE_PEERS)
 EXPECTED = {
     "iac-code-0.16.0",
     "sdk-echo",
+    "ts-sdk-echo",
     "gemini-cli",
     "qwen-code",
     "claude-agent-acp",
@@ -57,10 +58,11 @@ def test_peer_has_install_run_and_llm_mode(peer) -> None:
     assert (
         peer.install.requirements if isinstance(peer.install, PipInstall) else peer.install.packages
     )
-    assert peer.command and peer.command[0].startswith("{peer_dir}/")
+    # The TS SDK echo agent runs the cache's Node 22 on a script shipped with the checker.
+    assert peer.command and peer.command[0].startswith(("{peer_dir}/", "{node22_bin}/"))
     assert peer.installed_marker.startswith("{peer_dir}/")
     assert peer.llm in ("anthropic", "openai", "none")
-    assert peer.profile in PROFILES
+    assert peer.tools in VOCABULARIES
     assert peer.title
 
 

@@ -117,6 +117,7 @@ class Pending:
         if self.response is None:
             if self._conn.eof.is_set():
                 raise AgentExited(f"agent exited before answering {self.method}")
+            self._conn.recorder.abandoned.add(self.request.seq)
             raise AgentTimeout(f"no response to {self.method} within {bound:g} s")
         return self.response
 

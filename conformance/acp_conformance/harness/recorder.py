@@ -105,6 +105,10 @@ class Recorder:
     frames: list[Frame] = field(default_factory=list)
     stderr: BoundedBuffer = field(default_factory=BoundedBuffer)
     started: float = field(default_factory=time.monotonic)
+    #: Sequence numbers of requests whose answer the checker stopped waiting for (the check
+    #: that sent them reported the timeout; the agent may have been stopped before it could
+    #: answer).
+    abandoned: set[int] = field(default_factory=set)
 
     def add(
         self,

@@ -9,11 +9,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..requirements import RULE_PROFILES
 from .agents import OWN_AGENT, PEERS, PEERS_BY_NAME, REMOTE_PEERS, Peer
-from .checking import DEFAULT_RUN_TIMEOUT, CheckOptions, check_peer, load_previous
+from .checking import DEFAULT_RUN_TIMEOUT, CheckOptions, check_peer, load_previous, rejudge
 from .install import DEFAULT_STEP_TIMEOUT, Installer
 from .layout import DEFAULT_CACHE, resolve
-from .matrix import write_matrix
+from .matrix import AgentRun, write_matrix
 from .probe import probe
 
 
@@ -65,29 +66,46 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _profiles(args: argparse.Namespace) -> list[str]:
+    """The rule profiles to run, each into its own subfolder of ``--out``."""
+    return list(dict.fromkeys(args.profile or RULE_PROFILES))
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    # The agents run once, under the first profile; a profile only re-tiers house rules, so
+    # the other profiles' matrices re-judge the same reports (peers/retier.py).
+    first, *others = _profiles(args)
     options = CheckOptions(
-        out_dir=args.out.resolve(),
+        out_dir=(args.out / first).resolve(),
         jobs=args.jobs,
         wait_timeout=args.timeout,
         run_timeout=args.run_timeout,
+        profile=first,
     )
     runs = [
         check_peer(resolve(peer, args.cache), options)
         for peer in _selected(args.only, with_own=True)
     ]
-    markdown_path, json_path = write_matrix(runs, options.out_dir)
-    print(markdown_path.read_text(encoding="utf-8"))
-    print(f"wrote {markdown_path} and {json_path}", file=sys.stderr)
+    _write(runs, options.out_dir, first)
+    for profile in others:
+        rejudged = [rejudge(run, profile, (args.out / profile).resolve()) for run in runs]
+        _write(rejudged, (args.out / profile).resolve(), profile)
     return 0
 
 
-def _cmd_matrix(args: argparse.Namespace) -> int:
-    out_dir = args.out.resolve()
-    runs = [load_previous(peer, out_dir) for peer in _selected(args.only, with_own=True)]
-    markdown_path, json_path = write_matrix(runs, out_dir)
+def _write(runs: list[AgentRun], out_dir: Path, profile: str) -> None:
+    markdown_path, json_path = write_matrix(runs, out_dir, profile=profile)
     print(markdown_path.read_text(encoding="utf-8"))
     print(f"wrote {markdown_path} and {json_path}", file=sys.stderr)
+
+
+def _cmd_matrix(args: argparse.Namespace) -> int:
+    for profile in _profiles(args):
+        out_dir = (args.out / profile).resolve()
+        runs = [load_previous(peer, out_dir) for peer in _selected(args.only, with_own=True)]
+        markdown_path, json_path = write_matrix(runs, out_dir, profile=profile)
+        print(markdown_path.read_text(encoding="utf-8"))
+        print(f"wrote {markdown_path} and {json_path}", file=sys.stderr)
     return 0
 
 
@@ -135,6 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder for reports and the matrix (default ./peers-results)",
     )
     run.add_argument("--jobs", type=int, default=1, help="the checker's --jobs (default 1)")
+    run.add_argument(
+        "--profile",
+        action="append",
+        choices=tuple(RULE_PROFILES),
+        help="rule profile to run (repeatable; default: every profile, each into OUT/PROFILE/)",
+    )
     run.add_argument("--timeout", type=float, default=30.0, help="the checker's per-wait --timeout")
     run.add_argument(
         "--run-timeout",
@@ -146,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_parser("matrix", help="re-render the matrix from the reports of an earlier run")
     )
     matrix.add_argument("--out", type=Path, default=Path("peers-results"))
+    matrix.add_argument("--profile", action="append", choices=tuple(RULE_PROFILES))
     return parser
 
 

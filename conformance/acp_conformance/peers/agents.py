@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 LlmApi = Literal["anthropic", "openai", "none"]
@@ -78,8 +79,8 @@ class Peer:
     llm: LlmApi
     #: A file whose presence (after placeholder filling) means the peer is installed.
     installed_marker: str
-    #: The checker's tool-vocabulary profile (``acp_conformance.profiles``).
-    profile: str = "none"
+    #: The checker's tool vocabulary (``--tools``, see ``acp_conformance.vocabularies``).
+    tools: str = "none"
     auth_method: str | None = None
     #: Why the LLM mode is what it is, when it is not the agent's natural API.
     llm_note: str = ""
@@ -115,6 +116,9 @@ def _opencode_config() -> str:
 
 
 _NPM_BIN = "{peer_dir}/node_modules/.bin"
+#: The echo agent this package ships for the official TypeScript SDK (which has no example).
+TS_SDK_ECHO_SCRIPT = Path(__file__).parent / "agents_src" / "ts_sdk_echo.mjs"
+_TS_SDK_ENTRY = "{peer_dir}/node_modules/@agentclientprotocol/sdk/dist/v1/stable/acp.js"
 _CODEX_BIN = "{peer_dir}/node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp"
 
 #: The project's own agent (``iac-code acp`` from the current environment): the first row.
@@ -130,7 +134,7 @@ OWN_AGENT = Peer(
     ),
     llm="anthropic",
     installed_marker="",
-    profile="iac-code",
+    tools="iac-code",
 )
 
 PEERS: tuple[Peer, ...] = (
@@ -148,7 +152,7 @@ PEERS: tuple[Peer, ...] = (
         ),
         llm="anthropic",
         installed_marker="{peer_dir}/venv/bin/iac-code",
-        profile="iac-code",
+        tools="iac-code",
         quirks=("needs agent-client-protocol 0.10.1: newer SDKs break its session/new",),
     ),
     Peer(
@@ -167,6 +171,17 @@ PEERS: tuple[Peer, ...] = (
         llm_note="echoes prompts back; it has no model",
     ),
     Peer(
+        name="ts-sdk-echo",
+        title="official TypeScript SDK 2.4.0, acp.agent() echo agent (agents_src/ts_sdk_echo.mjs)",
+        install=NpmInstall(("@agentclientprotocol/sdk@2.4.0",)),
+        command=("{node22_bin}/node", str(TS_SDK_ECHO_SCRIPT)),
+        env=(("ACP_SDK_ENTRY", _TS_SDK_ENTRY),),
+        llm="none",
+        installed_marker=_TS_SDK_ENTRY,
+        needs_node22=True,
+        llm_note="echoes prompts back; it has no model",
+    ),
+    Peer(
         name="gemini-cli",
         title="@google/gemini-cli 0.61.0",
         install=NpmInstall(("@google/gemini-cli@0.61.0",)),
@@ -178,7 +193,7 @@ PEERS: tuple[Peer, ...] = (
         ),
         llm="none",
         installed_marker=f"{_NPM_BIN}/gemini",
-        profile="qwen-code",
+        tools="qwen-code",
         needs_node22=True,
         llm_note=(
             "speaks the Gemini API, which the scripted LLM server does not: protocol only; "
@@ -198,7 +213,7 @@ PEERS: tuple[Peer, ...] = (
         ),
         llm="openai",
         installed_marker=f"{_NPM_BIN}/qwen",
-        profile="qwen-code",
+        tools="qwen-code",
         needs_node22=True,
     ),
     Peer(
@@ -214,7 +229,7 @@ PEERS: tuple[Peer, ...] = (
         ),
         llm="anthropic",
         installed_marker=f"{_NPM_BIN}/claude-agent-acp",
-        profile="claude-agent-acp",
+        tools="claude-agent-acp",
         needs_node22=True,
         quirks=("IS_SANDBOX=1 lets it run as root",),
     ),
@@ -289,7 +304,7 @@ def _own_server(transport: Literal["http", "ws"]) -> Peer:
         env=OWN_AGENT.env,
         llm="anthropic",
         installed_marker="",
-        profile="iac-code",
+        tools="iac-code",
         transport=transport,
     )
 

@@ -18,6 +18,7 @@ from typing import IO
 from .agents import Peer
 from .layout import ResolvedPeer
 from .matrix import AgentRun
+from .retier import under_profile
 
 log = logging.getLogger("acp_conformance.peers")
 
@@ -32,6 +33,8 @@ class CheckOptions:
     #: The checker's per-wait ``--timeout``; slow-starting Node agents need more than 10 s.
     wait_timeout: float = 30.0
     run_timeout: float = DEFAULT_RUN_TIMEOUT
+    #: The checker's rule profile (``--profile acp|iac-code``).
+    profile: str = "acp"
 
 
 def checker_argv(resolved: ResolvedPeer, report_path: Path, options: CheckOptions) -> list[str]:
@@ -46,7 +49,9 @@ def checker_argv(resolved: ResolvedPeer, report_path: Path, options: CheckOption
         "--llm",
         peer.llm,
         "--profile",
-        peer.profile,
+        options.profile,
+        "--tools",
+        peer.tools,
         "--jobs",
         str(options.jobs),
         "--timeout",
@@ -124,3 +129,14 @@ def load_previous(peer: Peer, out_dir: Path) -> AgentRun:
     if not report_path.exists():
         return AgentRun(peer, None, error=f"no report in {out_dir}")
     return _read_report(peer, report_path)
+
+
+def rejudge(run: AgentRun, profile: str, out_dir: Path) -> AgentRun:
+    """``run`` judged under another rule profile; its report is written to ``out_dir``."""
+    if run.report is None:
+        return run
+    report = under_profile(run.report, profile)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{run.peer.name}.report.json"
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return AgentRun(run.peer, report, report_path=str(path))

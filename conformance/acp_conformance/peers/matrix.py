@@ -84,7 +84,12 @@ def notable_failures(
     failed = [r for r in report.get("requirements", []) if r.get("verdict") == FAIL]
     failed.sort(key=lambda r: (_TIER_ORDER.get(r.get("tier", ""), 9), r["id"]))
     return [
-        {"id": r["id"], "tier": r.get("tier", ""), "reason": _one_line(_failure_reason(r))}
+        {
+            "id": r["id"],
+            "tier": r.get("tier", ""),
+            "reason": _one_line(_failure_reason(r)),
+            "reference": str(r.get("reference", "")),
+        }
         for r in failed[:limit]
     ]
 
@@ -97,7 +102,7 @@ def _agent_entry(run: AgentRun, failure_limit: int) -> dict[str, Any]:
         "llm": peer.llm,
         "llmNote": peer.llm_note,
         "authMethod": peer.auth_method,
-        "profile": peer.profile,
+        "tools": peer.tools,
         "reportPath": run.report_path,
         "error": run.error,
     }
@@ -121,11 +126,17 @@ def _agent_entry(run: AgentRun, failure_limit: int) -> dict[str, Any]:
 
 
 def build_matrix(
-    runs: Sequence[AgentRun], failure_limit: int = DEFAULT_FAILURE_LIMIT
+    runs: Sequence[AgentRun], failure_limit: int = DEFAULT_FAILURE_LIMIT, profile: str = "acp"
 ) -> dict[str, Any]:
     agents = [_agent_entry(run, failure_limit) for run in runs]
     areas = sorted({area for agent in agents for area in agent["areas"]})
-    return {"format": FORMAT, "formatVersion": FORMAT_VERSION, "areas": areas, "agents": agents}
+    return {
+        "format": FORMAT,
+        "formatVersion": FORMAT_VERSION,
+        "profile": profile,
+        "areas": areas,
+        "agents": agents,
+    }
 
 
 def _cell(counts: Mapping[str, int] | None) -> str:
@@ -177,6 +188,8 @@ def _failures_section(matrix: Mapping[str, Any]) -> Iterable[str]:
         else:
             for failure in agent["notableFailures"]:
                 yield f"- `{failure['id']}` ({failure['tier']}): {failure['reason']}"
+                if failure["tier"] in ("MUST", "CAPABILITY") and failure.get("reference"):
+                    yield f"  - breaks: {failure['reference']}"
             hidden = agent["failureCount"] - len(agent["notableFailures"])
             if hidden > 0:
                 yield f"- … and {hidden} more (see the report JSON)"
@@ -185,7 +198,7 @@ def _failures_section(matrix: Mapping[str, Any]) -> Iterable[str]:
 
 def render_markdown(matrix: Mapping[str, Any]) -> str:
     lines = [
-        "# ACP peers matrix",
+        f"# ACP peers matrix (--profile {matrix.get('profile', 'acp')})",
         "",
         "Each cell is `pass/fail/n.a.` requirements of that area (`+Ne`: harness errors, no "
         "verdict). Agents run with `--llm none` are judged on protocol requirements only; "
@@ -207,11 +220,14 @@ def render_markdown(matrix: Mapping[str, Any]) -> str:
 
 
 def write_matrix(
-    runs: Sequence[AgentRun], out_dir: Path, failure_limit: int = DEFAULT_FAILURE_LIMIT
+    runs: Sequence[AgentRun],
+    out_dir: Path,
+    failure_limit: int = DEFAULT_FAILURE_LIMIT,
+    profile: str = "acp",
 ) -> tuple[Path, Path]:
     """Write ``peers-matrix.md`` and ``peers-matrix.json`` into ``out_dir``."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    matrix = build_matrix(runs, failure_limit)
+    matrix = build_matrix(runs, failure_limit, profile)
     markdown_path = out_dir / "peers-matrix.md"
     json_path = out_dir / "peers-matrix.json"
     markdown_path.write_text(render_markdown(matrix), encoding="utf-8")

@@ -63,9 +63,30 @@ def _transcripts(item: RequirementResult, runs: dict) -> str:
     return "".join(blocks)
 
 
+#: Row order: what needs attention first (blocking failures), passes and n/a last.
+_ORDER = ("stale", "fail", "harness-error", "expected", "pass", "not-applicable")
+
+
+def _rank(item: RequirementResult) -> tuple[int, int]:
+    key = _key(item)
+    rank = _ORDER.index(key) if key in _ORDER else len(_ORDER)
+    return rank, 0 if item.requirement.blocking else 1
+
+
+def _aborted(result: RunResult) -> str:
+    if result.aborted is None:
+        return ""
+    stderr = str(result.aborted.outcome.evidence.get("stderr") or "(empty)")
+    return (
+        f"<p>Stopped after the preflight initialize: {escape(result.aborted.outcome.reason)}</p>"
+        f"<pre>agent stderr (last lines):\n{escape(stderr)}</pre>"
+    )
+
+
 def render(result: RunResult) -> str:
     runs = runs_by_id(result)
-    items = list(result.results.values())
+    # Stable sort: within a rank, requirements keep the registry's order.
+    items = sorted(result.results.values(), key=_rank)
     areas = sorted({i.requirement.area for i in items})
     verdicts = sorted({_key(i) for i in items})
     counts = {v: sum(1 for i in items if _key(i) == v) for v in verdicts}
@@ -91,8 +112,9 @@ def render(result: RunResult) -> str:
 <h1>ACP conformance: <code>{escape(" ".join(result.config.argv))}</code></h1>
 <p>Agent: {escape(str(agent.get("name", "?")))} {escape(str(agent.get("version", "")))} ·
 {len(items)} requirements · {result.duration:.1f} s · LLM: {escape(result.config.llm)} ·
-profile: {escape(result.config.profile)}</p>
+profile: {escape(result.config.profile)} · tools: {escape(result.config.tools)}</p>
 <p class="verdict {escape(result.status)}">{escape(result.verdict_line())}</p>
+{_aborted(result)}
 <p>{" · ".join(f"{escape(v)}: {n}" for v, n in counts.items())}</p>
 <div class="filters">
 Verdict <select id="fv" onchange="applyFilters()"><option value="">all</option>{options_v}</select>

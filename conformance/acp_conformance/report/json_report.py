@@ -72,6 +72,7 @@ def to_data(result: RunResult) -> dict[str, Any]:
             "timeout": config.timeout,
             "llm": config.llm,
             "profile": config.profile,
+            "tools": config.tools,
             "jobs": config.jobs,
             "only": config.only,
             "authMethod": config.auth_method,
@@ -84,6 +85,7 @@ def to_data(result: RunResult) -> dict[str, Any]:
         "exitCode": result.exit_code,
         "summary": summary,
         "notes": result.notes,
+        "aborted": _aborted(result),
         "requirements": requirements,
         "processes": [
             {
@@ -94,6 +96,19 @@ def to_data(result: RunResult) -> dict[str, Any]:
             }
             for run in result.runs
         ],
+    }
+
+
+def _aborted(result: RunResult) -> dict[str, Any] | None:
+    """Why the run stopped after the preflight initialize, with the agent's stderr tail."""
+    if result.aborted is None:
+        return None
+    outcome = result.aborted.outcome
+    return {
+        "verdict": outcome.verdict.value,
+        "requirement": result.aborted.requirement,
+        "reason": outcome.reason,
+        "stderr": outcome.evidence.get("stderr", ""),
     }
 
 

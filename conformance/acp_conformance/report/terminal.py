@@ -37,6 +37,9 @@ def render(result: RunResult, *, width: int | None = None) -> str:
         f"acp-conformance: {' '.join(result.config.argv)}"
         + (f"  [{agent.get('name')} {agent.get('version', '')}]" if agent else "")
     )
+    lines.append(f"profile {result.config.profile}, tools {result.config.tools}")
+    if result.aborted is not None:
+        lines += _aborted(result)
     areas: dict[str, list[RequirementResult]] = {}
     for item in result.results.values():
         areas.setdefault(item.requirement.area, []).append(item)
@@ -50,9 +53,23 @@ def render(result: RunResult, *, width: int | None = None) -> str:
             head = f"  {req.id:<{id_width}}  {req.tier.value:<10}  {_label(item):<7}  "
             lines.append(head + _shorten(reason or "", max(width - len(head), 20)))
     lines.append("")
-    lines.append(summary_line(result.results.values()))
+    if result.aborted is None or result.results:
+        lines.append(summary_line(result.results.values()))
     lines.append(result.verdict_line())
     return "\n".join(lines)
+
+
+def _aborted(result: RunResult) -> list[str]:
+    """What stopped the run before any scenario: the reason and the agent's stderr tail."""
+    assert result.aborted is not None
+    lines = ["", f"stopped after the preflight initialize: {result.aborted.outcome.reason}"]
+    stderr = str(result.aborted.outcome.evidence.get("stderr") or "").strip()
+    if stderr:
+        lines.append("agent stderr (last lines):")
+        lines += [f"  | {line}" for line in stderr.splitlines()]
+    else:
+        lines.append("agent stderr: (empty)")
+    return lines
 
 
 def summary_line(items: Iterable[RequirementResult]) -> str:

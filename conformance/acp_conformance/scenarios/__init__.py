@@ -1,6 +1,7 @@
 """Scenario modules; importing this package registers every check with the registry."""
 
 from . import (
+    consistency,
     envelope,
     fuzz,
     gating,
@@ -18,6 +19,7 @@ from . import (
 )
 
 __all__ = [
+    "consistency",
     "envelope",
     "fuzz",
     "gating",

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 from acp_scripted_llm import ScriptedLLMServer
+from acp_scripted_llm.script import Script
 from anyio.abc import TaskGroup
 
 from .. import __version__
@@ -27,8 +28,12 @@ from ..harness.process import AgentProcess, ExitRecord
 from ..harness.recorder import Frame, Recorder
 from ..harness.remote import AccessDenied, RemoteConnection, RemoteTarget
 from ..harness.served import free_port, start_server, with_port
-from ..profiles import Profile, get_profile
 from ..requirements import Requirement
+from ..vocabularies import Vocabulary, get_vocabulary
+
+#: Least time an agent process gets to answer its first initialize (a cold start of a
+#: Python or Node agent on a loaded machine can take many seconds).
+STARTUP_WAIT = 15.0
 
 
 class SetupError(Exception):
@@ -139,7 +144,9 @@ class ScenarioRuntime:
             return await self._open_remote(run, initialize, protocol_version, llm_script)
         llm_url = None
         if self.config.llm != "none":
-            run.llm = self.exit_stack.enter_context(ScriptedLLMServer(llm_script))
+            script = Script.coerce(llm_script)
+            script.route_to(PROMPT_MARKER)
+            run.llm = self.exit_stack.enter_context(ScriptedLLMServer(script))
             llm_url = run.llm.url
         env = agent_environment(self.config, home=self.home, tmp=self.tmp, llm_url=llm_url)
         cwd = self.config.agent_cwd or self.work
@@ -205,7 +212,10 @@ class ScenarioRuntime:
     ) -> dict[str, Any]:
         params = self.initialize_params(run, protocol_version)
         try:
-            response = await run.live.request("initialize", params)
+            # Start-up may be slow on a loaded machine; the preflight has already shown that
+            # the agent answers at all, so this wait is generous rather than --timeout.
+            bound = max(self.config.timeout, STARTUP_WAIT)
+            response = await run.live.request("initialize", params, timeout=bound)
         except (AgentTimeout, AgentExited) as exc:
             raise SetupError(f"agent did not answer initialize: {exc}") from exc
         if response.is_error or not isinstance(response.result, dict):
@@ -236,14 +246,17 @@ class ScenarioRuntime:
             self._shared_surface = surface
         return self._shared_surface
 
-    async def close(self) -> None:
+    async def close(self, grace: float | None = None) -> None:
+        """Stop every agent process (each rung of the ladder waits ``grace``, by default the
+        config's shutdown grace) and remove the sandbox."""
+        grace = self.config.shutdown_grace if grace is None else grace
         with anyio.CancelScope(shield=True):
             async with anyio.create_task_group() as tg:
                 for run in self.runs:
                     if isinstance(run.conn, RemoteConnection):
                         tg.start_soon(self._stop_remote, run, run.conn)
                     elif run.process is not None and run.exit is None:
-                        tg.start_soon(self._stop, run)
+                        tg.start_soon(self._stop, run, grace)
         for run in self.runs:
             run.client.close()
         self.exit_stack.close()
@@ -259,23 +272,23 @@ class ScenarioRuntime:
         if run.process is not None and run.exit is None:
             run.exit = await run.process.shutdown(self.config.shutdown_grace)
 
-    async def _stop(self, run: AgentRun) -> None:
+    async def _stop(self, run: AgentRun, grace: float) -> None:
         assert run.process is not None
         if run.conn is not None and run.conn.alive:
             # A last round trip collects anything the agent still had to say (e.g. an update
             # written after its response), so run-wide checks judge complete transcripts.
             try:
-                await run.conn.barrier(timeout=self.config.shutdown_grace)
+                await run.conn.barrier(timeout=grace)
             except (AgentTimeout, AgentExited):
                 pass
         if run.conn is not None and run.conn.eof.is_set():
             # stdout already closed: the agent ended (or crashed) on its own; reap it so the
             # ladder records "already-exited" rather than crediting the stdin close.
-            with anyio.move_on_after(self.config.shutdown_grace):
+            with anyio.move_on_after(grace):
                 await run.process.process.wait()
-        run.exit = await run.process.shutdown(self.config.shutdown_grace)
+        run.exit = await run.process.shutdown(grace)
         if run.conn is not None:
-            with anyio.move_on_after(self.config.shutdown_grace):
+            with anyio.move_on_after(grace):
                 await run.conn.eof.wait()
 
 
@@ -301,8 +314,9 @@ class CheckContext:
         return self.runtime.config.timeout
 
     @property
-    def profile(self) -> Profile:
-        return get_profile(self.runtime.config.profile)
+    def tools(self) -> Vocabulary:
+        """The agent's tool vocabulary (``--tools``) for scripted tool calls."""
+        return get_vocabulary(self.runtime.config.tools)
 
     async def agent(self) -> AgentRun:
         self.current = await self.runtime.shared()
@@ -346,5 +360,11 @@ class RunRecord:
     cache: dict[str, Any] = field(default_factory=dict)
 
 
+#: Put in every prompt the checker sends, so the scripted LLM can tell the agent's main
+#: model call (which carries the prompt) from side calls (see ``Script.route_to``).
+PROMPT_MARKER = "[acp-conformance]"
+
+
 def text_prompt(session_id: str, text: str) -> dict[str, Any]:
-    return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+    marked = f"{PROMPT_MARKER} {text}"
+    return {"sessionId": session_id, "prompt": [{"type": "text", "text": marked}]}

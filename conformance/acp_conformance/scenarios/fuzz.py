@@ -26,6 +26,12 @@ FUZZ = scenario("fuzz", "schema-generated and mutated params for every advertise
 
 #: Prompts start model turns (slow, and not what this probes); aliases are project-specific.
 _SKIPPED = {"session/prompt"}
+#: Methods without a capability flag that exist only when the session offers what they set:
+#: an agent without modes (config options) does not serve set_mode (set_config_option).
+OFFERED_WITH = {
+    "session/set_mode": "session.modes",
+    "session/set_config_option": "session.configOptions",
+}
 #: Mutations made of the first this-many draws per method.
 _MUTATED_DRAWS = 2
 
@@ -48,7 +54,7 @@ def fuzzable_methods(surface: dict[str, Any]) -> list[tuple[str, dict[str, Any]]
             continue
         if entry.get("stability") == "alias":
             continue
-        gate = entry.get("capability")
+        gate = entry.get("capability") or OFFERED_WITH.get(method)
         if gate and not advertised(surface_value(surface, gate)):
             continue
         out.append((method, entry))

@@ -22,28 +22,28 @@ NEEDS_CAPABILITY = ("fs/", "terminal/")
 async def no_fs_or_terminal_calls_without_capabilities(ctx: CheckContext) -> Outcome:
     client = ClientSide(ctx.work, fs_read=False, fs_write=False, terminal=False)
     turns = []
-    profile = ctx.profile
+    tools = ctx.tools
     target = str(ctx.work / "gated.txt")
-    if profile.write is not None:
+    if tools.write is not None:
         turns.append(
             {
                 "content": [
                     {
                         "type": "tool_use",
-                        "name": profile.write.name,
-                        "input": profile.write.build(target, "gated\n"),
+                        "name": tools.write.name,
+                        "input": tools.write.build(target, "gated\n"),
                     }
                 ]
             }
         )
-    if profile.shell is not None:
+    if tools.shell is not None:
         turns.append(
             {
                 "content": [
                     {
                         "type": "tool_use",
-                        "name": profile.shell.name,
-                        "input": profile.shell.build("echo gated"),
+                        "name": tools.shell.name,
+                        "input": tools.shell.build("echo gated"),
                     }
                 ]
             }

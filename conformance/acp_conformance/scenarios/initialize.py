@@ -191,3 +191,18 @@ async def advertised_auth_method_works(ctx: CheckContext) -> Outcome:
             f"authenticate {method!r} failed: {brief(response.frame)}", frames=[response.frame.seq]
         )
     return passed(f"authenticate {method!r} succeeded", frames=[response.frame.seq])
+
+
+@check("auth.logout-works", scenario=INIT)
+async def logout_succeeds_when_advertised(ctx: CheckContext) -> Outcome:
+    run = await ctx.spawn()
+    response = await run.live.request("logout", {})
+    if response.is_error:
+        return failed(f"logout failed: {brief(response.frame)}", frames=[response.frame.seq])
+    # Logged out is not dead: the agent must still answer (session/new may now want auth).
+    after = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
+    return passed(
+        "logout succeeded and the agent still answers session/new "
+        + ("(with an error)" if after.is_error else "(with a session)"),
+        frames=[response.frame.seq, after.frame.seq],
+    )

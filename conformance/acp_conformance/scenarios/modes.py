@@ -35,15 +35,25 @@ def _target_mode(result: dict[str, Any]) -> str | None:
 @check("modes.set-mode-works", scenario=MODES)
 async def set_mode_to_an_advertised_mode(ctx: CheckContext) -> Outcome:
     run, session_id, result = await _session(ctx)
-    target = _target_mode(result)
-    if target is None:
+    current, ids = _mode_ids(result)
+    if not ids:
         return not_applicable("session/new advertised no modes")
-    response = await run.live.request(
-        "session/set_mode", {"sessionId": session_id, "modeId": target}
-    )
-    if (bad := expect_result(response, f"session/set_mode {target!r}")) is not None:
-        return bad
-    return passed(f"mode set to {target!r}", frames=[response.frame.seq])
+    # An agent may refuse one mode for a reason of its own (gemini-cli will not enable an
+    # auto-approving mode in an untrusted folder); the method works when any mode can be set.
+    refused: list[str] = []
+    last: Outcome | None = None
+    for target in [i for i in ids if i != current] or ids:
+        response = await run.live.request(
+            "session/set_mode", {"sessionId": session_id, "modeId": target}
+        )
+        last = expect_result(response, f"session/set_mode {target!r}")
+        if last is None:
+            note = f" (refused first: {', '.join(refused)})" if refused else ""
+            return passed(f"mode set to {target!r}{note}", frames=[response.frame.seq])
+        refused.append(target)
+    assert last is not None
+    last.reason = f"every advertised mode was refused; the last: {last.reason}"
+    return last
 
 
 @check("modes.current-mode-update", scenario=MODES)

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
-
-from ..harness.connection import AgentExited, AgentTimeout, Pending, Response
+from ..harness.connection import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
 from ._expect import brief, result_dict
 from .base import AgentRun, CheckContext, scenario, text_prompt
-from .prompting import SLOW_MODEL_TURN, SLOW_PROMPT, STOP_REASONS
+from .prompting import SLOW_MODEL_TURN, SLOW_PROMPT, STOP_REASONS, wait_turn_running
 
 CANCEL_REQUEST = scenario(
     "cancel-request", "$/cancel_request for a running session/prompt", weight=2
+)
+CLOSE_DURING_PROMPT = scenario(
+    "close-prompt", "session/close while the session's prompt runs", weight=2
 )
 PROMPT_OVERLAP = scenario(
     "prompt-overlap", "a second session/prompt while the session's turn runs", llm=True, weight=2
@@ -31,24 +32,6 @@ OVERLAP_SCRIPT: list[dict[str, Any]] = [
     {"content": [{"type": "text", "text": FIRST_TEXT}], "latency": 1.0},
     {"content": [{"type": "text", "text": SECOND_TEXT}]},
 ]
-_POLL = 0.05
-
-
-async def wait_turn_running(ctx: CheckContext, run: AgentRun, pending: Pending) -> bool:
-    """True once ``pending``'s prompt is known to be running, False if it answered first.
-
-    With a scripted LLM the turn runs once the agent has called the model; without one, a
-    prompt that has not answered within 1 s is taken to be running.
-    """
-    server = run.llm
-    bound = ctx.timeout if server is not None else min(1.0, ctx.timeout)
-    with anyio.move_on_after(bound):
-        while pending.response is None:
-            if server is not None and server.model_requests:
-                return True
-            with anyio.move_on_after(_POLL):
-                await pending.arrived.wait()
-    return pending.response is None
 
 
 def _stop_reason(response: Response) -> Any:
@@ -191,5 +174,45 @@ async def a_second_prompt_never_interleaves(ctx: CheckContext) -> Outcome:
     return passed(
         f"the second prompt was queued: it answered {_stop_reason(second_response)!r} after the "
         f"first answered {_stop_reason(first_response)!r}",
+        frames=frames,
+    )
+
+
+@check("session.close-cancels-prompt", scenario=CLOSE_DURING_PROMPT)
+async def close_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
+    run = await ctx.spawn(llm_script=[SLOW_MODEL_TURN])
+    session_id = await ctx.new_session(run)
+    pending = await run.live.start_request("session/prompt", text_prompt(session_id, SLOW_PROMPT))
+    if not await wait_turn_running(ctx, run, pending):
+        assert pending.response is not None
+        return not_applicable(
+            f"the prompt ended before the session could be closed "
+            f"({brief(pending.response.frame, 120)})"
+        )
+    if run.llm is not None and not run.llm.script.routed:
+        await run.live.notify("session/cancel", {"sessionId": session_id})
+        return not_applicable("the agent never made the slow model call: no turn to close on")
+    close = await run.live.request("session/close", {"sessionId": session_id})
+    if close.is_error:
+        await run.live.notify("session/cancel", {"sessionId": session_id})
+        return failed(
+            f"session/close during a prompt failed: {brief(close.frame)}",
+            frames=[close.request.seq, close.frame.seq],
+        )
+    try:
+        response = await pending.wait()
+    except AgentTimeout:
+        await run.live.notify("session/cancel", {"sessionId": session_id})
+        return failed(
+            f"the prompt did not end within {ctx.timeout:g} s of session/close",
+            frames=[pending.request.seq, close.frame.seq],
+        )
+    frames = [pending.request.seq, close.frame.seq, response.frame.seq]
+    if response.is_error:
+        return passed("the closed session's prompt ended with an error", frames=frames)
+    if _stop_reason(response) == "cancelled":
+        return passed("the closed session's prompt ended with stopReason cancelled", frames=frames)
+    return failed(
+        f"the closed session's prompt ended with {_stop_reason(response)!r}, not cancelled",
         frames=frames,
     )

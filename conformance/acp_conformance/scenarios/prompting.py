@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
 from ..harness.connection import AgentTimeout, Pending, Response
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
@@ -16,6 +18,13 @@ CANCEL = scenario("cancel", "cancelling a running prompt")
 
 STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
 AUTH_REQUIRED = -32000
+#: Errors that reject the prompt's content itself (always judged, with or without a model).
+CONTENT_REJECTED = (-32600, -32601, -32602)
+#: Why a prompt's failure to finish is not held against an agent under ``--llm none``: the
+#: checker points its model at an address where nothing listens.
+UNREACHABLE_MODEL = (
+    "under --llm none the agent's model is unreachable, so its turn cannot be judged"
+)
 
 # A 1x1 transparent PNG and a 44-byte silent WAV header, base64.
 PNG_1PX = (
@@ -34,18 +43,25 @@ def _stop_reason(response: Response) -> Any:
 async def _prompt_with(ctx: CheckContext, blocks: list[dict[str, Any]], what: str) -> Outcome:
     run = await ctx.agent()
     session_id = await ctx.new_session(run)
-    response = await run.live.request(
-        "session/prompt",
-        {
-            "sessionId": session_id,
-            "prompt": [{"type": "text", "text": "Describe what I sent."}, *blocks],
-        },
-    )
+    prompt = text_prompt(session_id, "Describe what I sent.")
+    prompt["prompt"] += blocks
+    try:
+        response = await run.live.request("session/prompt", prompt)
+    except AgentTimeout as exc:
+        if ctx.config.llm != "none":
+            raise
+        # Leave no turn running behind (it would count as a request never answered).
+        await run.live.notify("session/cancel", {"sessionId": session_id})
+        return not_applicable(f"{exc}; {UNREACHABLE_MODEL}")
     frames = [response.request.seq, response.frame.seq]
     if response.is_error:
         if response.error_code == AUTH_REQUIRED:
             return not_applicable(
                 f"the agent needs authentication to run prompts ({what} not exercised)"
+            )
+        if ctx.config.llm == "none" and response.error_code not in CONTENT_REJECTED:
+            return not_applicable(
+                f"a prompt with {what} answered error {response.error_code}; {UNREACHABLE_MODEL}"
             )
         return failed(f"a prompt with {what} failed: {brief(response.frame)}", frames=frames)
     if _stop_reason(response) not in STOP_REASONS:
@@ -104,6 +120,27 @@ SLOW_MODEL_TURN = {
 }
 
 
+_POLL = 0.05
+
+
+async def wait_turn_running(ctx: CheckContext, run: AgentRun, pending: Pending) -> bool:
+    """True once ``pending``'s prompt is known to be running, False if it answered first.
+
+    With a scripted LLM the turn runs once the agent's main model call (not a side call such
+    as a title) has arrived; without one, a prompt that has not answered within 1 s is taken
+    to be running.
+    """
+    server = run.llm
+    bound = ctx.timeout if server is not None else min(1.0, ctx.timeout)
+    with anyio.move_on_after(bound):
+        while pending.response is None:
+            if server is not None and server.script.routed:
+                return True
+            with anyio.move_on_after(_POLL):
+                await pending.arrived.wait()
+    return pending.response is None
+
+
 class CancelObservation:
     """One prompt that was cancelled while running (shared by the cancel checks)."""
 
@@ -117,6 +154,9 @@ class CancelObservation:
         self.cancel_seq = -1
         self.late_updates: list[int] = []
         self.setup_error: str | None = None
+        #: With a scripted LLM: the agent never made the (slow) main model call, so what was
+        #: cancelled was not the model turn the checks are about.
+        self.never_started = False
 
 
 async def _observe_cancel(ctx: CheckContext) -> CancelObservation:
@@ -144,11 +184,10 @@ async def _run_cancelled_turn(ctx: CheckContext) -> CancelObservation:
     pending: Pending = await run.live.start_request(
         "session/prompt", text_prompt(obs.session_id, SLOW_PROMPT)
     )
-    try:
-        obs.finished_early = await pending.wait(timeout=min(1.0, ctx.timeout))
+    if not await wait_turn_running(ctx, run, pending):
+        obs.finished_early = pending.response
         return obs
-    except AgentTimeout:
-        pass
+    obs.never_started = run.llm is not None and not run.llm.script.routed
     try:
         obs.concurrent = await run.live.request(
             "session/new", {"cwd": str(ctx.work), "mcpServers": []}
@@ -169,6 +208,11 @@ async def _run_cancelled_turn(ctx: CheckContext) -> CancelObservation:
 
 
 def _too_short(obs: CancelObservation) -> Outcome | None:
+    if obs.never_started:
+        return not_applicable(
+            "the agent never made the slow model call within the bound, so no model turn "
+            "was running to cancel"
+        )
     if obs.finished_early is not None:
         return not_applicable(
             "the prompt ended within 1 s, before it could be cancelled "

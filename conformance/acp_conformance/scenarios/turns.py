@@ -1,8 +1,8 @@
 """Full prompt turns driven by the scripted LLM: text, thinking, tool calls, permissions,
 fs/terminal delegation, load replay and fork.
 
-Tool uses are scripted in the agent's own vocabulary (``--profile``). When the agent turns a
-scripted tool use into no tool call at all, the profile does not fit the agent and the
+Tool uses are scripted in the agent's own vocabulary (``--tools``). When the agent turns a
+scripted tool use into no tool call at all, the vocabulary does not fit the agent and the
 tool requirements are not applicable rather than failed.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 from ..harness.client_side import ClientSide, PermissionMode
 from ..harness.connection import AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..profiles import ToolSpec
 from ..requirements import check
+from ..vocabularies import ToolSpec
 from ._expect import brief, result_dict
 from .base import AgentRun, CheckContext, scenario, text_prompt
 
@@ -186,10 +186,10 @@ async def _allowed_write(ctx: CheckContext) -> TurnRecord | Outcome:
     """One turn that writes allowed.txt with permission "allow" (memoised)."""
     memo = ctx.runtime.memo
     if "allowed-write" not in memo:
-        spec = ctx.profile.write
+        spec = ctx.tools.write
         if spec is None:
             memo["allowed-write"] = not_applicable(
-                f"profile {ctx.profile.name!r} has no write tool"
+                f"tool vocabulary {ctx.tools.name!r} has no write tool"
             )
         else:
             target = ctx.work / "allowed.txt"
@@ -206,7 +206,7 @@ def _no_tool_call(record: TurnRecord) -> Outcome | None:
     if not record.tool_call_ids():
         return not_applicable(
             "the agent produced no tool_call for the scripted tool use "
-            "(does --profile fit this agent?)"
+            "(does --tools fit this agent?)"
         )
     return None
 
@@ -299,9 +299,9 @@ async def writes_go_through_the_client(ctx: CheckContext) -> Outcome:
 
 @check("turn.permission-reject", scenario=TURNS)
 async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
-    spec = ctx.profile.write
+    spec = ctx.tools.write
     if spec is None:
-        return not_applicable(f"profile {ctx.profile.name!r} has no write tool")
+        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
     target = ctx.work / "rejected.txt"
     record = await run_turn(
         ctx, [tool_turn(spec, str(target), "must not exist\n"), final_turn()], permission="reject"
@@ -321,9 +321,9 @@ async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
 
 @check("turn.allow-always-remembered", scenario=TURNS)
 async def allow_always_is_remembered(ctx: CheckContext) -> Outcome:
-    spec = ctx.profile.write
+    spec = ctx.tools.write
     if spec is None:
-        return not_applicable(f"profile {ctx.profile.name!r} has no write tool")
+        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
     script = [
         tool_turn(spec, str(ctx.work / "always-1.txt"), "one\n"),
         tool_turn(spec, str(ctx.work / "always-2.txt"), "two\n"),
@@ -347,9 +347,9 @@ async def allow_always_is_remembered(ctx: CheckContext) -> Outcome:
 
 @check("turn.terminal-delegation", scenario=TURNS)
 async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
-    spec = ctx.profile.shell
+    spec = ctx.tools.shell
     if spec is None:
-        return not_applicable(f"profile {ctx.profile.name!r} has no shell tool")
+        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no shell tool")
     record = await run_turn(ctx, [tool_turn(spec, "echo conformance-terminal"), final_turn()])
     if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
         return bad
@@ -448,9 +448,9 @@ async def fork_replays_the_source_history(ctx: CheckContext) -> Outcome:
 
 @check("cancel.during-tool-call", scenario=TURN_CANCEL)
 async def cancel_while_permission_is_pending(ctx: CheckContext) -> Outcome:
-    spec = ctx.profile.write
+    spec = ctx.tools.write
     if spec is None:
-        return not_applicable(f"profile {ctx.profile.name!r} has no write tool")
+        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
     client = ClientSide(ctx.work, permission="never")
     target = ctx.work / "cancelled.txt"
     run = await ctx.spawn(

@@ -6,6 +6,8 @@ produced, including traffic no scenario specifically looked at.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,6 +172,24 @@ def error_shape(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "malformed error objects")
 
 
+_LOOSE_ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+
+
+def loose_id(frame: Frame) -> tuple[bool, Any]:
+    """The id a line the checker sent carries, even when the line is not valid JSON or not
+    UTF-8 (an agent that decodes leniently may answer it): ``(found, id)``."""
+    if frame.is_json:
+        msg = frame.message
+        return (True, msg["id"]) if isinstance(msg, dict) and "id" in msg else (False, None)
+    match = _LOOSE_ID.search(frame.raw)
+    if match is None:
+        return False, None
+    try:
+        return True, json.loads(match.group(1).decode("utf-8", errors="replace"))
+    except json.JSONDecodeError:
+        return False, None
+
+
 @run_check("jsonrpc.one-response-per-request")
 def one_response_per_request(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
@@ -179,7 +199,12 @@ def one_response_per_request(record: RunRecord) -> list[Outcome]:
         for frame in run.frames:
             msg = frame.message
             if frame.direction == "c2a":
-                if isinstance(msg, dict) and "id" in msg:
+                if not frame.is_json:
+                    # An undecodable probe line still carries an id the agent may answer.
+                    found, probe_id = loose_id(frame)
+                    if found:
+                        optional.add(id_key(probe_id))
+                elif isinstance(msg, dict) and "id" in msg:
                     key = id_key(msg["id"])
                     if "method" in msg and not frame.deliberate:
                         required[key] = frame
@@ -204,6 +229,10 @@ def one_response_per_request(record: RunRecord) -> list[Outcome]:
         agent_stayed_up = run.exit is not None and run.exit.rung is not Rung.ALREADY_EXITED
         if agent_stayed_up:
             for frame in required.values():
+                if frame.seq in run.recorder.abandoned:
+                    # The check that sent it timed out and said so; the checker may have
+                    # stopped the agent before a slow answer could come.
+                    continue
                 method = frame.message.get("method")
                 yield frame, f"request {method} (id {frame.message['id']!r}) was never answered"
 
@@ -334,6 +363,10 @@ def updates_before_response(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "turn updates after their response")
 
 
+#: The methods whose result hands out a new session id.
+SESSION_CREATING_METHODS = frozenset({"session/new", "session/fork"})
+
+
 @dataclass
 class _SessionLedger:
     """Which session ids one agent process handed out, and what became of ids the client
@@ -367,12 +400,15 @@ def _scan_sessions(run: AgentRun) -> tuple[_SessionLedger, list[tuple[Frame, Any
     out nor accepted from the client by the time they were sent."""
     ledger = _SessionLedger()
     pending: dict[str, tuple[str, int, str]] = {}  # request id → (session, seq, method)
+    methods: dict[str, str] = {}  # request id → method, for every client request
     suspects: list[tuple[Frame, Any]] = []
     for frame in run.frames:
         msg = frame.message
         if not isinstance(msg, dict):
             continue
         if frame.direction == "c2a":
+            if isinstance(msg.get("method"), str) and "id" in msg:
+                methods[id_key(msg["id"])] = msg["method"]
             session = _session_id_of(msg)
             if session is not None and "method" in msg and "id" in msg:
                 pending[id_key(msg["id"])] = (session, frame.seq, str(msg["method"]))
@@ -380,7 +416,10 @@ def _scan_sessions(run: AgentRun) -> tuple[_SessionLedger, list[tuple[Frame, Any
             continue
         if _is_response(msg):
             result = msg.get("result")
-            if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
+            # Only these results create a session; a load/resume result that repeats the
+            # id the client asked for hands nothing out (its replay named it already).
+            creates = methods.get(id_key(msg["id"])) in SESSION_CREATING_METHODS
+            if creates and isinstance(result, dict) and isinstance(result.get("sessionId"), str):
                 ledger.handed_out.setdefault(result["sessionId"], frame.seq)
             asked = pending.pop(id_key(msg["id"]), None)
             if asked is not None:

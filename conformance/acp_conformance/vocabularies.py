@@ -1,9 +1,10 @@
-"""Per-agent tool vocabularies for scripted prompt turns.
+"""Per-agent tool vocabularies for scripted prompt turns (``--tools NAME``).
 
 The scripted LLM asks the agent to use a tool by name, and every agent names its tools
-differently. A profile says how to phrase "write this file", "read this file" and "run this
-command" for one agent. When an agent produces no tool call for the scripted tool use, the
-tool-turn requirements are not applicable for it (the profile does not fit), not failed.
+differently. A vocabulary says how to phrase "write this file", "read this file" and "run
+this command" for one agent. When an agent produces no tool call for the scripted tool use,
+the tool-turn requirements are not applicable for it (the vocabulary does not fit), not
+failed. (Rule tiers are a different thing: see :mod:`.rule_profiles`.)
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
-class Profile:
+class Vocabulary:
     name: str
     description: str
     write: ToolSpec | None
@@ -30,39 +31,40 @@ class Profile:
     shell: ToolSpec | None
 
 
-PROFILES: dict[str, Profile] = {
-    profile.name: profile
-    for profile in (
-        Profile(
+VOCABULARIES: dict[str, Vocabulary] = {
+    vocabulary.name: vocabulary
+    for vocabulary in (
+        Vocabulary(
             "iac-code",
             "iac-code's own tools (the default)",
             ToolSpec("write_file", lambda path, content: {"path": path, "content": content}),
             ToolSpec("read_file", lambda path: {"path": path}),
             ToolSpec("bash", lambda command: {"command": command}),
         ),
-        Profile(
+        Vocabulary(
             "claude-agent-acp",
             "Claude Code tool names (Write/Read/Bash)",
             ToolSpec("Write", lambda path, content: {"file_path": path, "content": content}),
             ToolSpec("Read", lambda path: {"file_path": path}),
             ToolSpec("Bash", lambda command: {"command": command}),
         ),
-        Profile(
+        Vocabulary(
             "qwen-code",
             "qwen-code / gemini-cli tool names",
             ToolSpec("write_file", lambda path, content: {"file_path": path, "content": content}),
             ToolSpec("read_file", lambda path: {"absolute_path": path}),
             ToolSpec("run_shell_command", lambda command: {"command": command}),
         ),
-        Profile(
+        Vocabulary(
             "none", "an agent without tools: tool-turn requirements do not apply", None, None, None
         ),
     )
 }
 
 
-def get_profile(name: str) -> Profile:
+def get_vocabulary(name: str) -> Vocabulary:
     try:
-        return PROFILES[name]
+        return VOCABULARIES[name]
     except KeyError:
-        raise KeyError(f"unknown profile {name!r} (known: {', '.join(PROFILES)})") from None
+        known = ", ".join(VOCABULARIES)
+        raise KeyError(f"unknown tool vocabulary {name!r} (known: {known})") from None

@@ -1,0 +1,36 @@
+"""Where each requirement comes from: a section of the ACP documentation or of JSON-RPC 2.0.
+
+A citation names the page and section (as a URL with its anchor) and, where the source has
+one, the normative key phrase in a few words. House rules of iac-code cite the closest
+public source (usually the JSON-RPC error code table) and say that the strictness is ours.
+"""
+
+from __future__ import annotations
+
+ACP_DOCS = "https://agentclientprotocol.com/protocol"
+JSON_RPC = "https://www.jsonrpc.org/specification"
+
+
+def acp(page: str, section: str, phrase: str = "") -> str:
+    """A citation of ``agentclientprotocol.com/protocol/<page>#<section>``."""
+    anchor = section.lower().replace(" ", "-").replace("/", "").replace("$", "")
+    text = f"{ACP_DOCS}/{page}#{anchor} ({section})"
+    return f'{text}: "{phrase}"' if phrase else text
+
+
+def jsonrpc(section: str, anchor: str, phrase: str = "") -> str:
+    """A citation of the JSON-RPC 2.0 specification."""
+    text = f"{JSON_RPC}#{anchor} (JSON-RPC 2.0 {section})"
+    return f'{text}: "{phrase}"' if phrase else text
+
+
+def house(rule: str, source: str) -> str:
+    """An iac-code house rule: stricter than ACP; ``source`` is the public basis."""
+    return f"iac-code house rule ({rule}); basis: {source}"
+
+
+# Pages cited more than once.
+STDIO = acp("transports", "stdio")
+ERROR_CODES = jsonrpc("§5.1 Error object", "error_object")
+RESPONSE = jsonrpc("§5 Response object", "response_object")
+NOTIFICATION = jsonrpc("§4.1 Notification", "notification")

@@ -1,0 +1,73 @@
+"""A checker report re-judged under another rule profile, without running the agent again.
+
+A rule profile changes only the tier of house rules (``requirements.effective``), never what
+a check sends or concludes, so one run's verdicts hold under every profile: only which
+failures block, and therefore the status and the verdict line, change.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from ..requirements import REQUIREMENTS, Tier, effective
+
+_BLOCKING = (Tier.MUST.value, Tier.CAPABILITY.value)
+
+
+def _counted(report: Mapping[str, Any], verdict: str) -> list[Mapping[str, Any]]:
+    return [
+        r
+        for r in report.get("requirements", [])
+        if r.get("verdict") == verdict and r.get("baseline") != "expected"
+    ]
+
+
+def _verdict_line(report: Mapping[str, Any], status: str) -> str:
+    """The same wording as ``RunResult.verdict_line`` (without baselines)."""
+    failures = _counted(report, "fail")
+    must = sum(1 for r in failures if r["tier"] == Tier.MUST.value)
+    gated = sum(1 for r in failures if r["tier"] == Tier.CAPABILITY.value)
+    should = sum(1 for r in failures if r["tier"] not in _BLOCKING)
+    harness = len(_counted(report, "harness-error"))
+    parts = []
+    if must:
+        parts.append(f"{must} MUST failure{'s' * (must != 1)}")
+    if gated:
+        parts.append(f"{gated} capability failure{'s' * (gated != 1)}")
+    extra = []
+    if should:
+        extra.append(f"{should} SHOULD/INFO failures")
+    if harness:
+        extra.append(f"{harness} harness errors")
+    tail = f" ({', '.join(extra)})" if extra else ""
+    if status == "not-conformant":
+        return "NOT CONFORMANT: " + ", ".join(parts) + tail
+    if status == "inconclusive":
+        return "INCONCLUSIVE: " + ", ".join(extra)
+    return "CONFORMANT" + tail
+
+
+def under_profile(report: Mapping[str, Any], profile: str) -> dict[str, Any]:
+    """``report`` with tiers, status, verdict line and exit code as ``profile`` judges them."""
+    out = copy.deepcopy(dict(report))
+    if out.get("aborted"):
+        return out  # stopped by the preflight: one verdict, the same under every profile
+    for entry in out.get("requirements", []):
+        if entry.get("id") in REQUIREMENTS:
+            entry["tier"] = effective(REQUIREMENTS[entry["id"]], profile).tier.value
+    blocking = [r for r in _counted(out, "fail") if r["tier"] in _BLOCKING]
+    stale = [r for r in out.get("requirements", []) if r.get("baseline") == "stale"]
+    if blocking or stale:
+        status = "not-conformant"
+    elif _counted(out, "harness-error"):
+        status = "inconclusive"
+    else:
+        status = "conformant"
+    out["status"] = status
+    out["exitCode"] = {"conformant": 0, "not-conformant": 1, "inconclusive": 3}[status]
+    out["verdictLine"] = _verdict_line(out, status)
+    out.setdefault("options", {})["profile"] = profile
+    out["rejudgedFrom"] = report.get("options", {}).get("profile")
+    return out

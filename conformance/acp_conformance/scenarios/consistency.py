@@ -1,0 +1,252 @@
+"""Run-wide checks of what the agent's results say: no unknown root fields, current values
+that are among the offered ones, features only a capable client may be sent, and errors a
+user can read.
+
+Like the checks in :mod:`.wire` these judge every recorded response of every agent process,
+so no scenario has to provoke them specially.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from typing import Any
+
+from ..fuzzing import resolved_schema
+from ..harness.connection import id_key
+from ..harness.recorder import Frame
+from ..outcomes import Outcome, not_applicable, passed
+from ..requirements import run_check
+from ..validation import method_index
+from .base import AgentRun, RunRecord, advertised, surface_value
+from .wire import Offence, _client_caps, _per_run
+
+#: Results that describe a session's modes and config options.
+SESSION_RESULTS = frozenset(
+    {"session/new", "session/load", "session/resume", "session/fork", "session/set_config_option"}
+)
+#: The error code ACP uses for "authentication required".
+AUTH_REQUIRED = -32000
+
+
+def answered_requests(run: AgentRun) -> Iterator[tuple[str, Frame, Frame]]:
+    """(method, request frame, response frame) for every client request the agent answered."""
+    asked: dict[str, Frame] = {}
+    for frame in run.frames:
+        msg = frame.message
+        if not isinstance(msg, dict) or "id" not in msg:
+            continue
+        if frame.direction == "c2a" and isinstance(msg.get("method"), str):
+            asked[id_key(msg["id"])] = frame
+        elif frame.direction == "a2c" and "method" not in msg:
+            request = asked.pop(id_key(msg["id"]), None)
+            if request is not None:
+                yield request.message["method"], request, frame
+
+
+def _results(run: AgentRun, methods: frozenset[str] | None = None) -> Iterator[tuple[str, Frame]]:
+    for method, _, response in answered_requests(run):
+        result = response.message.get("result")
+        if isinstance(result, dict) and (methods is None or method in methods):
+            yield method, response
+
+
+# -- unknown root keys ----------------------------------------------------------------------
+
+
+def _properties(node: Any) -> set[str]:
+    """Property names an object schema (or any branch of its combinators) declares."""
+    if not isinstance(node, dict):
+        return set()
+    names = set(node.get("properties") or {})
+    for keyword in ("allOf", "anyOf", "oneOf"):
+        for branch in node.get(keyword) or []:
+            names |= _properties(branch)
+    return names
+
+
+#: Root fields ACP defines only in its unstable schema (RFD features such as session usage)
+#: that the project's schema does not model; they are part of the specification, not custom.
+UNSTABLE_RESULT_FIELDS: dict[str, frozenset[str]] = {"session/prompt": frozenset({"usage"})}
+
+
+@functools.lru_cache(maxsize=64)
+def result_keys(method: str) -> frozenset[str] | None:
+    """The root keys the schema allows in ``method``'s result (None: not a known method)."""
+    entry = method_index().get(method)
+    if not entry or not entry.get("result") or entry.get("side") != "agent":
+        return None
+    names = _properties(resolved_schema(entry["file"], entry["result"]))
+    if not names:
+        return None
+    return frozenset(names | {"_meta"} | UNSTABLE_RESULT_FIELDS.get(method, frozenset()))
+
+
+@run_check("schema.no-unknown-root-keys")
+def no_unknown_root_keys(record: RunRecord) -> list[Outcome]:
+    def find(run: AgentRun) -> Iterator[Offence]:
+        for method, response in _results(run):
+            allowed = result_keys(method)
+            if allowed is None:
+                continue
+            extra = sorted(set(response.message["result"]) - allowed)
+            if extra:
+                yield response, f"{method} result has fields the schema does not define: {extra}"
+
+    return _per_run(record, find, "results with unknown root fields")
+
+
+# -- current values -------------------------------------------------------------------------
+
+
+def _mode_problem(modes: Any) -> str | None:
+    if not isinstance(modes, dict):
+        return None
+    available = [m.get("id") for m in modes.get("availableModes") or [] if isinstance(m, dict)]
+    current = modes.get("currentModeId")
+    if current not in available:
+        return f"currentModeId {current!r} is not one of availableModes {available}"
+    return None
+
+
+@run_check("modes.current-mode-valid")
+def current_mode_is_available(record: RunRecord) -> list[Outcome]:
+    def find(run: AgentRun) -> Iterator[Offence]:
+        for method, response in _results(run, SESSION_RESULTS):
+            if why := _mode_problem(response.message["result"].get("modes")):
+                yield response, f"{method}: {why}"
+
+    return _per_run(record, find, "mode states naming a mode that is not offered")
+
+
+def _select_values(options: Any) -> list[Any]:
+    """The values of a select option, flat or grouped."""
+    values = []
+    for item in options if isinstance(options, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("options"), list):
+            values += [o.get("value") for o in item["options"] if isinstance(o, dict)]
+        elif isinstance(item, dict):
+            values.append(item.get("value"))
+    return values
+
+
+def _config_problems(config_options: Any) -> Iterator[str]:
+    for option in config_options if isinstance(config_options, list) else []:
+        if not isinstance(option, dict):
+            continue
+        current, kind = option.get("currentValue"), option.get("type")
+        if kind == "select":
+            values = _select_values(option.get("options"))
+            if current not in values:
+                yield f"option {option.get('id')!r}: currentValue {current!r} not in {values}"
+        elif kind == "boolean" and not isinstance(current, bool):
+            yield f"boolean option {option.get('id')!r} has currentValue {current!r}"
+
+
+def _config_lists(run: AgentRun) -> Iterator[tuple[Frame, str, Any]]:
+    """Every configOptions list the agent sent: in results and in config_option_update."""
+    for method, response in _results(run, SESSION_RESULTS):
+        if "configOptions" in response.message["result"]:
+            yield response, method, response.message["result"]["configOptions"]
+    for frame in run.frames:
+        msg = frame.message
+        if frame.direction != "a2c" or not isinstance(msg, dict):
+            continue
+        params = msg.get("params")
+        update = params.get("update") if isinstance(params, dict) else None
+        if isinstance(update, dict) and update.get("sessionUpdate") == "config_option_update":
+            yield frame, "config_option_update", update.get("configOptions")
+
+
+@run_check("config.current-value-valid")
+def config_current_values_are_offered(record: RunRecord) -> list[Outcome]:
+    def find(run: AgentRun) -> Iterator[Offence]:
+        for frame, where, options in _config_lists(run):
+            for why in _config_problems(options):
+                yield frame, f"{where}: {why}"
+
+    return _per_run(record, find, "config options whose current value is not offered")
+
+
+# -- features only a capable client may be sent ---------------------------------------------
+
+
+@run_check("config.boolean-only-when-advertised")
+def boolean_options_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
+    gate = "clientCapabilities.session.configOptions.boolean"
+
+    def find(run: AgentRun) -> Iterator[Offence]:
+        if advertised(surface_value(_client_caps(run) or {}, gate)):
+            return
+        for frame, where, options in _config_lists(run):
+            booleans = [
+                o.get("id")
+                for o in options or []
+                if isinstance(o, dict) and o.get("type") == "boolean"
+            ]
+            if booleans:
+                yield frame, f"{where} offers boolean options {booleans} without {gate}"
+
+    return _per_run(record, find, "boolean config options sent to a client that cannot show them")
+
+
+@run_check("gating.terminal-auth-advertised")
+def terminal_auth_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
+    gate = "clientCapabilities.auth.terminal"
+
+    def find(run: AgentRun) -> Iterator[Offence]:
+        if advertised(surface_value(_client_caps(run) or {}, gate)):
+            return
+        for method, response in _results(run, frozenset({"initialize"})):
+            methods = response.message["result"].get("authMethods") or []
+            terminal = [
+                m.get("id") for m in methods if isinstance(m, dict) and m.get("type") == "terminal"
+            ]
+            if terminal:
+                yield response, f"{method} offers terminal auth {terminal} without {gate}"
+
+    return _per_run(record, find, "terminal auth methods offered to a client that cannot run them")
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+@run_check("jsonrpc.error-message-concise")
+def error_messages_are_one_readable_line(record: RunRecord) -> list[Outcome]:
+    def find(run: AgentRun) -> Iterator[Offence]:
+        for frame in run.frames:
+            msg = frame.message
+            err = msg.get("error") if frame.direction == "a2c" and isinstance(msg, dict) else None
+            if not isinstance(err, dict) or not isinstance(err.get("message"), str):
+                continue  # a missing or non-string message is jsonrpc.error-shape's concern
+            text = err["message"]
+            if not text.strip():
+                yield frame, f"error {err.get('code')} has an empty message"
+            elif "\n" in text.strip():
+                yield frame, f"error {err.get('code')} has a multi-line message"
+
+    return _per_run(record, find, "error messages that are empty or span several lines")
+
+
+@run_check("session.new-without-auth-methods")
+def session_new_needs_no_auth_without_methods(record: RunRecord) -> list[Outcome]:
+    judged = 0
+
+    def find(run: AgentRun) -> Iterator[Offence]:
+        nonlocal judged
+        if run.init_result is None or run.init_result.get("authMethods"):
+            return
+        for method, _, response in answered_requests(run):
+            if method != "session/new":
+                continue
+            judged += 1
+            err = response.message.get("error")
+            if isinstance(err, dict) and err.get("code") == AUTH_REQUIRED:
+                yield response, "session/new demanded authentication, but authMethods is empty"
+
+    outcomes = _per_run(record, find, "session/new calls that demanded authentication")
+    if not judged:
+        return [not_applicable("the agent advertised auth methods (or no session/new was sent)")]
+    if all(o.verdict.value == "pass" for o in outcomes):
+        return [passed(f"{judged} session/new calls without auth methods: none demanded auth")]
+    return outcomes
