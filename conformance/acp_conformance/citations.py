@@ -8,6 +8,7 @@ public source (usually the JSON-RPC error code table) and say that the strictnes
 from __future__ import annotations
 
 ACP_DOCS = "https://agentclientprotocol.com/protocol"
+ACP_RFDS = "https://agentclientprotocol.com/rfds"
 JSON_RPC = "https://www.jsonrpc.org/specification"
 
 
@@ -24,6 +25,12 @@ def jsonrpc(section: str, anchor: str, phrase: str = "") -> str:
     return f'{text}: "{phrase}"' if phrase else text
 
 
+def rfd(name: str, title: str, note: str = "") -> str:
+    """A citation of an ACP RFD (a proposal: its rules bind only agents that adopt it)."""
+    text = f"{ACP_RFDS}/{name} ({title} RFD)"
+    return f"{text}; {note}" if note else text
+
+
 def house(rule: str, source: str) -> str:
     """An iac-code house rule: stricter than ACP; ``source`` is the public basis."""
     return f"iac-code house rule ({rule}); basis: {source}"
@@ -34,3 +41,8 @@ STDIO = acp("transports", "stdio")
 ERROR_CODES = jsonrpc("§5.1 Error object", "error_object")
 RESPONSE = jsonrpc("§5 Response object", "response_object")
 NOTIFICATION = jsonrpc("§4.1 Notification", "notification")
+REMOTE_TRANSPORT = rfd(
+    "streamable-http-websocket-transport",
+    "Streamable HTTP & WebSocket Transport",
+    "status codes as the official TypeScript SDK 2.4.0 AcpServer answers them",
+)

@@ -12,6 +12,7 @@ from acp_conformance.harness.recorder import Recorder
 from acp_conformance.outcomes import Verdict
 from acp_conformance.requirements import CHECKS, REQUIREMENTS
 from acp_conformance.scenarios.base import AgentRun, RunRecord
+from acp_conformance.scenarios.consistency import no_unknown_root_keys
 from acp_conformance.scenarios.wire import agent_messages_valid, updates_before_response
 from acp_conformance.validation import load_backend
 from acp_conformance.versions import negotiated_version
@@ -114,3 +115,12 @@ def test_every_v2_requirement_has_a_check() -> None:
         "version.v2-removed-methods",
     }
     assert v2 <= {check.requirement for check in CHECKS}
+
+
+def test_v2_initialize_fields_are_not_unknown_root_keys(tmp_path: Path) -> None:
+    # `info` and `capabilities` are v2's names for v1's agentInfo/agentCapabilities: the
+    # root-key check (built on the v1 index) must leave a v2 run to the versioned checks.
+    outcomes = no_unknown_root_keys(_record(tmp_path, _v2_turn(2)))
+    assert Verdict.FAIL not in [o.verdict for o in outcomes], outcomes
+    v1_outcomes = no_unknown_root_keys(_record(tmp_path, _v2_turn(1)))
+    assert Verdict.FAIL in [o.verdict for o in v1_outcomes]

@@ -18,6 +18,7 @@ from ..harness.recorder import Frame
 from ..outcomes import Outcome, not_applicable, passed
 from ..requirements import run_check
 from ..validation import method_index
+from ..versions import DEFAULT_VERSION, negotiated_version
 from .base import AgentRun, RunRecord, advertised, surface_value
 from .wire import Offence, _client_caps, _per_run
 
@@ -85,6 +86,10 @@ def result_keys(method: str) -> frozenset[str] | None:
 @run_check("schema.no-unknown-root-keys")
 def no_unknown_root_keys(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
+        # The allowed keys come from the v1 index; a run that negotiated another version is
+        # judged by that version's schemas in the run-wide schema check instead.
+        if negotiated_version(run) != DEFAULT_VERSION:
+            return
         for method, response in _results(run):
             allowed = result_keys(method)
             if allowed is None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 
+from ..citations import REMOTE_TRANSPORT
 from ..harness.http_probe import Exchange, HttpProbe, SseReader, StreamEvent, answers, rpc
 from ..harness.remote import RemoteConnection, RemoteTarget
 from ..outcomes import Outcome, failed, not_applicable, passed
@@ -22,7 +23,7 @@ from .base import CheckContext, scenario
 
 HTTP = scenario("http-transport", "Streamable HTTP status codes, headers, streams and resume")
 
-_RFD = "ACP Streamable HTTP & WebSocket transport (RFD); TS SDK 2.4.0 AcpServer"
+_RFD = REMOTE_TRANSPORT
 M, S = Tier.MUST, Tier.SHOULD
 for _id, _tier, _statement in (
     (

@@ -15,6 +15,7 @@ import importlib
 from typing import Any
 
 from .. import __version__
+from ..citations import acp
 from ..harness.connection import AgentExited, AgentTimeout, Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, passed
@@ -23,7 +24,10 @@ from ._expect import brief
 from .base import AgentRun, CheckContext, scenario, text_prompt
 
 V2 = 2
-_REFERENCE = "ACP v2 draft (npm SDK 2.4.0 v2 schema); SPEC §2 initialize"
+_REFERENCE = (
+    acp("initialization", "Protocol version")
+    + "; shapes: the ACP v2 draft schema as the official TypeScript SDK 2.4.0 ships it"
+)
 
 
 def _register(id: str, tier: Tier, statement: str, *, llm: bool = False) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 
+from ..citations import REMOTE_TRANSPORT
 from ..harness.http_probe import initialize_request
 from ..harness.remote import CONNECTION_HEADER, RemoteTarget
 from ..outcomes import Outcome, failed, not_applicable, passed
@@ -19,7 +20,7 @@ from .http_transport import endpoint
 
 WS = scenario("ws-transport", "WebSocket upgrade, its connection id and text frames")
 
-_RFD = "ACP Streamable HTTP & WebSocket transport (RFD); TS SDK 2.4.0 AcpServer"
+_RFD = REMOTE_TRANSPORT
 define_requirement(
     "ws.upgrade",
     Tier.MUST,
