@@ -24,7 +24,7 @@ async def _initialize(http: httpx.AsyncClient, url: str) -> str:
 
 def _error_message(response: httpx.Response) -> str:
     body = response.json()
-    assert body["jsonrpc"] == "2.0" and body["id"] is None
+    assert body["jsonrpc"] == "2.0" and "id" in body
     return str(body["error"]["message"])
 
 
@@ -79,6 +79,42 @@ async def test_post_rules(home: Path, llm_server: ScriptedLLMServer) -> None:
 
         put = await http.put(url, json=listing)
         assert put.status_code == 405 and "POST" in put.headers["allow"]
+
+
+async def test_a_refused_request_is_answered_under_its_own_id(
+    home: Path, llm_server: ScriptedLLMServer
+) -> None:
+    # JSON-RPC: an error answer carries the request's id whenever it could be read; the
+    # checker's jsonrpc.one-response-per-request caught refusals that answered with null.
+    async with agent_server(home, llm_server.url) as server, httpx.AsyncClient() as http:
+        url = server.url
+        connection_id = await _initialize(http, url)
+        known = {"acp-connection-id": connection_id}
+        prompt = {
+            "jsonrpc": "2.0",
+            "id": "p-7",
+            "method": "session/prompt",
+            "params": {"sessionId": "s1", "prompt": []},
+        }
+
+        no_session_header = await http.post(url, json=prompt, headers=known)
+        assert no_session_header.status_code == 400
+        assert no_session_header.json()["id"] == "p-7"
+
+        listing = {"jsonrpc": "2.0", "id": 9, "method": "session/list", "params": {}}
+        unknown = await http.post(url, json=listing, headers={"acp-connection-id": "nope"})
+        assert unknown.status_code == 404 and unknown.json()["id"] == 9
+        missing = await http.post(url, json=listing)
+        assert missing.status_code == 400 and missing.json()["id"] == 9
+
+        # A notification or an unreadable id has nothing to echo.
+        cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}
+        refused_notification = await http.post(url, json=cancel)
+        assert refused_notification.status_code == 400
+        assert refused_notification.json()["id"] is None
+        bool_id = {**listing, "id": True}
+        refused_bool = await http.post(url, json=bool_id)
+        assert refused_bool.status_code == 400 and refused_bool.json()["id"] is None
 
 
 async def test_session_header_rules(home: Path, llm_server: ScriptedLLMServer) -> None:

@@ -42,7 +42,12 @@ from iac_code.remote.protocol import (
     params_session_id,
 )
 from iac_code.remote.registry import ConnectionRegistry, TooManyConnections
-from iac_code.remote.responses import PARSE_ERROR, transport_error
+from iac_code.remote.responses import (
+    PARSE_ERROR,
+    request_id_of,
+    transport_error,
+    with_request_id,
+)
 from iac_code.remote.sse import SseResponse
 from iac_code.remote.streams import ReaderBusy, ResumeGone
 
@@ -86,6 +91,16 @@ class AcpHttpEndpoint:
         if not is_json_content_type(request.headers.get("content-type")):
             return transport_error(415, "Content-Type must be application/json")
         message = await self._read_message(request)
+        request_id = request_id_of(message)
+        try:
+            response = await self._route_post(request, message)
+        except _Refused as refused:
+            response = refused.response
+        if request_id is not None and response.status_code >= 400:
+            response = with_request_id(response, request_id)
+        return response
+
+    async def _route_post(self, request: Request, message: dict[str, Any]) -> Response:
         connection_id = self._header_id(request, CONNECTION_HEADER)
         if message.get("method") == "initialize" and "id" in message:
             if connection_id is not None:

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from starlette.responses import Response
 
-__all__ = ["error_body", "transport_error"]
+__all__ = ["error_body", "request_id_of", "transport_error", "with_request_id"]
 
 INVALID_REQUEST: Final = -32600
 PARSE_ERROR: Final = -32700
@@ -32,6 +32,40 @@ def transport_error(
     *,
     code: int = INVALID_REQUEST,
     headers: dict[str, str] | None = None,
+    request_id: object = None,
 ) -> Response:
-    body = json.dumps(error_body(message, code), separators=(",", ":")).encode()
+    body = json.dumps(error_body(message, code, request_id), separators=(",", ":")).encode()
     return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+def request_id_of(message: dict[str, Any]) -> str | int | None:
+    """The id a refusal of ``message`` must echo: a request's valid id, else None.
+
+    JSON-RPC answers every request under its own id whenever the id could be read, so a
+    client matching answers by id is not left waiting for one that came back as ``null``.
+    Responses (the client's answers to agent requests) and notifications get no id.
+    """
+    if "method" not in message:
+        return None
+    value = message.get("id")
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    return value
+
+
+def with_request_id(response: Response, request_id: str | int) -> Response:
+    """The same refusal with ``id`` set (the status, headers and error are kept)."""
+    try:
+        body = json.loads(bytes(response.body))
+    except ValueError:
+        return response
+    if not isinstance(body, dict) or "error" not in body or body.get("id") is not None:
+        return response
+    body["id"] = request_id
+    headers = {k: v for k, v in response.headers.items() if k.lower() != "content-length"}
+    return Response(
+        json.dumps(body, separators=(",", ":")).encode(),
+        status_code=response.status_code,
+        media_type="application/json",
+        headers=headers,
+    )
