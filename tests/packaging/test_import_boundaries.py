@@ -50,13 +50,3 @@ def test_the_runtime_never_imports_the_checker() -> None:
 def test_the_scripted_llm_server_depends_on_no_project_package() -> None:
     imported = _imported_by("acp_scripted_llm")
     assert {"iac_code", "acp_conformance", "acp_bindings", "acp_schema"}.isdisjoint(imported["top"])
-
-
-def test_the_old_llm_server_name_is_the_same_module() -> None:
-    import acp_scripted_llm
-    import acp_scripted_llm.script
-    from acp_conformance.llm_server import ScriptedLLMServer
-    from acp_conformance.llm_server.script import Turn
-
-    assert ScriptedLLMServer is acp_scripted_llm.ScriptedLLMServer
-    assert Turn is acp_scripted_llm.script.Turn
