@@ -3,7 +3,7 @@ summary) get a neutral answer and consume nothing."""
 
 from __future__ import annotations
 
-from acp_conformance.llm_server.script import SIDE_CALL_TURN, Script
+from acp_scripted_llm.script import SIDE_CALL_TURN, Script
 
 MARKER = "[acp-conformance]"
 TOOLS = [{"name": "write_file", "input_schema": {"type": "object"}}]
