@@ -522,15 +522,9 @@ class RemoteConnection(AgentConnection):
         omit_params: bool = False,
         deliberate: bool = False,
     ) -> Pending:
-        rid = self.next_id() if id is None else id
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if not omit_params:
-            message["params"] = {} if params is None else params
-        key = id_key(rid)
-        placeholder = Frame(seq=-1, t=0.0, direction="c2a", raw=b"")
-        pending = Pending(self, method, key, placeholder)
-        self._pending[key] = pending
-        pending.request = await self.send(message, deliberate=deliberate)
+        pending = await super().start_request(
+            method, params, id=id, omit_params=omit_params, deliberate=deliberate
+        )
         if pending.response is not None:
             # Over HTTP the initialize answer arrives inside the POST, before send() returns.
             pending.response.request = pending.request
