@@ -45,7 +45,7 @@ HandlerFactory = Callable[
 ]
 """Builds the handler for a new agent connection and its on-close hook (agent shutdown)."""
 
-_INBOUND_QUEUE = 64  # frames waiting for the agent's reader; POSTs wait when it is full
+_PIPE_CHUNKS = 64  # chunks buffered each way; a full pipe makes its writer wait
 _NO_LINE_LIMIT = 2**62  # the agent's own output needs no size limit
 
 
@@ -76,8 +76,8 @@ class RemoteConnection:
         self.budget = OutputBudget(limits.max_buffered_bytes)
         self.connection_stream = OutboundStream(self.budget, limits.replay_bytes)
         self.session_streams: dict[str, OutboundStream] = {}
-        self._to_agent, agent_input = memory_byte_pipe(_INBOUND_QUEUE)
-        agent_output, self._from_agent = memory_byte_pipe(_INBOUND_QUEUE)
+        self._to_agent, agent_input = memory_byte_pipe(_PIPE_CHUNKS)
+        agent_output, self._from_agent = memory_byte_pipe(_PIPE_CHUNKS)
         self.agent = Connection(
             agent_input,
             agent_output,
@@ -91,7 +91,6 @@ class RemoteConnection:
         #: Agent request id → the stream it was sent on (the client must answer from there).
         self._agent_request_routes: dict[tuple[str, object], Route] = {}
         self._initialize: _InitializeWaiter | None = None
-        self.initialized = False
         self.closed = anyio.Event()
         self.closing = False
         self.last_activity = anyio.current_time()
@@ -158,8 +157,6 @@ class RemoteConnection:
         self._initialize = None
         if waiter.response is None:
             raise ConnectionGone()
-        if "result" in waiter.response:
-            self.initialized = True
         return waiter.response
 
     def remember_answer_route(self, message: dict[str, Any], route: Route) -> None:
