@@ -64,11 +64,11 @@ _INTEGER_FORMATS = {
 _MERGEABLE = frozenset({"type", "properties", "required", "additionalProperties", "allOf"})
 
 
-def resolved_schema(file: str, name: str) -> dict[str, Any]:
-    """The definition ``name`` of schema ``file``, self-contained and ready for drawing."""
+def resolved_schema(file: str, name: str, version: int = 1) -> dict[str, Any]:
+    """The definition ``name`` of schema ``file`` (of protocol ``version``), self-contained."""
     from acp_schema import definition_uri, registry
 
-    resolver = registry().resolver()
+    resolver = registry(version).resolver()
 
     def inline(node: Any, resolver: Any, depth: int) -> Any:
         if isinstance(node, list):
@@ -90,7 +90,7 @@ def resolved_schema(file: str, name: str) -> dict[str, Any]:
             if key != "$defs" and not key.startswith("x-")
         }
 
-    root = resolver.lookup(definition_uri(file, name))
+    root = resolver.lookup(definition_uri(file, name, version))
     return prepare(inline(root.contents, root.resolver, 0))
 
 

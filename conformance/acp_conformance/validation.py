@@ -48,16 +48,17 @@ def load_backend() -> SchemaBackend:
     return backend
 
 
-def method_index() -> dict[str, dict[str, Any]]:
-    """Wire method name → index entry (kind, side, capability, ...)."""
+def method_index(version: int = 1) -> dict[str, dict[str, Any]]:
+    """Wire method name → index entry (kind, side, capability, ...) of protocol ``version``."""
     try:
         schema = importlib.import_module("acp_schema")
         loader = getattr(schema, "load_index", None)
         if loader is not None:
-            return dict(loader()["methods"])
+            return dict(loader(version)["methods"])
     except ImportError:
         pass
-    text = resources.files("acp_schema").joinpath("index.json").read_text(encoding="utf-8")
+    name = "index.json" if version == 1 else f"v{version}/index.json"
+    text = resources.files("acp_schema").joinpath(name).read_text(encoding="utf-8")
     return dict(json.loads(text)["methods"])
 
 

@@ -118,9 +118,17 @@ def test_every_v2_requirement_has_a_check() -> None:
 
 
 def test_v2_initialize_fields_are_not_unknown_root_keys(tmp_path: Path) -> None:
-    # `info` and `capabilities` are v2's names for v1's agentInfo/agentCapabilities: the
-    # root-key check (built on the v1 index) must leave a v2 run to the versioned checks.
+    # `info` and `capabilities` are v2's names for v1's agentInfo/agentCapabilities: a v2
+    # run's results are judged against the v2 schemas.
     outcomes = no_unknown_root_keys(_record(tmp_path, _v2_turn(2)))
     assert Verdict.FAIL not in [o.verdict for o in outcomes], outcomes
     v1_outcomes = no_unknown_root_keys(_record(tmp_path, _v2_turn(1)))
     assert Verdict.FAIL in [o.verdict for o in v1_outcomes]
+
+
+def test_an_unknown_root_key_in_a_v2_result_still_fails(tmp_path: Path) -> None:
+    lines = _v2_turn(2)
+    direction, answer = lines[1]
+    lines[1] = (direction, {**answer, "result": {**answer["result"], "models": {}}})
+    outcomes = no_unknown_root_keys(_record(tmp_path, lines))
+    assert Verdict.FAIL in [o.verdict for o in outcomes], outcomes

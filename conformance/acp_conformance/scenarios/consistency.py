@@ -72,12 +72,12 @@ UNSTABLE_RESULT_FIELDS: dict[str, frozenset[str]] = {"session/prompt": frozenset
 
 
 @functools.lru_cache(maxsize=64)
-def result_keys(method: str) -> frozenset[str] | None:
-    """The root keys the schema allows in ``method``'s result (None: not a known method)."""
-    entry = method_index().get(method)
+def result_keys(method: str, version: int = DEFAULT_VERSION) -> frozenset[str] | None:
+    """The root keys ``version``'s schema allows in ``method``'s result (None: unknown)."""
+    entry = method_index(version).get(method)
     if not entry or not entry.get("result") or entry.get("side") != "agent":
         return None
-    names = _properties(resolved_schema(entry["file"], entry["result"]))
+    names = _properties(resolved_schema(entry["file"], entry["result"], version))
     if not names:
         return None
     return frozenset(names | {"_meta"} | UNSTABLE_RESULT_FIELDS.get(method, frozenset()))
@@ -86,12 +86,9 @@ def result_keys(method: str) -> frozenset[str] | None:
 @run_check("schema.no-unknown-root-keys")
 def no_unknown_root_keys(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
-        # The allowed keys come from the v1 index; a run that negotiated another version is
-        # judged by that version's schemas in the run-wide schema check instead.
-        if negotiated_version(run) != DEFAULT_VERSION:
-            return
+        version = negotiated_version(run)  # a v2 run is judged by the v2 schemas
         for method, response in _results(run):
-            allowed = result_keys(method)
+            allowed = result_keys(method, version)
             if allowed is None:
                 continue
             extra = sorted(set(response.message["result"]) - allowed)
