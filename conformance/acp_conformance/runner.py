@@ -206,7 +206,12 @@ async def _run_scenario(
                 requirement = chosen.get(chk.requirement) or effective(
                     REQUIREMENTS[chk.requirement], config.profile
                 )
-                results.append((chk, await _run_check(chk, requirement, runtime)))
+                outcome = await _run_check(chk, requirement, runtime)
+                if outcome.verdict in (Verdict.FAIL, Verdict.HARNESS_ERROR):
+                    # Whatever went wrong may linger in the process: the next check that
+                    # needs the turn agent gets a fresh one, so one failure stays one.
+                    runtime.retire_turn_agent()
+                results.append((chk, outcome))
         finally:
             await runtime.close()
             tg.cancel_scope.cancel()

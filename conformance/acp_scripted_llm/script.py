@@ -475,6 +475,16 @@ class Script:
         """
         self._marker = marker
 
+    def continue_routing(self, earlier: Script) -> None:
+        """Route like ``earlier`` did, keeping what it learned: used when one agent process
+        gets a new script for its next turn. An agent that has offered tools once keeps
+        offering them, so its tool-less calls stay side calls from its first turn on."""
+        with earlier._lock:
+            marker, seen_tools = earlier._marker, earlier._seen_tools
+        with self._lock:
+            self._marker = marker
+            self._seen_tools = self._seen_tools or seen_tools
+
     def _is_side_call(self, request_body: Mapping[str, Any]) -> bool:
         if self._marker is None:
             return False

@@ -144,6 +144,14 @@ class ScriptedLLMServer:
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
+    def next_script(self, script: Script | Iterable[Any] | None) -> Script:
+        """Serve ``script`` from the next model call on, routing as the current one did
+        (see `Script.continue_routing`); returns the new script."""
+        following = Script.coerce(script)
+        following.continue_routing(self.script)
+        self.script = following
+        return following
+
     # -- lifecycle ----------------------------------------------------------------------
 
     def start(self) -> ScriptedLLMServer:

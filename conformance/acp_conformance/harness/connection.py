@@ -365,3 +365,8 @@ class AgentConnection:
     @property
     def alive(self) -> bool:
         return not self.eof.is_set() and self.process.returncode is None
+
+    @property
+    def outstanding(self) -> int:
+        """Requests of the checker the agent has not answered yet."""
+        return len(self._pending)

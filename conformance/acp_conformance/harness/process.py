@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
@@ -41,6 +42,8 @@ class ExitRecord:
     returncode: int | None
     #: Processes of the agent's group still alive after the agent itself exited.
     orphans: bool
+    #: When the ladder ended (wall clock, seconds since the epoch).
+    at: float = field(default_factory=time.time)
 
     def to_json(self) -> dict[str, object]:
         return {"rung": self.rung.value, "returncode": self.returncode, "orphans": self.orphans}

@@ -105,6 +105,8 @@ class Recorder:
     frames: list[Frame] = field(default_factory=list)
     stderr: BoundedBuffer = field(default_factory=BoundedBuffer)
     started: float = field(default_factory=time.monotonic)
+    #: The same moment on the wall clock, to place the process within the whole run.
+    started_wall: float = field(default_factory=time.time)
     #: Sequence numbers of requests whose answer the checker stopped waiting for (the check
     #: that sent them reported the timeout; the agent may have been stopped before it could
     #: answer).

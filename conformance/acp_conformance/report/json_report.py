@@ -92,6 +92,10 @@ def to_data(result: RunResult) -> dict[str, Any]:
                 "runId": run.id,
                 "scenario": run.scenario,
                 "frames": len(run.frames),
+                # Where the time went: when each process started within the run and how
+                # long it lived (None when the checker did not stop it itself).
+                "startedAfterSeconds": round(run.recorder.started_wall - result.started, 3),
+                "seconds": round(run.exit.at - run.recorder.started_wall, 3) if run.exit else None,
                 "exit": run.exit.to_json() if run.exit else None,
             }
             for run in result.runs

@@ -2,8 +2,10 @@
 
 A scenario groups checks that can share one agent process; every scenario gets a fresh
 temporary HOME and work directory, and its own agent processes. A check asks for the shared,
-initialized agent (``await ctx.agent()``, respawned if an earlier check killed it) or for a
-fresh one with its own client policy (``await ctx.spawn(...)``).
+initialized agent (``await ctx.agent()``, respawned if an earlier check killed it), for the
+scenario's turn agent (``await ctx.turn_agent(...)``: one warmed-up process whose scripted
+model and permission answers are set anew for each check, replaced after any check that
+left it in doubt) or for a fresh one with its own client policy (``await ctx.spawn(...)``).
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from anyio.abc import TaskGroup
 
 from .. import __version__
 from ..config import RunConfig, agent_environment
-from ..harness.client_side import ClientSide
-from ..harness.connection import AgentConnection, AgentExited, AgentTimeout
+from ..harness.client_side import ClientSide, PermissionMode
+from ..harness.connection import NO_ANSWER, AgentConnection, AgentExited, AgentTimeout
 from ..harness.process import AgentProcess, ExitRecord
 from ..harness.recorder import Frame, Recorder
 from ..harness.remote import AccessDenied, RemoteConnection, RemoteTarget
@@ -57,6 +59,9 @@ class AgentRun:
     #: Set by checks that stop the agent themselves (the shutdown checks read it).
     custom_shutdown: bool = False
     llm: ScriptedLLMServer | None = None
+    #: False once a check left this process in a state the next check must not inherit
+    #: (a failed check, a request left unanswered on purpose, a stopped process).
+    reusable: bool = True
 
     @property
     def frames(self) -> list[Frame]:
@@ -90,7 +95,8 @@ class Scenario:
     name: str
     description: str
     llm: bool = False
-    #: Rough relative cost (1 = a few quick agent processes). The runner starts the costly
+    #: Rough relative cost: about the seconds it takes against a quick agent (an agent that
+    #: pays for a model turn pays it once per process). The runner starts the costly
     #: scenarios first so that ``--jobs N`` is not left waiting on one long scenario at the end.
     weight: int = 1
 
@@ -119,6 +125,7 @@ class ScenarioRuntime:
         self.runs: list[AgentRun] = []
         self._shared: AgentRun | None = None
         self._shared_surface: dict[str, Any] | None = None
+        self._turn_run: AgentRun | None = None
         self.exit_stack = contextlib.ExitStack()
         #: Observations shared between the checks of this scenario.
         self.memo: dict[str, Any] = {}
@@ -142,12 +149,7 @@ class ScenarioRuntime:
         self.runs.append(run)
         if self.config.remote is not None:
             return await self._open_remote(run, initialize, protocol_version, llm_script)
-        llm_url = None
-        if self.config.llm != "none":
-            script = Script.coerce(llm_script)
-            script.route_to(PROMPT_MARKER)
-            run.llm = self.exit_stack.enter_context(ScriptedLLMServer(script))
-            llm_url = run.llm.url
+        llm_url = self._start_model(run, llm_script)
         env = agent_environment(self.config, home=self.home, tmp=self.tmp, llm_url=llm_url)
         cwd = self.config.agent_cwd or self.work
         try:
@@ -178,11 +180,18 @@ class ScenarioRuntime:
             await self.initialize(run, protocol_version=protocol_version)
         return run
 
+    def _start_model(self, run: AgentRun, llm_script: Any) -> str | None:
+        """With an LLM API configured: start the run's scripted model (``llm_script`` turns
+        for the main calls, then echo) and return its URL for the agent's environment."""
+        if self.config.llm == "none":
+            return None
+        script = Script.coerce(llm_script)
+        script.route_to(PROMPT_MARKER)
+        run.llm = self.exit_stack.enter_context(ScriptedLLMServer(script))
+        return run.llm.url
+
     async def _serve(self, run: AgentRun, target: RemoteTarget, llm_script: Any) -> RemoteTarget:
-        llm_url = None
-        if self.config.llm != "none":
-            run.llm = self.exit_stack.enter_context(ScriptedLLMServer(llm_script))
-            llm_url = run.llm.url
+        llm_url = self._start_model(run, llm_script)
         env = agent_environment(self.config, home=self.home, tmp=self.tmp, llm_url=llm_url)
         port = free_port()
         try:
@@ -233,10 +242,74 @@ class ScenarioRuntime:
             self._shared = await self.spawn()
         return self._shared
 
+    async def turn_agent(
+        self, *, permission: PermissionMode = "allow", llm_script: Any = None
+    ) -> AgentRun:
+        """The scenario's turn agent, ready for one more check's turns.
+
+        Starting an agent is the costly part of a turn check (an LLM SDK alone can take
+        seconds to import), so turn checks share one process: each gets its own session, its
+        own scripted model turns (``llm_script``) and its own permission answers. The process
+        is replaced whenever the previous check might have left something behind: it failed,
+        it left a request of the checker unanswered, or it marked the run not reusable.
+        """
+        run = self._turn_run
+        if run is None or not self._reusable(run):
+            run = await self.spawn(client=ClientSide(self.work))
+            await self._warm_up(run)
+            self._turn_run = run
+        run.client.permission = permission
+        if run.llm is not None:
+            run.llm.next_script(llm_script)
+        return run
+
+    def retire_turn_agent(self) -> None:
+        """The next `turn_agent` call starts a new process."""
+        if self._turn_run is not None:
+            self._turn_run.reusable = False
+
+    @staticmethod
+    def _reusable(run: AgentRun) -> bool:
+        conn = run.conn
+        return (
+            run.reusable
+            and not run.custom_shutdown
+            and conn is not None
+            and conn.alive
+            and not conn.outstanding
+            and not any(call.answer is NO_ANSWER for call in run.client.calls)
+        )
+
+    async def _warm_up(self, run: AgentRun) -> None:
+        """One echo turn before the first check: the agent loads its model client, and the
+        scripted model learns whether the agent offers tools, so that a side call of a later
+        check's first turn (a title, say) cannot take that check's scripted turn. A warm-up
+        that goes wrong leaves the process to this check only; the check sees for itself."""
+        if run.llm is None:
+            return
+        try:
+            session = await run.live.request(
+                "session/new", {"cwd": str(self.work), "mcpServers": []}
+            )
+            result = session.result if isinstance(session.result, dict) else {}
+            session_id = result.get("sessionId")
+            if not isinstance(session_id, str):
+                run.reusable = False
+                return
+            prompt = text_prompt(session_id, "Warm-up turn: reply with anything.")
+            turn = await run.live.request("session/prompt", prompt, timeout=self.config.timeout * 3)
+        except (AgentTimeout, AgentExited):
+            run.reusable = False
+            return
+        if turn.is_error:
+            run.reusable = False
+
     async def surface(self) -> dict[str, Any]:
-        """What the shared agent advertises: initialize result plus a session/new result."""
+        """What the agent advertises: initialize result plus a session/new result (asked of
+        the turn agent when one is running, so that no process is started just to ask)."""
         if self._shared_surface is None:
-            run = await self.shared()
+            turn_run = self._turn_run
+            run = turn_run if turn_run and self._reusable(turn_run) else await self.shared()
             assert run.init_result is not None
             surface = dict(run.init_result)
             response = await run.live.request(
@@ -324,6 +397,12 @@ class CheckContext:
 
     async def spawn(self, **kwargs: Any) -> AgentRun:
         self.current = await self.runtime.spawn(**kwargs)
+        return self.current
+
+    async def turn_agent(
+        self, *, permission: PermissionMode = "allow", llm_script: Any = None
+    ) -> AgentRun:
+        self.current = await self.runtime.turn_agent(permission=permission, llm_script=llm_script)
         return self.current
 
     async def surface(self) -> dict[str, Any]:

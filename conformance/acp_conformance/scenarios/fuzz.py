@@ -22,7 +22,7 @@ from ..requirements import check
 from ..validation import load_backend, method_index
 from .base import AgentRun, CheckContext, advertised, scenario, surface_value
 
-FUZZ = scenario("fuzz", "schema-generated and mutated params for every advertised method", weight=3)
+FUZZ = scenario("fuzz", "schema-generated and mutated params for every advertised method", weight=2)
 
 #: Prompts start model turns (slow, and not what this probes); aliases are project-specific.
 _SKIPPED = {"session/prompt"}

@@ -12,7 +12,10 @@ from ..requirements import check
 from .base import CheckContext, scenario, text_prompt
 
 BASELINE = scenario(
-    "baseline", "one prompt turn from a client without fs or terminal capabilities", llm=True
+    "baseline",
+    "one prompt turn from a client without fs or terminal capabilities",
+    llm=True,
+    weight=3,
 )
 
 NEEDS_CAPABILITY = ("fs/", "terminal/")

@@ -13,7 +13,9 @@ from .base import CheckContext, scenario
 #: The largest version the schema's uint16 allows: certainly not supported, yet valid on the wire.
 UNSUPPORTED_VERSION = 65535
 
-INIT = scenario("initialize", "initialize, version negotiation and authentication surface")
+INIT = scenario(
+    "initialize", "initialize, version negotiation and authentication surface", weight=2
+)
 
 
 async def _initialize_fresh(ctx: CheckContext, version: Any) -> Response:

@@ -9,18 +9,8 @@ from ..harness.connection import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
 from ._expect import brief, result_dict
-from .base import AgentRun, CheckContext, scenario, text_prompt
-from .prompting import SLOW_MODEL_TURN, SLOW_PROMPT, STOP_REASONS, wait_turn_running
-
-CANCEL_REQUEST = scenario(
-    "cancel-request", "$/cancel_request for a running session/prompt", weight=2
-)
-CLOSE_DURING_PROMPT = scenario(
-    "close-prompt", "session/close while the session's prompt runs", weight=2
-)
-PROMPT_OVERLAP = scenario(
-    "prompt-overlap", "a second session/prompt while the session's turn runs", llm=True, weight=2
-)
+from .base import AgentRun, CheckContext, text_prompt
+from .prompting import CANCEL, SLOW_MODEL_TURN, SLOW_PROMPT, STOP_REASONS, wait_turn_running
 
 REQUEST_CANCELLED = -32800
 
@@ -38,9 +28,9 @@ def _stop_reason(response: Response) -> Any:
     return result_dict(response).get("stopReason")
 
 
-@check("cancel.cancel-request-prompt", scenario=CANCEL_REQUEST)
+@check("cancel.cancel-request-prompt", scenario=CANCEL)
 async def cancel_request_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
-    run = await ctx.spawn(llm_script=[SLOW_MODEL_TURN])
+    run = await ctx.turn_agent(llm_script=[SLOW_MODEL_TURN])
     session_id = await ctx.new_session(run)
     pending = await run.live.start_request("session/prompt", text_prompt(session_id, SLOW_PROMPT))
     if not await wait_turn_running(ctx, run, pending):
@@ -113,9 +103,9 @@ def foreign_chunks(
     return seqs
 
 
-@check("prompt.one-turn-at-a-time", scenario=PROMPT_OVERLAP)
+@check("prompt.one-turn-at-a-time", scenario=CANCEL)
 async def a_second_prompt_never_interleaves(ctx: CheckContext) -> Outcome:
-    run = await ctx.spawn(llm_script=OVERLAP_SCRIPT)
+    run = await ctx.turn_agent(llm_script=OVERLAP_SCRIPT)
     session_id = await ctx.new_session(run)
     first = await run.live.start_request("session/prompt", text_prompt(session_id, "First."))
     if not await wait_turn_running(ctx, run, first):
@@ -178,9 +168,9 @@ async def a_second_prompt_never_interleaves(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("session.close-cancels-prompt", scenario=CLOSE_DURING_PROMPT)
+@check("session.close-cancels-prompt", scenario=CANCEL)
 async def close_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
-    run = await ctx.spawn(llm_script=[SLOW_MODEL_TURN])
+    run = await ctx.turn_agent(llm_script=[SLOW_MODEL_TURN])
     session_id = await ctx.new_session(run)
     pending = await run.live.start_request("session/prompt", text_prompt(session_id, SLOW_PROMPT))
     if not await wait_turn_running(ctx, run, pending):

@@ -13,8 +13,20 @@ from ._expect import brief, result_dict
 from .base import AgentRun, CheckContext, scenario, text_prompt
 from .sessions import _turn_updates_between
 
-PROMPT = scenario("prompt", "prompt turns with each kind of content block")
-CANCEL = scenario("cancel", "cancelling a running prompt")
+#: Everything that runs whole turns shares one warmed-up agent process per scenario (see
+#: ``ScenarioRuntime.turn_agent``): starting an LLM-backed agent costs far more than a turn.
+TURNS = scenario(
+    "turns",
+    "prompt turns: each kind of content block, then scripted text, tools and permissions",
+    llm=True,
+    weight=5,
+)
+CANCEL = scenario(
+    "cancel",
+    "running turns: session/cancel, $/cancel_request, session/close and a second prompt",
+    llm=True,
+    weight=4,
+)
 
 STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
 AUTH_REQUIRED = -32000
@@ -41,7 +53,7 @@ def _stop_reason(response: Response) -> Any:
 
 
 async def _prompt_with(ctx: CheckContext, blocks: list[dict[str, Any]], what: str) -> Outcome:
-    run = await ctx.agent()
+    run = await ctx.turn_agent()
     session_id = await ctx.new_session(run)
     prompt = text_prompt(session_id, "Describe what I sent.")
     prompt["prompt"] += blocks
@@ -71,12 +83,12 @@ async def _prompt_with(ctx: CheckContext, blocks: list[dict[str, Any]], what: st
     return passed(f"a prompt with {what} ended with {_stop_reason(response)!r}", frames=frames)
 
 
-@check("prompt.text-accepted", scenario=PROMPT)
+@check("prompt.text-accepted", scenario=TURNS)
 async def text_prompt_is_answered(ctx: CheckContext) -> Outcome:
     return await _prompt_with(ctx, [], "text")
 
 
-@check("prompt.resource-link-accepted", scenario=PROMPT)
+@check("prompt.resource-link-accepted", scenario=TURNS)
 async def resource_link_is_accepted(ctx: CheckContext) -> Outcome:
     target = ctx.work / "README.md"
     target.write_text("# conformance\n", encoding="utf-8")
@@ -84,21 +96,21 @@ async def resource_link_is_accepted(ctx: CheckContext) -> Outcome:
     return await _prompt_with(ctx, [link], "a resource_link")
 
 
-@check("prompt.image-accepted", scenario=PROMPT)
+@check("prompt.image-accepted", scenario=TURNS)
 async def image_is_accepted(ctx: CheckContext) -> Outcome:
     return await _prompt_with(
         ctx, [{"type": "image", "mimeType": "image/png", "data": PNG_1PX}], "an image"
     )
 
 
-@check("prompt.audio-accepted", scenario=PROMPT)
+@check("prompt.audio-accepted", scenario=TURNS)
 async def audio_is_accepted(ctx: CheckContext) -> Outcome:
     return await _prompt_with(
         ctx, [{"type": "audio", "mimeType": "audio/wav", "data": WAV_EMPTY}], "audio"
     )
 
 
-@check("prompt.embedded-context-accepted", scenario=PROMPT)
+@check("prompt.embedded-context-accepted", scenario=TURNS)
 async def embedded_resource_is_accepted(ctx: CheckContext) -> Outcome:
     resource = {
         "uri": (ctx.work / "notes.txt").as_uri(),
@@ -178,7 +190,7 @@ async def _observe_cancel(ctx: CheckContext) -> CancelObservation:
 
 async def _run_cancelled_turn(ctx: CheckContext) -> CancelObservation:
     obs = CancelObservation()
-    run = await ctx.spawn(llm_script=[SLOW_MODEL_TURN])
+    run = await ctx.turn_agent(llm_script=[SLOW_MODEL_TURN])
     obs.run = run
     obs.session_id = await ctx.new_session(run)
     pending: Pending = await run.live.start_request(

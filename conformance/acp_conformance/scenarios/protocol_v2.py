@@ -68,7 +68,7 @@ _register(
     "answer -32601 (method not found).",
 )
 
-V2_SCENARIO = scenario("protocol-v2", "protocol version 2 beside v1", weight=2)
+V2_SCENARIO = scenario("protocol-v2", "protocol version 2 beside v1", weight=5)
 
 
 def _validation() -> Any:

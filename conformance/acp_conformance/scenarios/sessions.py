@@ -11,7 +11,7 @@ from ._expect import UNKNOWN_SESSION_CODES, expect_error, expect_result, result_
 from .base import AgentRun, CheckContext, advertised, scenario, surface_value, text_prompt
 from .wire import TURN_UPDATE_KINDS
 
-SESSIONS = scenario("sessions", "session/new and the capability-gated session methods")
+SESSIONS = scenario("sessions", "session/new and the capability-gated session methods", weight=3)
 
 UNKNOWN_SESSION = "acp-conformance-unknown-session"
 

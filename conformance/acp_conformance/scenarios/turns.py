@@ -17,12 +17,8 @@ from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
 from ..vocabularies import ToolSpec
 from ._expect import brief, result_dict
-from .base import AgentRun, CheckContext, scenario, text_prompt
-
-TURNS = scenario("turns", "prompt turns with the scripted LLM", llm=True, weight=10)
-TURN_CANCEL = scenario(
-    "turn-cancel", "cancelling a turn while its permission request is pending", llm=True, weight=3
-)
+from .base import AgentRun, CheckContext, text_prompt
+from .prompting import CANCEL, TURNS
 
 STREAMED_TEXT = "Hello from the scripted model, streamed in pieces."
 THINKING_TEXT = "Considering what the user asked for."
@@ -38,6 +34,8 @@ class TurnRecord:
     client: ClientSide
     #: (seq, update) for every session/update of this session during the turn.
     updates: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    #: Index of this turn's first call in ``client.calls`` (the client serves many turns).
+    calls_from: int = 0
 
     def of_kind(self, kind: str) -> list[tuple[int, dict[str, Any]]]:
         return [(seq, u) for seq, u in self.updates if u.get("sessionUpdate") == kind]
@@ -70,7 +68,8 @@ class TurnRecord:
         return out
 
     def client_calls(self, prefix: str) -> list[str]:
-        return [c.method for c in self.client.calls if c.method.startswith(prefix)]
+        calls = self.client.calls[self.calls_from :]
+        return [c.method for c in calls if c.method.startswith(prefix)]
 
 
 def session_updates(
@@ -109,13 +108,13 @@ async def run_turn(
     permission: PermissionMode = "allow",
     prompt: str = USER_PROMPT,
 ) -> TurnRecord:
-    client = ClientSide(ctx.work, permission=permission)
-    run = await ctx.spawn(client=client, llm_script=script)
+    run = await ctx.turn_agent(permission=permission, llm_script=script)
     session_id = await ctx.new_session(run)
+    calls_from = len(run.client.calls)
     response = await run.live.request(
         "session/prompt", text_prompt(session_id, prompt), timeout=ctx.timeout * 3
     )
-    record = TurnRecord(run, session_id, response, client)
+    record = TurnRecord(run, session_id, response, run.client, calls_from=calls_from)
     record.updates = session_updates(run, session_id, response.request.seq, response.frame.seq)
     return record
 
@@ -319,32 +318,6 @@ async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
     return passed("rejected write did not happen", frames=frames)
 
 
-@check("turn.allow-always-remembered", scenario=TURNS)
-async def allow_always_is_remembered(ctx: CheckContext) -> Outcome:
-    spec = ctx.tools.write
-    if spec is None:
-        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
-    script = [
-        tool_turn(spec, str(ctx.work / "always-1.txt"), "one\n"),
-        tool_turn(spec, str(ctx.work / "always-2.txt"), "two\n"),
-        final_turn(),
-    ]
-    record = await run_turn(ctx, script, permission="allow_always")
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
-        return bad
-    asked = record.permission_requests()
-    if not asked:
-        return not_applicable("the agent asked no permission for the scripted writes")
-    if len(record.tool_call_ids()) < 2:
-        return not_applicable("the agent made fewer than two tool calls")
-    if len(asked) > 1:
-        return failed(
-            f"asked {len(asked)} times although the first answer was allow_always",
-            frames=[s for s, _ in asked],
-        )
-    return passed("asked once, then remembered allow_always", frames=[s for s, _ in asked])
-
-
 @check("turn.terminal-delegation", scenario=TURNS)
 async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
     spec = ctx.tools.shell
@@ -361,53 +334,9 @@ async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
     return passed(f"terminal calls: {calls}")
 
 
-# -- load replay and fork -------------------------------------------------------------------
-
-
-async def _load_in_fresh_process(
-    ctx: CheckContext, session_id: str
-) -> tuple[AgentRun, Response, list[tuple[int, dict[str, Any]]]]:
-    run = await ctx.spawn()
-    response = await run.live.request(
-        "session/load",
-        {"sessionId": session_id, "cwd": str(ctx.work), "mcpServers": []},
-        timeout=ctx.timeout * 2,
-    )
-    return run, response, session_updates(run, session_id, response.request.seq, response.frame.seq)
-
-
-@check("turn.load-replay-fidelity", scenario=TURNS)
-async def load_replays_what_was_streamed(ctx: CheckContext) -> Outcome:
-    record = await _allowed_write(ctx)
-    if isinstance(record, Outcome):
-        return record
-    if (bad := _turn_failed(record)) is not None:
-        return bad
-    if record.run.process is not None:  # the session must survive its process
-        record.run.exit = await record.run.process.shutdown(ctx.config.shutdown_grace)
-    run, response, replay = await _load_in_fresh_process(ctx, record.session_id)
-    if response.is_error:
-        return failed(
-            f"session/load in a new process failed: {brief(response.frame)}",
-            frames=[response.frame.seq],
-        )
-    replayed = TurnRecord(run, record.session_id, response, record.client, replay)
-    problems = []
-    if USER_PROMPT not in replayed.text_of("user_message_chunk"):
-        problems.append("the user prompt was not replayed as user_message_chunk")
-    streamed_text = record.text_of("agent_message_chunk")
-    if streamed_text and streamed_text not in replayed.text_of("agent_message_chunk"):
-        problems.append(f"agent text {streamed_text[:60]!r} was not replayed")
-    missing = [tid for tid in record.tool_call_ids() if tid not in replayed.tool_call_ids()]
-    if missing:
-        problems.append(f"tool calls not replayed: {missing}")
-    if problems:
-        return failed("; ".join(problems), frames=[response.frame.seq])
-    return passed(
-        f"{len(replay)} updates replayed: prompt, text and "
-        f"{len(record.tool_call_ids())} tool calls",
-        frames=[response.frame.seq],
-    )
+# -- fork, remembered permissions, load replay ----------------------------------------------
+# These come last, in this order: an allow_always answer may stay with the agent process,
+# and the load replay check stops the process (the session must outlive it).
 
 
 @check("turn.fork-keeps-history", scenario=TURNS)
@@ -443,18 +372,93 @@ async def fork_replays_the_source_history(ctx: CheckContext) -> Outcome:
     return passed("the fork replays the source history", frames=[load.frame.seq])
 
 
+@check("turn.allow-always-remembered", scenario=TURNS)
+async def allow_always_is_remembered(ctx: CheckContext) -> Outcome:
+    spec = ctx.tools.write
+    if spec is None:
+        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
+    script = [
+        tool_turn(spec, str(ctx.work / "always-1.txt"), "one\n"),
+        tool_turn(spec, str(ctx.work / "always-2.txt"), "two\n"),
+        final_turn(),
+    ]
+    record = await run_turn(ctx, script, permission="allow_always")
+    # What the agent now remembers must not decide a later check's permission question.
+    ctx.runtime.retire_turn_agent()
+    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
+        return bad
+    asked = record.permission_requests()
+    if not asked:
+        return not_applicable("the agent asked no permission for the scripted writes")
+    if len(record.tool_call_ids()) < 2:
+        return not_applicable("the agent made fewer than two tool calls")
+    if len(asked) > 1:
+        return failed(
+            f"asked {len(asked)} times although the first answer was allow_always",
+            frames=[s for s, _ in asked],
+        )
+    return passed("asked once, then remembered allow_always", frames=[s for s, _ in asked])
+
+
+async def _load_in_fresh_process(
+    ctx: CheckContext, session_id: str
+) -> tuple[AgentRun, Response, list[tuple[int, dict[str, Any]]]]:
+    run = await ctx.spawn()
+    response = await run.live.request(
+        "session/load",
+        {"sessionId": session_id, "cwd": str(ctx.work), "mcpServers": []},
+        timeout=ctx.timeout * 2,
+    )
+    return run, response, session_updates(run, session_id, response.request.seq, response.frame.seq)
+
+
+@check("turn.load-replay-fidelity", scenario=TURNS)
+async def load_replays_what_was_streamed(ctx: CheckContext) -> Outcome:
+    record = await _allowed_write(ctx)
+    if isinstance(record, Outcome):
+        return record
+    if (bad := _turn_failed(record)) is not None:
+        return bad
+    if record.run.process is not None:  # the session must survive its process
+        record.run.reusable = False
+        record.run.exit = await record.run.process.shutdown(ctx.config.shutdown_grace)
+    run, response, replay = await _load_in_fresh_process(ctx, record.session_id)
+    if response.is_error:
+        return failed(
+            f"session/load in a new process failed: {brief(response.frame)}",
+            frames=[response.frame.seq],
+        )
+    replayed = TurnRecord(run, record.session_id, response, record.client, replay)
+    problems = []
+    if USER_PROMPT not in replayed.text_of("user_message_chunk"):
+        problems.append("the user prompt was not replayed as user_message_chunk")
+    streamed_text = record.text_of("agent_message_chunk")
+    if streamed_text and streamed_text not in replayed.text_of("agent_message_chunk"):
+        problems.append(f"agent text {streamed_text[:60]!r} was not replayed")
+    missing = [tid for tid in record.tool_call_ids() if tid not in replayed.tool_call_ids()]
+    if missing:
+        problems.append(f"tool calls not replayed: {missing}")
+    if problems:
+        return failed("; ".join(problems), frames=[response.frame.seq])
+    return passed(
+        f"{len(replay)} updates replayed: prompt, text and "
+        f"{len(record.tool_call_ids())} tool calls",
+        frames=[response.frame.seq],
+    )
+
+
 # -- cancel while a permission request is pending -------------------------------------------
 
 
-@check("cancel.during-tool-call", scenario=TURN_CANCEL)
+@check("cancel.during-tool-call", scenario=CANCEL)
 async def cancel_while_permission_is_pending(ctx: CheckContext) -> Outcome:
     spec = ctx.tools.write
     if spec is None:
         return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
-    client = ClientSide(ctx.work, permission="never")
     target = ctx.work / "cancelled.txt"
-    run = await ctx.spawn(
-        client=client, llm_script=[tool_turn(spec, str(target), "never\n"), final_turn()]
+    # The permission request stays unanswered: the turn agent is replaced after this check.
+    run = await ctx.turn_agent(
+        permission="never", llm_script=[tool_turn(spec, str(target), "never\n"), final_turn()]
     )
     session_id = await ctx.new_session(run)
     pending = await run.live.start_request("session/prompt", text_prompt(session_id, USER_PROMPT))
