@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import signal
 import socket
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 from acp_scripted_llm import ScriptedLLMServer
 from llm_routes import GARBAGE, SLOW, TRUNCATE, last_user_text
-from stdio_harness import AgentProcess, spawn
+from stdio_harness import AgentProcess, agent_environment, spawn
 
 pytestmark = pytest.mark.subprocess
 
@@ -164,3 +165,41 @@ def test_a_failing_session_directory_still_answers_and_corrupts_nothing_else(
     ]
     assert texts == ["before the fault", "after the fault"]
     assert {s["sessionId"] for s in listed} == {healthy, broken}
+
+
+#: Stands in for the model SDK in the agent process: its import lasts until the test opens
+#: the gate (or 60 s pass), like a slow first import on a busy machine, but on cue.
+_GATED_SDK = """
+import os, time
+_deadline = time.monotonic() + 60
+while not os.path.exists(os.environ["GATE_FILE"]) and time.monotonic() < _deadline:
+    time.sleep(0.01)
+"""
+
+
+def test_a_cancel_of_the_first_prompt_does_not_wait_for_the_sdk_import(
+    tmp_path: Path, home: Path, workspace: Path
+) -> None:
+    # The first prompt of a process imports the model SDK. Done on the event loop, that
+    # import would keep the cancel (and every other request) unread until it ended; here it
+    # never ends before the turn has been cancelled and another request answered.
+    fake = tmp_path / "fake-sdk" / "anthropic"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(_GATED_SDK)
+    gate = tmp_path / "gate"
+    env = agent_environment(home, "http://127.0.0.1:9")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(fake.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    env["GATE_FILE"] = str(gate)
+    try:
+        with AgentProcess(env, stderr_path=tmp_path / "stderr.log") as agent:
+            agent.initialize()
+            session_id = agent.new_session(workspace)
+            prompt_id = agent.prompt_id(session_id, "hello")
+            agent.notify("session/cancel", {"sessionId": session_id})
+            assert agent.reply(prompt_id).result["stopReason"] == "cancelled"
+            assert agent.call("session/list", {}).result["sessions"]
+            assert not gate.exists()  # all of that while the import was still running
+    finally:
+        gate.touch()

@@ -25,6 +25,8 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+import anyio
+
 from .assembler import StreamAssembler, error_from_api
 from .base import (
     ContentBlock,
@@ -103,6 +105,12 @@ class AnthropicModelClient:
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         if not self._api_key:
             raise ModelAuthError("No API key is configured for the model (set ANTHROPIC_API_KEY).")
+        if self._sdk_client is None:
+            # The first call imports the SDK (seconds on a busy machine) in a worker thread:
+            # on the event loop it would hold up every other request meanwhile, a
+            # session/cancel of this very turn included. A cancel abandons the wait; the
+            # import finishes in the background and the next call finds it done.
+            await anyio.to_thread.run_sync(preload_sdk, abandon_on_cancel=True)
         client = self._sdk()
         params = build_params(request, prompt_caching=self._prompt_caching)
         assembler = StreamAssembler()
