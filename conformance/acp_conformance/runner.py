@@ -208,9 +208,10 @@ async def _run_scenario(
                 )
                 outcome = await _run_check(chk, requirement, runtime)
                 if outcome.verdict in (Verdict.FAIL, Verdict.HARNESS_ERROR):
-                    # Whatever went wrong may linger in the process: the next check that
-                    # needs the turn agent gets a fresh one, so one failure stays one.
-                    runtime.retire_turn_agent()
+                    # Whatever went wrong may linger in that process: a later check that
+                    # would reuse it (the turn agent, say) gets a fresh one instead, so one
+                    # failure stays one.
+                    runtime.retire(outcome.run_id)
                 results.append((chk, outcome))
         finally:
             await runtime.close()

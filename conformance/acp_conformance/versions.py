@@ -40,6 +40,19 @@ def negotiated_version(run: AgentRun) -> int:
     return version
 
 
+def schema_version(run: AgentRun) -> int | None:
+    """The version whose schemas judge ``run``: its negotiated version, or None when the
+    checker has no schemas for it (an agent that echoed 65535 back, say) or when a check found
+    the version meaningless (`AgentRun.version_unknown`). Such a run is not
+    schema-checked: what it got wrong is ``init.unsupported-version-not-echoed``'s to say,
+    and judging it by another version's shapes would only add false findings."""
+    if run.version_unknown:
+        return None
+    version = negotiated_version(run)
+    known: tuple[int, ...] = importlib.import_module("acp_schema").SUPPORTED_VERSIONS
+    return version if version in known else None
+
+
 class VersionedBackend:
     """``acp_schema.validation`` bound to one protocol version (a ``SchemaBackend``)."""
 
@@ -75,9 +88,12 @@ def method_index_for(version: int) -> dict[str, dict[str, Any]]:
 
 def schemas_for(
     run: AgentRun, backend: SchemaBackend, index: dict[str, dict[str, Any]]
-) -> tuple[SchemaBackend, dict[str, dict[str, Any]]]:
-    """The backend and method index to judge ``run`` with (the given ones for v1)."""
-    version = negotiated_version(run)
+) -> tuple[SchemaBackend, dict[str, dict[str, Any]]] | None:
+    """The backend and method index to judge ``run`` with (the given ones for v1), or None
+    when the run negotiated a version without schemas (see `schema_version`)."""
+    version = schema_version(run)
+    if version is None:
+        return None
     if version == DEFAULT_VERSION:
         return backend, index
     return VersionedBackend(version), method_index_for(version)

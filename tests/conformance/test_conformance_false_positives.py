@@ -100,3 +100,19 @@ def test_a_late_answer_to_the_barrier_is_not_an_answer_to_the_next_notification(
     )
     for item in result.results.values():
         assert item.verdict is Verdict.PASS, item.reason
+
+
+@pytest.mark.subprocess
+def test_an_agent_that_echoes_versions_fails_once_not_once_per_version_check() -> None:
+    # The official Python SDK's example agent echoes any version. That is one MUST failure
+    # (init.unsupported-version-not-echoed); its "2" must not also be judged as v2 (four
+    # version.v2-* failures), nor its 65535 run break the schema checks (harness errors).
+    result = run_checker(
+        raw_agent("--defect", "echo-version"), only=["init.", "version.", "schema."]
+    )
+    blocking = {r.requirement.id for r in result.blocking_failures}
+    assert blocking == {"init.unsupported-version-not-echoed"}, blocking
+    assert not result.harness_errors
+    for rid in ("version.v2-negotiation", "version.v2-session-new", "version.v2-removed-methods"):
+        item = result.results[rid]
+        assert item.verdict is Verdict.NOT_APPLICABLE and "echoes" in item.reason, item.reason

@@ -62,6 +62,9 @@ class AgentRun:
     #: False once a check left this process in a state the next check must not inherit
     #: (a failed check, a request left unanswered on purpose, a stopped process).
     reusable: bool = True
+    #: Set when a check found that the version this run negotiated means nothing (an agent
+    #: that echoes any version): its messages are then not judged by any version's schemas.
+    version_unknown: bool = False
 
     @property
     def frames(self) -> list[Frame]:
@@ -254,7 +257,7 @@ class ScenarioRuntime:
         it left a request of the checker unanswered, or it marked the run not reusable.
         """
         run = self._turn_run
-        if run is None or not self._reusable(run):
+        if run is None or not self.reusable(run):
             run = await self.spawn(client=ClientSide(self.work))
             await self._warm_up(run)
             self._turn_run = run
@@ -268,8 +271,16 @@ class ScenarioRuntime:
         if self._turn_run is not None:
             self._turn_run.reusable = False
 
+    def retire(self, run_id: str | None) -> None:
+        """No later check reuses the run ``run_id`` (see `reusable`)."""
+        for run in self.runs:
+            if run.id == run_id:
+                run.reusable = False
+
     @staticmethod
-    def _reusable(run: AgentRun) -> bool:
+    def reusable(run: AgentRun) -> bool:
+        """Whether a later check may go on with ``run``: it is alive, no request of the
+        checker or of the agent waits for an answer, and no check has retired it."""
         conn = run.conn
         return (
             run.reusable
@@ -309,7 +320,7 @@ class ScenarioRuntime:
         the turn agent when one is running, so that no process is started just to ask)."""
         if self._shared_surface is None:
             turn_run = self._turn_run
-            run = turn_run if turn_run and self._reusable(turn_run) else await self.shared()
+            run = turn_run if turn_run and self.reusable(turn_run) else await self.shared()
             assert run.init_result is not None
             surface = dict(run.init_result)
             response = await run.live.request(

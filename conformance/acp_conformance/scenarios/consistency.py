@@ -18,7 +18,7 @@ from ..harness.recorder import Frame
 from ..outcomes import Outcome, not_applicable, passed
 from ..requirements import run_check
 from ..validation import method_index
-from ..versions import DEFAULT_VERSION, negotiated_version
+from ..versions import DEFAULT_VERSION, schema_version
 from .base import AgentRun, RunRecord, advertised, surface_value
 from .wire import Offence, _client_caps, _per_run
 
@@ -86,7 +86,9 @@ def result_keys(method: str, version: int = DEFAULT_VERSION) -> frozenset[str] |
 @run_check("schema.no-unknown-root-keys")
 def no_unknown_root_keys(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
-        version = negotiated_version(run)  # a v2 run is judged by the v2 schemas
+        version = schema_version(run)  # a v2 run is judged by the v2 schemas
+        if version is None:
+            return  # a version without schemas: nothing to judge the results by
         for method, response in _results(run):
             allowed = result_keys(method, version)
             if allowed is None:

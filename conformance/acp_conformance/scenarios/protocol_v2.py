@@ -1,8 +1,11 @@
 """Protocol version 2: what changes when a client asks for 2 and the agent agrees.
 
-Each check starts its own agent and sends a v2 ``initialize`` (``info``/``capabilities``).
-An agent that answers 1 stays a v1 agent, and every other v2 requirement is then not
-applicable. When it answers 2, the checks drive what v2 changes — ``session/new`` without
+The checks share one agent that was sent a v2 ``initialize`` (``info``/``capabilities``;
+replaced after a failed check). An agent that answers 1 stays a v1 agent, and every other v2
+requirement is then not applicable; so is an agent that echoes whatever version it is asked
+for (it answers 65535 to 65535, too): its 2 does not mean it speaks v2, and the echo is
+``init.unsupported-version-not-echoed``'s failure. When it answers 2, the checks drive what
+v2 changes — ``session/new`` without
 ``mcpServers``, a ``session/prompt`` acknowledged with a ``messageId`` and finished by a
 ``state_update``, methods v2 removed — and validate each answer against ``schema/v2``. The
 run-wide schema check validates the whole transcript of these runs against v2 as well
@@ -97,14 +100,57 @@ def _answered_version(response: Response) -> object:
     return result.get("protocolVersion")
 
 
+#: No agent can support this version: one that answers it back echoes any version it is asked.
+UNKNOWABLE_VERSION = 65535
+
+
+async def _echoed(ctx: CheckContext) -> Response | None:
+    """The agent's answer when it echoes a version it cannot know, else None (memoised)."""
+    memo = ctx.runtime.memo
+    if "v2-echo" not in memo:
+        _, response = await _spawn_v2(ctx, UNKNOWABLE_VERSION)
+        echoes = _answered_version(response) == UNKNOWABLE_VERSION
+        memo["v2-echo"] = response if echoes else None
+        if echoes:
+            # Its "2" means nothing either: judging those runs by the v2 schemas would
+            # charge the one echo defect again, as schema failures.
+            for run in ctx.runtime.runs:
+                run.version_unknown = True
+    echoed: Response | None = memo["v2-echo"]
+    return echoed
+
+
+def _echo_outcome(echoed: Response) -> Outcome:
+    return not_applicable(
+        f"the agent echoes any version it is asked for (asked for {UNKNOWABLE_VERSION}, it "
+        f"answered {brief(echoed.frame, 120)}), so its answer 2 does not show that it speaks "
+        "v2; the echo is init.unsupported-version-not-echoed's failure",
+        frames=[echoed.frame.seq],
+    )
+
+
+async def _negotiated(ctx: CheckContext) -> tuple[AgentRun, Response]:
+    """The scenario's v2 agent and its initialize answer (a new one after a failed check)."""
+    memo = ctx.runtime.memo
+    found: tuple[AgentRun, Response] | None = memo.get("v2-run")
+    if found is None or not ctx.runtime.reusable(found[0]):
+        found = memo["v2-run"] = await _spawn_v2(ctx)
+    ctx.current = found[0]
+    return found
+
+
 async def _v2_run(ctx: CheckContext) -> tuple[AgentRun | None, Outcome | None]:
     """A run that negotiated 2, or the outcome that makes the check not applicable."""
     try:
-        run, response = await _spawn_v2(ctx)
+        run, response = await _negotiated(ctx)
+        if _answered_version(response) != V2:
+            return None, not_applicable(f"the agent answered {brief(response.frame)} to version 2")
+        if (echoed := await _echoed(ctx)) is not None:
+            run.version_unknown = True
+            return None, _echo_outcome(echoed)
     except (AgentTimeout, AgentExited) as exc:
-        return None, failed(f"initialize asking for 2 was not answered: {exc}")
-    if _answered_version(response) != V2:
-        return None, not_applicable(f"the agent answered {brief(response.frame)} to version 2")
+        return None, failed(f"initialize was not answered: {exc}")
+    ctx.current = run
     return run, None
 
 
@@ -120,15 +166,18 @@ def _problems(method: str, part: str, value: Any) -> list[str]:
 @check("version.v2-negotiation", scenario=V2_SCENARIO)
 async def version_two_is_negotiated(ctx: CheckContext) -> Outcome:
     try:
-        _, response = await _spawn_v2(ctx)
+        _, response = await _negotiated(ctx)
+        echoed = await _echoed(ctx)
     except (AgentTimeout, AgentExited) as exc:
-        return failed(f"initialize asking for 2 was not answered: {exc}")
+        return failed(f"initialize was not answered: {exc}")
     frames = [response.frame.seq]
     if response.is_error:
         return failed(f"initialize asking for 2 failed: {brief(response.frame)}", frames=frames)
     version = _answered_version(response)
     if version == 1:
         return passed("asked for 2, the agent stays with 1", frames=frames)
+    if echoed is not None:
+        return _echo_outcome(echoed)
     if version != V2:
         return failed(f"asked for 2, got protocolVersion {version!r}", frames=frames)
     errors = _problems("initialize", "result", response.result)
@@ -139,10 +188,11 @@ async def version_two_is_negotiated(ctx: CheckContext) -> Outcome:
 
 @check("version.v2-newer-version", scenario=V2_SCENARIO)
 async def newer_version_gets_the_newest_supported(ctx: CheckContext) -> Outcome:
+    run, skip = await _v2_run(ctx)
+    if run is None:
+        assert skip is not None
+        return skip
     try:
-        _, two = await _spawn_v2(ctx)
-        if _answered_version(two) != V2:
-            return not_applicable("the agent does not speak version 2")
         _, three = await _spawn_v2(ctx, 3)
     except (AgentTimeout, AgentExited) as exc:
         return failed(f"initialize was not answered: {exc}")

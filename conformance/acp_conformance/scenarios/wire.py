@@ -247,14 +247,15 @@ def _violations(record: RunRecord) -> list[tuple[AgentRun, Any]] | str:
         return record.backend_error or "schema validator unavailable"
     if "violations" not in record.cache:
         index = method_index()
-        record.cache["violations"] = [
-            (run, violation)
-            for run in record.runs
+        found: list[tuple[AgentRun, Any]] = []
+        for run in record.runs:
             # Each run is judged by the schemas of the version it negotiated.
-            for violation in validate_frames(run.frames, *schemas_for(run, record.backend, index))
-        ]
-    found: list[tuple[AgentRun, Any]] = record.cache["violations"]
-    return found
+            judged_by = schemas_for(run, record.backend, index)
+            if judged_by is not None:
+                found.extend((run, v) for v in validate_frames(run.frames, *judged_by))
+        record.cache["violations"] = found
+    cached: list[tuple[AgentRun, Any]] = record.cache["violations"]
+    return cached
 
 
 @run_check("schema.agent-messages-valid")
