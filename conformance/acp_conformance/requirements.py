@@ -609,9 +609,20 @@ _req(
 _req(
     "prompt.updates-name-known-session",
     M,
-    "Every session/update names a session the agent handed out (after handing it out) or one "
-    "the client named in a request the agent did not reject.",
+    "Every session/update names a session the agent handed out or one the client named in a "
+    "request the agent did not reject.",
     acp("session-setup", "Session ID"),
+)
+_req(
+    "prompt.updates-after-session-handed-out",
+    M,
+    "No session/update names a new session before the response that hands out its id (a "
+    "client cannot yet tell which session it belongs to).",
+    house(
+        "updates for a new session only after session/new (or fork) answered",
+        acp("session-setup", "Session ID"),
+    ),
+    house=True,
 )
 _req(
     "prompt.one-turn-at-a-time",

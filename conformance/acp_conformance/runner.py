@@ -29,6 +29,7 @@ from .scenarios.base import (
     surface_value,
 )
 from .scenarios.gating import BASELINE
+from .scenarios.prompting import UNREACHABLE_MODEL
 from .validation import SchemaUnavailable, load_backend
 
 
@@ -167,6 +168,15 @@ async def _gate(ctx: CheckContext) -> Outcome | None:
     return None
 
 
+def _timed_out(exc: AgentTimeout, ctx: CheckContext) -> Outcome:
+    """A wait that ran out is the agent's failure, except a prompt under ``--llm none``: the
+    agent's model is then unreachable, and whether its turn ever ends says nothing about ACP
+    (checks that cancel the turn judge the answer to the cancel themselves)."""
+    if exc.method == "session/prompt" and ctx.config.llm == "none":
+        return not_applicable(f"{exc}; {UNREACHABLE_MODEL}")
+    return failed(str(exc))
+
+
 async def _run_check(chk: Check, requirement: Requirement, runtime: ScenarioRuntime) -> Outcome:
     ctx = CheckContext(runtime, requirement)
     budget = runtime.config.timeout * getattr(chk.func, "budget_factor", 10)
@@ -175,7 +185,9 @@ async def _run_check(chk: Check, requirement: Requirement, runtime: ScenarioRunt
             outcome = await _gate(ctx) or await chk.func(ctx)
     except TimeoutError:
         outcome = harness_error(f"the check did not finish within its {budget:g} s budget")
-    except (AgentTimeout, AgentExited) as exc:
+    except AgentTimeout as exc:
+        outcome = _timed_out(exc, ctx)
+    except AgentExited as exc:
         outcome = failed(str(exc))
     except (SetupError, AccessDenied) as exc:
         outcome = harness_error(f"setup failed: {exc}")

@@ -426,6 +426,10 @@ class Script:
         self._lock = threading.Lock()
         self._marker: str | None = None
         self._seen_tools = False
+        #: With `serve_only`: only calls quoting this text are main calls (None: any call).
+        self._tag: str | None = None
+        #: False after `await_session` until `serve_only` names the session to serve.
+        self._bound = True
         #: Model requests that got a scripted turn (or the fallback), not a side-call answer.
         self.routed = 0
         if not callable(fallback) and fallback not in ("echo", "error"):
@@ -485,9 +489,25 @@ class Script:
             self._marker = marker
             self._seen_tools = self._seen_tools or seen_tools
 
+    def await_session(self) -> None:
+        """Treat every call as a side call until `serve_only` names the session whose turns
+        this script is for (a reused agent may still call the model for an earlier one)."""
+        self._bound = False
+
+    def serve_only(self, tag: str) -> None:
+        """Give scripted turns only to calls that quote ``tag`` in a user message: the checker
+        puts a per-session tag in every prompt, so a late call of another session (an
+        agent's post-turn summary, say) cannot take this session's turns."""
+        with self._lock:
+            self._tag, self._bound = tag, True
+
     def _is_side_call(self, request_body: Mapping[str, Any]) -> bool:
         if self._marker is None:
             return False
+        if not self._bound:
+            return True
+        if self._tag is not None and not any(self._tag in t for t in user_texts(request_body)):
+            return True
         if carries_tools(request_body):
             self._seen_tools = True
             return False

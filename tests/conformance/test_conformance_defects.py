@@ -33,6 +33,7 @@ DEFECTS = {
     "logout-fails": "auth.logout-works",
     "reject-null-meta": "ext.null-and-empty-tolerated",
     "elicit-without-capability": "gating.no-unadvertised-client-methods",
+    "update-before-session-id": "prompt.updates-after-session-handed-out",
 }
 #: Defects only a turn driven by the scripted LLM can show.
 NEEDS_LLM = {"interleave-prompts", "ignore-cancel-request"}

@@ -116,3 +116,34 @@ def test_an_agent_that_echoes_versions_fails_once_not_once_per_version_check() -
     for rid in ("version.v2-negotiation", "version.v2-session-new", "version.v2-removed-methods"):
         item = result.results[rid]
         assert item.verdict is Verdict.NOT_APPLICABLE and "echoes" in item.reason, item.reason
+
+
+@pytest.mark.subprocess
+def test_prompts_that_hang_on_an_unreachable_model_are_not_failures_under_llm_none() -> None:
+    # gemini-cli retries an unreachable model until cancelled. Under --llm none that says
+    # nothing about ACP, so prompt-driven checks are n/a; the cancel is still judged.
+    hanging = ["session.load-replays-before-response", "prompt.text-accepted"]
+    gated = "gating.no-unadvertised-client-methods"  # also judged over all traffic: passes
+    result = run_checker(
+        raw_agent("--quirk", "model-hangs"),
+        only=[*hanging, gated, "cancel.prompt-returns-cancelled"],
+    )
+    for rid in hanging:
+        item = result.results[rid]
+        assert item.verdict is Verdict.NOT_APPLICABLE, (rid, item.reason)
+        assert "unreachable" in item.reason, item.reason
+    turn_outcome = next(o for o in result.results[gated].outcomes if o.run_id == "baseline#1")
+    assert turn_outcome.verdict is Verdict.NOT_APPLICABLE, turn_outcome.reason
+    assert result.results[gated].verdict is Verdict.PASS
+    assert result.results["cancel.prompt-returns-cancelled"].verdict is Verdict.PASS
+
+
+@pytest.mark.subprocess
+def test_a_cancel_that_is_never_answered_fails_once() -> None:
+    result = run_checker(
+        raw_agent("--defect", "ignore-cancel"),
+        only=["cancel.prompt-returns-cancelled", "cancel.no-updates-after-response"],
+    )
+    assert result.results["cancel.prompt-returns-cancelled"].verdict is Verdict.FAIL
+    after = result.results["cancel.no-updates-after-response"]
+    assert after.verdict is Verdict.NOT_APPLICABLE, after.reason

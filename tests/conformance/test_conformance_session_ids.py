@@ -10,8 +10,13 @@ from acp_conformance.config import RunConfig
 from acp_conformance.harness.client_side import ClientSide
 from acp_conformance.harness.recorder import Recorder
 from acp_conformance.outcomes import Outcome, Verdict
+from acp_conformance.requirements import REQUIREMENTS
 from acp_conformance.scenarios.base import AgentRun, RunRecord
-from acp_conformance.scenarios.wire import updates_before_response, updates_name_known_session
+from acp_conformance.scenarios.wire import (
+    updates_after_session_handed_out,
+    updates_before_response,
+    updates_name_known_session,
+)
 
 Line = tuple[str, dict[str, Any]]
 
@@ -81,12 +86,15 @@ def test_an_update_before_the_response_that_hands_the_id_out_is_named_as_such(
             _result(1, {"sessionId": "s1"}),
         ],
     )
-    outcome = _only(updates_name_known_session(record))
+    # Early, not unknown: that is the house rule's finding, and only the house rule's.
+    assert _only(updates_name_known_session(record)).verdict is Verdict.PASS
+    outcome = _only(updates_after_session_handed_out(record))
     assert outcome.verdict is Verdict.FAIL
     assert (
         "session/update (agent_message_chunk) names session 's1' before the agent handed it "
         "out (in #2)" in outcome.reason
     )
+    assert REQUIREMENTS["prompt.updates-after-session-handed-out"].house
 
 
 def test_an_unknown_id_the_agent_accepted_is_left_to_the_unknown_id_requirement(

@@ -65,6 +65,17 @@ def test_a_title_call_that_starts_with_the_marker_does_not_take_the_scripted_tur
     assert {v for v, _ in verdicts.values()} == {Verdict.PASS}, verdicts
 
 
+@pytest.mark.subprocess
+def test_a_late_call_for_an_earlier_session_does_not_take_the_next_checks_turn() -> None:
+    # The agent calls the model for the previous prompt's conversation (with tools) just
+    # before the next prompt's own call: it quotes the other session's tag, so it is a side
+    # call and the next check still gets its scripted turn.
+    checks = ["turn.streamed-text", "turn.thinking", "turn.tool-call-lifecycle"]
+    result = run_checker(raw_agent("--quirk", "late-calls"), only=checks, **LLM)  # type: ignore[arg-type]
+    verdicts = {rid: (r.verdict, r.reason) for rid, r in result.results.items()}
+    assert {v for v, _ in verdicts.values()} == {Verdict.PASS}, verdicts
+
+
 def _call(text: str, *, tools: bool) -> dict[str, object]:
     body: dict[str, object] = {"messages": [{"role": "user", "content": text}]}
     if tools:
@@ -82,6 +93,18 @@ def test_the_next_script_routes_with_what_the_last_one_learned() -> None:
         assert title == SIDE_CALL_TURN and following.routed == 0
         main = following.next_turn(_call(f"{MARKER} hello", tools=True))
         assert main["content"][0]["text"] == "scripted answer" and following.routed == 1
+
+
+def test_a_script_bound_to_a_session_serves_only_calls_quoting_its_tag() -> None:
+    script = Script(["mine"])
+    script.route_to(MARKER)
+    script.await_session()
+    assert script.next_turn(_call(f"{MARKER} early (tag-a)", tools=True)) == SIDE_CALL_TURN
+    script.serve_only("(tag-b)")
+    assert script.next_turn(_call(f"{MARKER} late (tag-a)", tools=True)) == SIDE_CALL_TURN
+    assert script.next_turn(_call(f"{MARKER} go (tag-b)", tools=True))["content"][0]["text"] == (
+        "mine"
+    )
 
 
 def test_a_script_that_learned_nothing_still_routes_by_the_marker() -> None:

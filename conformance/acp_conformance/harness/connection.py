@@ -33,6 +33,11 @@ _READ_CHUNK = 64 * 1024
 class AgentTimeout(Exception):
     """The agent did not produce an expected frame within the bound (an agent failure)."""
 
+    def __init__(self, message: str, *, method: str | None = None) -> None:
+        super().__init__(message)
+        #: The request whose answer did not come, when the wait was for one.
+        self.method = method
+
 
 class AgentExited(Exception):
     """The agent's stdout closed (it exited or crashed) while the checker was waiting."""
@@ -118,7 +123,8 @@ class Pending:
             if self._conn.eof.is_set():
                 raise AgentExited(f"agent exited before answering {self.method}")
             self._conn.recorder.abandoned.add(self.request.seq)
-            raise AgentTimeout(f"no response to {self.method} within {bound:g} s")
+            message = f"no response to {self.method} within {bound:g} s"
+            raise AgentTimeout(message, method=self.method)
         return self.response
 
 

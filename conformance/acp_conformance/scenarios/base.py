@@ -11,6 +11,7 @@ left it in doubt) or for a fresh one with its own client policy (``await ctx.spa
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
@@ -263,7 +264,10 @@ class ScenarioRuntime:
             self._turn_run = run
         run.client.permission = permission
         if run.llm is not None:
-            run.llm.next_script(llm_script)
+            # Nothing is scripted for this check until it creates its session (see
+            # CheckContext.new_session): calls the agent still makes for an earlier check's
+            # session are side calls.
+            run.llm.next_script(llm_script).await_session()
         return run
 
     def retire_turn_agent(self) -> None:
@@ -426,6 +430,7 @@ class CheckContext:
         session_id = response.result.get("sessionId") if isinstance(response.result, dict) else None
         if not isinstance(session_id, str) or not session_id:
             raise SetupError(f"session/new gave no session id: {response.frame.text(300)}")
+        bind_script(run, session_id)
         return session_id
 
     async def new_session_result(self, run: AgentRun) -> tuple[str, dict[str, Any]]:
@@ -435,6 +440,7 @@ class CheckContext:
         session_id = result.get("sessionId")
         if not isinstance(session_id, str) or not session_id:
             raise SetupError(f"session/new gave no session id: {response.frame.text(300)}")
+        bind_script(run, session_id)
         return session_id, result
 
 
@@ -455,6 +461,19 @@ class RunRecord:
 PROMPT_MARKER = "[acp-conformance]"
 
 
+def session_tag(session_id: str) -> str:
+    """Ends every prompt of one session, so the scripted LLM can tell that session's calls
+    from those an agent still makes for another one (see ``Script.serve_only``)."""
+    digest = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:10]
+    return f"(acp-conformance session {digest})"
+
+
+def bind_script(run: AgentRun, session_id: str) -> None:
+    """From now on the run's scripted model serves the turns of ``session_id`` only."""
+    if run.llm is not None:
+        run.llm.script.serve_only(session_tag(session_id))
+
+
 def text_prompt(session_id: str, text: str) -> dict[str, Any]:
-    marked = f"{PROMPT_MARKER} {text}"
+    marked = f"{PROMPT_MARKER} {text} {session_tag(session_id)}"
     return {"sessionId": session_id, "prompt": [{"type": "text", "text": marked}]}

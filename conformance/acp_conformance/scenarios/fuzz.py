@@ -22,7 +22,9 @@ from ..requirements import check
 from ..validation import load_backend, method_index
 from .base import AgentRun, CheckContext, advertised, scenario, surface_value
 
-FUZZ = scenario("fuzz", "schema-generated and mutated params for every advertised method", weight=2)
+#: Cheap once its draws are cached, but the first run on a machine generates them (about 10 s
+#: of the checker's own CPU): started first, that overlaps with the other slot's agents.
+FUZZ = scenario("fuzz", "schema-generated and mutated params for every advertised method", weight=6)
 
 #: Prompts start model turns (slow, and not what this probes); aliases are project-specific.
 _SKIPPED = {"session/prompt"}

@@ -163,6 +163,8 @@ class CancelObservation:
         self.concurrent: Response | None = None
         self.concurrent_error: str | None = None
         self.response: Response | None = None
+        #: Why the cancelled prompt was never answered (the wait for it ran out).
+        self.no_answer: str | None = None
         self.cancel_seq = -1
         self.late_updates: list[int] = []
         self.setup_error: str | None = None
@@ -211,7 +213,11 @@ async def _run_cancelled_turn(ctx: CheckContext) -> CancelObservation:
         return obs
     cancel = await run.live.notify("session/cancel", {"sessionId": obs.session_id})
     obs.cancel_seq = cancel.seq
-    obs.response = await pending.wait()
+    try:
+        obs.response = await pending.wait()
+    except AgentTimeout as exc:
+        obs.no_answer = f"{exc} after session/cancel"
+        return obs
     barrier = await run.live.barrier()
     obs.late_updates = _turn_updates_between(
         run, obs.session_id, obs.response.frame.seq, barrier.frame.seq
@@ -238,6 +244,8 @@ async def cancelled_prompt_says_cancelled(ctx: CheckContext) -> Outcome:
     obs = await _observe_cancel(ctx)
     if (na := _too_short(obs)) is not None:
         return na
+    if obs.no_answer is not None:
+        return failed(obs.no_answer, frames=[obs.cancel_seq])
     assert obs.response is not None
     frames = [obs.cancel_seq, obs.response.frame.seq]
     if obs.response.is_error:
@@ -256,6 +264,11 @@ async def nothing_follows_the_cancelled_response(ctx: CheckContext) -> Outcome:
     obs = await _observe_cancel(ctx)
     if (na := _too_short(obs)) is not None:
         return na
+    if obs.no_answer is not None:
+        return not_applicable(
+            "the cancelled prompt was never answered, so nothing can follow its answer "
+            "(that is cancel.prompt-returns-cancelled's failure)"
+        )
     assert obs.response is not None
     if obs.late_updates:
         return failed(

@@ -439,17 +439,31 @@ def _scan_sessions(run: AgentRun) -> tuple[_SessionLedger, list[tuple[Frame, Any
     return ledger, suspects
 
 
-def _unknown_session_offence(frame: Frame, session: Any, ledger: _SessionLedger) -> str | None:
-    """What is wrong with ``frame`` naming ``session``, or None when the client had named
-    the session in a request the agent did not reject (that acceptance, if the id was
-    unknown, is judged by session.unknown-id-rejected and the *-unknown-id requirements)."""
-    method = frame.message.get("method")
+def _described(frame: Frame) -> str:
+    method = str(frame.message.get("method"))
     _, kind = _update_kind(frame.message)
-    if method == "session/update" and kind:
-        method = f"session/update ({kind})"
+    return f"{method} ({kind})" if method == "session/update" and kind else method
+
+
+def _early_offence(frame: Frame, session: Any, ledger: _SessionLedger) -> str | None:
+    """``frame`` names a session the agent handed out only later (a house rule)."""
     later = ledger.handed_out.get(session) if isinstance(session, str) else None
-    if later is not None:
-        return f"{method} names session {session!r} before the agent handed it out (in #{later})"
+    if later is None:
+        return None
+    return (
+        f"{_described(frame)} names session {session!r} before the agent handed it out "
+        f"(in #{later})"
+    )
+
+
+def _unknown_session_offence(frame: Frame, session: Any, ledger: _SessionLedger) -> str | None:
+    """What is wrong with ``frame`` naming ``session``, or None when the agent hands the
+    session out (judged by `_early_offence`) or the client had named it in a request the
+    agent did not reject (that acceptance, if the id was unknown, is judged by
+    session.unknown-id-rejected and the *-unknown-id requirements)."""
+    method = _described(frame)
+    if isinstance(session, str) and session in ledger.handed_out:
+        return None
     named = ledger.named.get(session) if isinstance(session, str) else None
     if named is not None and named < frame.seq:
         if session in ledger.accepted:
@@ -488,6 +502,17 @@ def updates_name_known_session(record: RunRecord) -> list[Outcome]:
             "(accepting unknown ids is judged by session.unknown-id-rejected)"
         )
     return outcomes
+
+
+@run_check("prompt.updates-after-session-handed-out")
+def updates_after_session_handed_out(record: RunRecord) -> list[Outcome]:
+    def find(run: AgentRun) -> Iterator[Offence]:
+        ledger, suspects = _scan_sessions(run)
+        for frame, session in suspects:
+            if (why := _early_offence(frame, session, ledger)) is not None:
+                yield frame, why
+
+    return _per_run(record, find, "messages naming a session before it was handed out")
 
 
 # -- client capability gating ---------------------------------------------------------------

@@ -28,6 +28,12 @@ _NO_LLM_URL = "http://127.0.0.1:9"
 _INHERITED_PREFIXES = ("ANTHROPIC_", "IAC_CODE_", "OPENAI_")
 
 
+def clean_environment() -> dict[str, str]:
+    """This process's environment without the agent's own settings and credentials, so a
+    measurement never depends on (or leaks) what the shell running the bench has set."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(_INHERITED_PREFIXES)}
+
+
 def default_agent_argv() -> list[str]:
     """``iac-code acp`` of the environment the bench runs in."""
     return [sys.executable, "-m", "iac_code.cli", "acp"]
@@ -64,7 +70,7 @@ class BenchContext:
         return Workspace(root=root, home=home, project=project)
 
     def environment(self, workspace: Workspace, llm_url: str | None) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(_INHERITED_PREFIXES)}
+        env = clean_environment()
         env.update(
             IAC_CODE_HOME=str(workspace.home),
             ANTHROPIC_API_KEY="bench",
