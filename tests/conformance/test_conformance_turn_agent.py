@@ -122,7 +122,12 @@ def test_checks_that_leave_state_behind_run_last_in_their_scenario() -> None:
     def order(scenario: str) -> list[str]:
         return [chk.requirement for chk in CHECKS if chk.scenario == scenario]
 
-    # A remembered allow_always and a stopped process must not reach another turn check;
-    # an unanswered permission request retires the process, so it goes last too.
-    assert order("turns")[-2:] == ["turn.allow-always-remembered", "turn.load-replay-fidelity"]
+    # Only a text turn may follow a remembered allow_always, and the loads after a restart
+    # stop the turn agent; an unanswered permission request retires the process, so it goes
+    # last too.
+    assert order("turns")[-3:] == [
+        "turn.allow-always-remembered",
+        "turn.fork-keeps-history",
+        "turn.load-replay-fidelity",
+    ]
     assert order("cancel")[-1] == "cancel.during-tool-call"

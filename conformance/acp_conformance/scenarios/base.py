@@ -270,11 +270,6 @@ class ScenarioRuntime:
             run.llm.next_script(llm_script).await_session()
         return run
 
-    def retire_turn_agent(self) -> None:
-        """The next `turn_agent` call starts a new process."""
-        if self._turn_run is not None:
-            self._turn_run.reusable = False
-
     def retire(self, run_id: str | None) -> None:
         """No later check reuses the run ``run_id`` (see `reusable`)."""
         for run in self.runs:

@@ -181,12 +181,18 @@ async def load_replays_history_before_responding(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     session_id, prompt = await _session_with_history(ctx, run)
     streamed = _turn_updates_between(run, session_id, prompt.request.seq, prompt.frame.seq)
+    if run.process is not None:
+        # A client loads a session after a restart; an agent may answer a load of a session
+        # it still has open without replaying it. So the session outlives its process and is
+        # loaded by a new one (the scenario's next check gets a new shared agent).
+        run.exit = await run.process.shutdown(ctx.config.shutdown_grace)
+        run = await ctx.agent()
     start = len(run.frames)
     response = await run.live.request(
         "session/load", {"sessionId": session_id, "cwd": str(ctx.work), "mcpServers": []}
     )
     if (
-        bad := expect_result(response, "session/load of a session created in this process")
+        bad := expect_result(response, "session/load of a session an earlier process created")
     ) is not None:
         return bad
     barrier = await run.live.barrier()

@@ -334,9 +334,64 @@ async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
     return passed(f"terminal calls: {calls}")
 
 
-# -- fork, remembered permissions, load replay ----------------------------------------------
-# These come last, in this order: an allow_always answer may stay with the agent process,
-# and the load replay check stops the process (the session must outlive it).
+# -- remembered permissions, then fork and load replay after a restart -----------------------
+# These come last, in this order. Only text turns follow allow_always (what the agent
+# remembers cannot decide them), and the sessions are then loaded by a new process: a client
+# loads a session after a restart, and an agent may answer a load of a session it still has
+# open without replaying it.
+
+
+@check("turn.allow-always-remembered", scenario=TURNS)
+async def allow_always_is_remembered(ctx: CheckContext) -> Outcome:
+    spec = ctx.tools.write
+    if spec is None:
+        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
+    script = [
+        tool_turn(spec, str(ctx.work / "always-1.txt"), "one\n"),
+        tool_turn(spec, str(ctx.work / "always-2.txt"), "two\n"),
+        final_turn(),
+    ]
+    record = await run_turn(ctx, script, permission="allow_always")
+    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
+        return bad
+    asked = record.permission_requests()
+    if not asked:
+        return not_applicable("the agent asked no permission for the scripted writes")
+    if len(record.tool_call_ids()) < 2:
+        return not_applicable("the agent made fewer than two tool calls")
+    if len(asked) > 1:
+        return failed(
+            f"asked {len(asked)} times although the first answer was allow_always",
+            frames=[s for s, _ in asked],
+        )
+    return passed("asked once, then remembered allow_always", frames=[s for s, _ in asked])
+
+
+async def _restarted(ctx: CheckContext) -> AgentRun:
+    """A new agent process, once every earlier process of the scenario is stopped (so that
+    an agent that holds its open sessions, e.g. by a lock, lets go of them). Memoised."""
+    memo = ctx.runtime.memo
+    if "restarted" not in memo:
+        for run in ctx.runtime.runs:
+            run.reusable = False
+            if run.process is not None and run.exit is None:
+                run.exit = await run.process.shutdown(ctx.config.shutdown_grace)
+        memo["restarted"] = await ctx.spawn()
+    restarted: AgentRun = memo["restarted"]
+    ctx.current = restarted
+    return restarted
+
+
+async def _load_after_restart(
+    ctx: CheckContext, session_id: str
+) -> tuple[AgentRun, Response, list[tuple[int, dict[str, Any]]]]:
+    run = await _restarted(ctx)
+    response = await run.live.request(
+        "session/load",
+        {"sessionId": session_id, "cwd": str(ctx.work), "mcpServers": []},
+        timeout=ctx.timeout * 2,
+    )
+    return run, response, session_updates(run, session_id, response.request.seq, response.frame.seq)
 
 
 @check("turn.fork-keeps-history", scenario=TURNS)
@@ -355,61 +410,19 @@ async def fork_replays_the_source_history(ctx: CheckContext) -> Outcome:
     fork_id = result_dict(fork).get("sessionId")
     if fork.is_error or not isinstance(fork_id, str):
         return failed(f"session/fork failed: {brief(fork.frame)}", frames=[fork.frame.seq])
-    load = await record.run.live.request(
-        "session/load", {"sessionId": fork_id, "cwd": str(ctx.work), "mcpServers": []}
-    )
-    replay = TurnRecord(
-        record.run,
-        fork_id,
-        load,
-        record.client,
-        session_updates(record.run, fork_id, load.request.seq, load.frame.seq),
-    )
-    if USER_PROMPT not in replay.text_of("user_message_chunk"):
+    run, load, replay = await _load_after_restart(ctx, fork_id)
+    if load.is_error:
         return failed(
-            "loading the fork did not replay the source's prompt", frames=[load.frame.seq]
+            f"session/load of the fork in a new process failed: {brief(load.frame)}",
+            frames=[fork.frame.seq, load.frame.seq],
         )
-    return passed("the fork replays the source history", frames=[load.frame.seq])
-
-
-@check("turn.allow-always-remembered", scenario=TURNS)
-async def allow_always_is_remembered(ctx: CheckContext) -> Outcome:
-    spec = ctx.tools.write
-    if spec is None:
-        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
-    script = [
-        tool_turn(spec, str(ctx.work / "always-1.txt"), "one\n"),
-        tool_turn(spec, str(ctx.work / "always-2.txt"), "two\n"),
-        final_turn(),
-    ]
-    record = await run_turn(ctx, script, permission="allow_always")
-    # What the agent now remembers must not decide a later check's permission question.
-    ctx.runtime.retire_turn_agent()
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
-        return bad
-    asked = record.permission_requests()
-    if not asked:
-        return not_applicable("the agent asked no permission for the scripted writes")
-    if len(record.tool_call_ids()) < 2:
-        return not_applicable("the agent made fewer than two tool calls")
-    if len(asked) > 1:
+    replayed = TurnRecord(run, fork_id, load, record.client, replay)
+    if USER_PROMPT not in replayed.text_of("user_message_chunk"):
         return failed(
-            f"asked {len(asked)} times although the first answer was allow_always",
-            frames=[s for s, _ in asked],
+            "loading the fork did not replay the source's prompt",
+            frames=[fork.frame.seq, load.frame.seq],
         )
-    return passed("asked once, then remembered allow_always", frames=[s for s, _ in asked])
-
-
-async def _load_in_fresh_process(
-    ctx: CheckContext, session_id: str
-) -> tuple[AgentRun, Response, list[tuple[int, dict[str, Any]]]]:
-    run = await ctx.spawn()
-    response = await run.live.request(
-        "session/load",
-        {"sessionId": session_id, "cwd": str(ctx.work), "mcpServers": []},
-        timeout=ctx.timeout * 2,
-    )
-    return run, response, session_updates(run, session_id, response.request.seq, response.frame.seq)
+    return passed("the fork replays the source history", frames=[fork.frame.seq, load.frame.seq])
 
 
 @check("turn.load-replay-fidelity", scenario=TURNS)
@@ -419,10 +432,7 @@ async def load_replays_what_was_streamed(ctx: CheckContext) -> Outcome:
         return record
     if (bad := _turn_failed(record)) is not None:
         return bad
-    if record.run.process is not None:  # the session must survive its process
-        record.run.reusable = False
-        record.run.exit = await record.run.process.shutdown(ctx.config.shutdown_grace)
-    run, response, replay = await _load_in_fresh_process(ctx, record.session_id)
+    run, response, replay = await _load_after_restart(ctx, record.session_id)
     if response.is_error:
         return failed(
             f"session/load in a new process failed: {brief(response.frame)}",
