@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..harness.connection import Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
+
+if TYPE_CHECKING:
+    from .base import AgentRun
 
 #: Codes the spec accepts for "that session does not exist".
 UNKNOWN_SESSION_CODES = (-32602, -32002)
@@ -40,3 +43,25 @@ def expect_result(response: Response, what: str) -> Outcome | None:
 
 def result_dict(response: Response) -> dict[str, Any]:
     return response.result if isinstance(response.result, dict) else {}
+
+
+def session_updates(
+    run: AgentRun, session_id: str, start: int, end: int
+) -> list[tuple[int, dict[str, Any]]]:
+    """(seq, update) of every session/update of ``session_id`` among frames [start, end)."""
+    out = []
+    for frame in run.frames[start:end]:
+        msg = frame.message
+        if (
+            frame.direction == "a2c"
+            and isinstance(msg, dict)
+            and msg.get("method") == "session/update"
+        ):
+            params = msg.get("params") or {}
+            if (
+                isinstance(params, dict)
+                and params.get("sessionId") == session_id
+                and isinstance(params.get("update"), dict)
+            ):
+                out.append((frame.seq, params["update"]))
+    return out

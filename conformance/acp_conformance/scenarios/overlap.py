@@ -10,7 +10,7 @@ from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
 from ._expect import brief, result_dict
 from .base import AgentRun, CheckContext, text_prompt
-from .prompting import CANCEL, SLOW_MODEL_TURN, SLOW_PROMPT, STOP_REASONS, wait_turn_running
+from .prompting import CANCEL, STOP_REASONS, start_slow_turn, wait_turn_running
 
 REQUEST_CANCELLED = -32800
 
@@ -30,14 +30,10 @@ def _stop_reason(response: Response) -> Any:
 
 @check("cancel.cancel-request-prompt", scenario=CANCEL)
 async def cancel_request_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
-    run = await ctx.turn_agent(llm_script=[SLOW_MODEL_TURN])
-    session_id = await ctx.new_session(run)
-    pending = await run.live.start_request("session/prompt", text_prompt(session_id, SLOW_PROMPT))
-    if not await wait_turn_running(ctx, run, pending):
-        assert pending.response is not None
-        return not_applicable(
-            f"the prompt ended before it could be cancelled ({brief(pending.response.frame, 120)})"
-        )
+    turn = await start_slow_turn(ctx, "before it could be cancelled")
+    if isinstance(turn, Outcome):
+        return turn
+    run, session_id, pending = turn.run, turn.session_id, turn.pending
     request_id = pending.request.message["id"]
     cancel = await run.live.notify("$/cancel_request", {"requestId": request_id})
     try:
@@ -170,15 +166,10 @@ async def a_second_prompt_never_interleaves(ctx: CheckContext) -> Outcome:
 
 @check("session.close-cancels-prompt", scenario=CANCEL)
 async def close_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
-    run = await ctx.turn_agent(llm_script=[SLOW_MODEL_TURN])
-    session_id = await ctx.new_session(run)
-    pending = await run.live.start_request("session/prompt", text_prompt(session_id, SLOW_PROMPT))
-    if not await wait_turn_running(ctx, run, pending):
-        assert pending.response is not None
-        return not_applicable(
-            f"the prompt ended before the session could be closed "
-            f"({brief(pending.response.frame, 120)})"
-        )
+    turn = await start_slow_turn(ctx, "before the session could be closed")
+    if isinstance(turn, Outcome):
+        return turn
+    run, session_id, pending = turn.run, turn.session_id, turn.pending
     if run.llm is not None and not run.llm.script.routed:
         await run.live.notify("session/cancel", {"sessionId": session_id})
         return not_applicable("the agent never made the slow model call: no turn to close on")

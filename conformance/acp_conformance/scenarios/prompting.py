@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -151,6 +152,27 @@ async def wait_turn_running(ctx: CheckContext, run: AgentRun, pending: Pending) 
             with anyio.move_on_after(_POLL):
                 await pending.arrived.wait()
     return pending.response is None
+
+
+@dataclass
+class SlowTurn:
+    """A prompt whose slow model turn is running on the turn agent."""
+
+    run: AgentRun
+    session_id: str
+    pending: Pending
+
+
+async def start_slow_turn(ctx: CheckContext, before: str) -> SlowTurn | Outcome:
+    """Start a slow turn on a new session of the turn agent; when the prompt ends before it
+    is known to run, the check is not applicable (``before``: "before it could be ...")."""
+    run = await ctx.turn_agent(llm_script=[SLOW_MODEL_TURN])
+    session_id = await ctx.new_session(run)
+    pending = await run.live.start_request("session/prompt", text_prompt(session_id, SLOW_PROMPT))
+    if not await wait_turn_running(ctx, run, pending):
+        assert pending.response is not None
+        return not_applicable(f"the prompt ended {before} ({brief(pending.response.frame, 120)})")
+    return SlowTurn(run, session_id, pending)
 
 
 class CancelObservation:

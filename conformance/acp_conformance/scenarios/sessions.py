@@ -7,7 +7,13 @@ from typing import Any
 from ..harness.connection import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
-from ._expect import UNKNOWN_SESSION_CODES, expect_error, expect_result, result_dict
+from ._expect import (
+    UNKNOWN_SESSION_CODES,
+    expect_error,
+    expect_result,
+    result_dict,
+    session_updates,
+)
 from .base import AgentRun, CheckContext, advertised, scenario, surface_value, text_prompt
 from .wire import TURN_UPDATE_KINDS
 
@@ -28,23 +34,10 @@ async def _session_with_history(ctx: CheckContext, run: AgentRun) -> tuple[str, 
 
 
 def _turn_updates_between(run: AgentRun, session_id: str, start: int, end: int) -> list[int]:
-    seqs = []
-    for frame in run.frames[start:end]:
-        msg = frame.message
-        if (
-            frame.direction == "a2c"
-            and isinstance(msg, dict)
-            and msg.get("method") == "session/update"
-        ):
-            params = msg.get("params") or {}
-            update = params.get("update") if isinstance(params, dict) else None
-            if (
-                params.get("sessionId") == session_id
-                and isinstance(update, dict)
-                and update.get("sessionUpdate") in TURN_UPDATE_KINDS
-            ):
-                seqs.append(frame.seq)
-    return seqs
+    """Sequence numbers of the turn updates (message, thought, tool call, plan) of
+    ``session_id`` among frames [start, end)."""
+    updates = session_updates(run, session_id, start, end)
+    return [seq for seq, update in updates if update.get("sessionUpdate") in TURN_UPDATE_KINDS]
 
 
 @check("session.new-returns-id", scenario=SESSIONS)

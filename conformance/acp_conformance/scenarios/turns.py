@@ -16,7 +16,7 @@ from ..harness.connection import AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
 from ..vocabularies import ToolSpec
-from ._expect import brief, result_dict
+from ._expect import brief, result_dict, session_updates
 from .base import AgentRun, CheckContext, text_prompt
 from .prompting import CANCEL, TURNS
 
@@ -70,27 +70,6 @@ class TurnRecord:
     def client_calls(self, prefix: str) -> list[str]:
         calls = self.client.calls[self.calls_from :]
         return [c.method for c in calls if c.method.startswith(prefix)]
-
-
-def session_updates(
-    run: AgentRun, session_id: str, start: int, end: int
-) -> list[tuple[int, dict[str, Any]]]:
-    out = []
-    for frame in run.frames[start:end]:
-        msg = frame.message
-        if (
-            frame.direction == "a2c"
-            and isinstance(msg, dict)
-            and msg.get("method") == "session/update"
-        ):
-            params = msg.get("params") or {}
-            if (
-                isinstance(params, dict)
-                and params.get("sessionId") == session_id
-                and isinstance(params.get("update"), dict)
-            ):
-                out.append((frame.seq, params["update"]))
-    return out
 
 
 def tool_turn(spec: ToolSpec, *args: str) -> dict[str, Any]:
