@@ -33,9 +33,6 @@ def _env_help() -> str:
     )
 
 
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-
-
 class _Parser(argparse.ArgumentParser):
     """Usage errors as one line on stderr and exit status 2 (editors show one line well)."""
 
@@ -54,6 +51,8 @@ def _positive_int(text: str) -> int:
 
 
 def _log_level(text: str) -> str:
+    from iac_code.settings import LOG_LEVELS
+
     level = text.upper()
     if level not in LOG_LEVELS:
         raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(LOG_LEVELS)}")
@@ -178,6 +177,8 @@ def acp_settings(args: argparse.Namespace) -> Settings:
         max_turn_requests=args.max_turn_requests,
         max_open_sessions=args.max_open_sessions,
     )
+    if args.log_level is not None:  # the flag wins: a bad level elsewhere no longer matters
+        settings = replace(settings, log_level_warning=None)
     if args.child_env_allow:
         allowed = (*settings.child_env_allow, *args.child_env_allow)
         settings = settings.with_overrides(child_env_allow=allowed)

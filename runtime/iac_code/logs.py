@@ -5,6 +5,10 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from iac_code.settings import Settings
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -22,3 +26,10 @@ def configure_logging(level: str, log_file: Path | None = None) -> None:
         file_handler = logging.FileHandler(log_file, encoding="utf-8")
         file_handler.setFormatter(logging.Formatter(_FORMAT))
         root.addHandler(file_handler)
+
+
+def start_logging(settings: Settings) -> None:
+    """Logging as the settings ask; a configured level that is not one is said here."""
+    configure_logging(settings.log_level, settings.log_file)
+    if settings.log_level_warning:
+        logging.getLogger("iac_code.settings").warning("%s", settings.log_level_warning)

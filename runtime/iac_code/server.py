@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 
 from iac_code.agent.server import IacAgent
-from iac_code.logs import configure_logging
+from iac_code.logs import start_logging
 from iac_code.router import build_models
 from iac_code.rpc.stdio import serve_stdio
 from iac_code.v2.peer import VersionedPeer
@@ -66,7 +66,7 @@ def warm_handler_modules() -> None:
 def run_stdio_server(
     settings: Settings, *, prefix: bytes = b"", initialize_params: dict[str, Any] | None = None
 ) -> int:
-    configure_logging(settings.log_level, settings.log_file)
+    start_logging(settings)
     raise_open_file_limit()
     threading.Thread(target=warm_handler_modules, name="iac-code-warm", daemon=True).start()
     agents: list[IacAgent] = []

@@ -17,6 +17,8 @@ DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-opus-4-6", "claude-haiku-4-5")
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
 DEFAULT_MAX_OUTPUT_BACKLOG_BYTES = 16 * 2**20
 DEFAULT_MAX_OPEN_SESSIONS = 2_000
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+DEFAULT_LOG_LEVEL = "WARNING"
 
 ENVIRONMENT_VARIABLES = {
     "ANTHROPIC_API_KEY": "API key for the Anthropic Messages API (needed for prompts only)",
@@ -53,6 +55,8 @@ class Settings:
     child_env_allow: tuple[str, ...] = ()
     #: Names/patterns withheld from child processes besides the built-in ones (child_env).
     secret_env: tuple[str, ...] = ()
+    #: Why the configured log level was not used (logged at start), if it was not.
+    log_level_warning: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -94,15 +98,15 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
     if model not in models:
         models = (model, *models)
     log_file = config.get("log_file")
+    log_level, log_level_warning = _log_level(env, config)
     return Settings(
         home=home,
         api_key=env.get("ANTHROPIC_API_KEY") or config.get("api_key") or None,
         base_url=env.get("ANTHROPIC_BASE_URL") or config.get("base_url") or None,
         model=model,
         models=models,
-        log_level=(
-            env.get("IAC_CODE_LOG_LEVEL") or str(config.get("log_level") or "WARNING")
-        ).upper(),
+        log_level=log_level,
+        log_level_warning=log_level_warning,
         log_file=Path(log_file).expanduser() if log_file else None,
         max_turn_requests=int(config.get("max_turn_requests", 50)),
         max_open_sessions=int(config.get("max_open_sessions", DEFAULT_MAX_OPEN_SESSIONS)),
@@ -117,6 +121,24 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
             *_names(env.get("IAC_CODE_CHILD_ENV_ALLOW")),
         ),
         secret_env=_names(config.get("secret_env")),
+    )
+
+
+def _log_level(env: Mapping[str, str], config: Mapping[str, Any]) -> tuple[str, str | None]:
+    """The log level from the environment or the config file, and a warning when the value
+    is not a level. An editor starts the agent with whatever environment it has, so a typo
+    there must not stop the agent; it is said on stderr and the default is used."""
+    source, raw = "IAC_CODE_LOG_LEVEL", env.get("IAC_CODE_LOG_LEVEL")
+    if not raw:
+        source, raw = "log_level in config.toml", config.get("log_level")
+    if not raw:
+        return DEFAULT_LOG_LEVEL, None
+    level = str(raw).strip().upper()
+    if level in LOG_LEVELS:
+        return level, None
+    return (
+        DEFAULT_LOG_LEVEL,
+        f"{source}={raw!r} is not one of {', '.join(LOG_LEVELS)}; using {DEFAULT_LOG_LEVEL}",
     )
 
 

@@ -126,11 +126,11 @@ def run_http_server(settings: Settings, options: RemoteOptions) -> int:
     from hypercorn.asyncio import serve
     from hypercorn.config import Config
 
-    from iac_code.logs import configure_logging
+    from iac_code.logs import start_logging
     from iac_code.remote.app import build_app
     from iac_code.server import raise_open_file_limit
 
-    configure_logging(settings.log_level, settings.log_file)
+    start_logging(settings)
     raise_open_file_limit()
     _warm_model_client_import()
     try:
