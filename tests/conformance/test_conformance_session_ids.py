@@ -144,3 +144,30 @@ def test_a_rejected_second_prompt_does_not_end_the_running_turn(tmp_path: Path) 
     assert _only(updates_before_response(_record(tmp_path, lines))).verdict is Verdict.PASS
     late = _record(tmp_path, [*lines, _chunk("s1")])
     assert _only(updates_before_response(late)).verdict is Verdict.FAIL
+
+
+def test_a_replay_after_the_load_response_is_the_load_requirements_finding(
+    tmp_path: Path,
+) -> None:
+    # One late replayed chunk must not fail prompt.updates-before-response as well as
+    # session.load-replays-before-response (iac-code 0.16.0 was charged twice for it).
+    record = _record(
+        tmp_path,
+        [
+            _request(1, "session/load", sessionId="s1", cwd="/w", mcpServers=[]),
+            _result(1, {}),
+            _chunk("s1", "replayed late"),
+        ],
+    )
+    assert _only(updates_before_response(record)).verdict is Verdict.PASS
+    record = _record(
+        tmp_path,
+        [
+            _request(1, "session/load", sessionId="s1", cwd="/w", mcpServers=[]),
+            _result(1, {}),
+            _prompt(2, "s1"),
+            _result(2, {"stopReason": "end_turn"}),
+            _chunk("s1", "after the turn"),
+        ],
+    )
+    assert _only(updates_before_response(record)).verdict is Verdict.FAIL

@@ -349,8 +349,12 @@ def updates_before_response(record: RunRecord) -> list[Outcome]:
             if _is_response(msg):
                 opened = open_requests.pop(id_key(msg["id"]), None)
                 # A second prompt rejected while the first runs does not end that turn: the
-                # session is done only when no turn request for it is open any more.
-                if opened is not None and all(s != opened[1] for _, s in open_requests.values()):
+                # session is done only when no turn request for it is open any more. A load's
+                # replay that comes after its response is session.load-replays-before-
+                # response's finding, not a turn's: only a prompt's response ends a turn here.
+                if opened is None or opened[0] != "session/prompt":
+                    continue
+                if all(s != opened[1] for _, s in open_requests.values()):
                     finished[opened[1]] = frame.seq
                 continue
             if msg.get("method") == "session/update" and "id" not in msg:
