@@ -147,3 +147,18 @@ def test_a_cancel_that_is_never_answered_fails_once() -> None:
     assert result.results["cancel.prompt-returns-cancelled"].verdict is Verdict.FAIL
     after = result.results["cancel.no-updates-after-response"]
     assert after.verdict is Verdict.NOT_APPLICABLE, after.reason
+
+
+@pytest.mark.subprocess
+def test_a_mode_refused_for_a_reason_of_the_agents_own_is_not_a_failure() -> None:
+    # gemini-cli refuses its auto-approving modes in an untrusted folder: setting the
+    # current mode still shows set_mode works, and with no other mode to switch to there is
+    # no current_mode_update to expect.
+    result = run_checker(
+        raw_agent("--quirk", "refuse-read-only"),
+        only=["modes.set-mode-works", "modes.current-mode-update"],
+    )
+    works = result.results["modes.set-mode-works"]
+    assert works.verdict is Verdict.PASS and "refused first: read_only" in works.reason
+    update = result.results["modes.current-mode-update"]
+    assert update.verdict is Verdict.NOT_APPLICABLE, update.reason

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..harness.connection import AgentTimeout
-from ..outcomes import Outcome, failed, not_applicable, passed
+from ..harness.connection import AgentTimeout, Response
+from ..outcomes import Outcome, Verdict, failed, not_applicable, passed
 from ..requirements import check
 from ._expect import expect_error, expect_result, result_dict
 from .base import CheckContext, scenario
@@ -25,49 +25,59 @@ async def _session(ctx: CheckContext) -> tuple[Any, str, dict[str, Any]]:
     return run, session_id, result
 
 
-def _target_mode(result: dict[str, Any]) -> str | None:
-    current, ids = _mode_ids(result)
-    others = [i for i in ids if i != current]
-    choices = others or ids
-    return choices[0] if choices else None
+async def _set_some_mode(
+    run: Any, session_id: str, result: dict[str, Any], *, or_current: bool
+) -> tuple[str, Response, list[str]] | Outcome:
+    """Set the first advertised mode other than the current one that the agent accepts
+    (``or_current``: the current one last): the mode set, the answer and the modes refused
+    before it; or the outcome when there is no mode or every one was refused.
 
-
-@check("modes.set-mode-works", scenario=MODES)
-async def set_mode_to_an_advertised_mode(ctx: CheckContext) -> Outcome:
-    run, session_id, result = await _session(ctx)
+    An agent may refuse one mode for a reason of its own (gemini-cli will not enable an
+    auto-approving mode in an untrusted folder); the method works when any mode can be set.
+    """
     current, ids = _mode_ids(result)
     if not ids:
         return not_applicable("session/new advertised no modes")
-    # An agent may refuse one mode for a reason of its own (gemini-cli will not enable an
-    # auto-approving mode in an untrusted folder); the method works when any mode can be set.
     refused: list[str] = []
     last: Outcome | None = None
-    for target in [i for i in ids if i != current] or ids:
+    others = [i for i in ids if i != current]
+    candidates = [*others, *([current] if or_current and current in ids else [])]
+    if not candidates:
+        return not_applicable(f"no advertised mode other than the current {current!r}")
+    for target in candidates:
         response = await run.live.request(
             "session/set_mode", {"sessionId": session_id, "modeId": target}
         )
         last = expect_result(response, f"session/set_mode {target!r}")
         if last is None:
-            note = f" (refused first: {', '.join(refused)})" if refused else ""
-            return passed(f"mode set to {target!r}{note}", frames=[response.frame.seq])
+            return target, response, refused
         refused.append(target)
     assert last is not None
     last.reason = f"every advertised mode was refused; the last: {last.reason}"
     return last
 
 
+@check("modes.set-mode-works", scenario=MODES)
+async def set_mode_to_an_advertised_mode(ctx: CheckContext) -> Outcome:
+    run, session_id, result = await _session(ctx)
+    found = await _set_some_mode(run, session_id, result, or_current=True)
+    if isinstance(found, Outcome):
+        return found
+    target, response, refused = found
+    note = f" (refused first: {', '.join(refused)})" if refused else ""
+    return passed(f"mode set to {target!r}{note}", frames=[response.frame.seq])
+
+
 @check("modes.current-mode-update", scenario=MODES)
 async def set_mode_sends_current_mode_update(ctx: CheckContext) -> Outcome:
     run, session_id, result = await _session(ctx)
-    target = _target_mode(result)
-    if target is None:
-        return not_applicable("session/new advertised no modes")
     start = len(run.frames)
-    response = await run.live.request(
-        "session/set_mode", {"sessionId": session_id, "modeId": target}
-    )
-    if (bad := expect_result(response, f"session/set_mode {target!r}")) is not None:
-        return bad
+    found = await _set_some_mode(run, session_id, result, or_current=False)
+    if isinstance(found, Outcome):
+        if found.verdict is Verdict.FAIL:  # the agent refused every other mode: no change
+            return not_applicable(f"no other mode could be set: {found.reason}")
+        return found
+    target, response, _ = found
 
     def is_update(frame: Any) -> bool:
         msg = frame.message
