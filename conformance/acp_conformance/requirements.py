@@ -129,7 +129,11 @@ _req(
     "jsonrpc.envelope-valid",
     M,
     'Every agent message has jsonrpc "2.0" and is a well-formed request, notification or response.',
-    jsonrpc("§4 Request object / §5 Response object", "request_object", 'MUST be exactly "2.0"'),
+    jsonrpc(
+        "§4 Request object / §5 Response object",
+        "request_object",
+        'MUST be exactly "2.0" ... id: This member is REQUIRED',
+    ),
 )
 _req(
     "jsonrpc.id-echo",
