@@ -7,7 +7,13 @@ import pytest
 from iac_code.remote.connection import _update_session_id
 from iac_code.remote.options import is_loopback_host
 from iac_code.remote.protocol import message_key, needs_session_header
-from iac_code.remote.streams import OutboundStream, OutputBudget, ReaderBusy, ResumeGone
+from iac_code.remote.streams import (
+    OutboundStream,
+    OutputBudget,
+    ReaderBusy,
+    ReplayBudget,
+    ResumeGone,
+)
 from iac_code.rpc.framing import encode_message
 
 pytestmark = pytest.mark.anyio
@@ -49,6 +55,59 @@ async def test_replay_buffer_is_bounded() -> None:
         stream.attach(last_event_id=2)
     kept = stream.attach(last_event_id=8)  # the last two events are still kept
     assert [e.id for e in stream.ready_events(kept, 10)] == [9, 10]
+
+
+def _deliver_all(stream: OutboundStream) -> None:
+    reader = stream.attach()
+    stream.ready_events(reader, 1_000)
+    stream.detach(reader)
+
+
+async def test_the_replay_tails_of_all_streams_are_bounded_together() -> None:
+    # 200 session streams x a 4 MiB tail each would be 800 MiB; the connection keeps 20 bytes
+    # here (16 MiB by default).
+    budget, replay = OutputBudget(limit=10_000), ReplayBudget(limit=20)
+    streams = [OutboundStream(budget, replay_bytes=10, replay=replay) for _ in range(200)]
+    for stream in streams:
+        for _ in range(5):
+            stream.push(b"xx")
+        _deliver_all(stream)
+    assert 0 < replay.kept_bytes <= 20
+    assert sum(s.replay_kept for s in streams) == replay.kept_bytes
+    with pytest.raises(ResumeGone):
+        streams[-1].attach(last_event_id=1)
+
+
+async def test_the_stream_over_its_share_gives_up_its_oldest_events_first() -> None:
+    budget, replay = OutputBudget(limit=10_000), ReplayBudget(limit=20)
+    quiet, busy, latest = (OutboundStream(budget, replay_bytes=10, replay=replay) for _ in "qbl")
+    quiet.push(b"q" * 4)
+    _deliver_all(quiet)
+    for stream in (busy, latest):
+        for _ in range(5):
+            stream.push(b"xx")
+        _deliver_all(stream)
+    # The last stream to deliver was over its share (20 / 3 streams): it gave up its oldest.
+    assert (quiet.replay_kept, busy.replay_kept, latest.replay_kept) == (4, 10, 6)
+    with pytest.raises(ResumeGone):
+        latest.attach(last_event_id=1)  # event 2 is gone
+    resumed = latest.attach(last_event_id=2)
+    assert [e.id for e in latest.ready_events(resumed, 10)] == [3, 4, 5]
+    # A larger tail elsewhere is taken when the active stream is within its share.
+    small = OutboundStream(budget, replay_bytes=10, replay=replay)
+    small.push(b"s" * 2)
+    _deliver_all(small)  # 22 bytes kept: 20 / 4 = 5 each; small keeps 2, so busy pays
+    assert (busy.replay_kept, small.replay_kept, replay.kept_bytes) == (8, 2, 20)
+
+
+async def test_a_released_stream_gives_its_replay_bytes_back() -> None:
+    replay = ReplayBudget(limit=100)
+    stream = OutboundStream(OutputBudget(limit=100), replay_bytes=100, replay=replay)
+    stream.push(b"abc")
+    _deliver_all(stream)
+    assert replay.kept_bytes == 3
+    stream.discard_pending()
+    assert replay.kept_bytes == 0
 
 
 async def test_budget_wakes_waiters_when_a_reader_takes_output() -> None:

@@ -27,7 +27,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from iac_code.remote.options import RemoteLimits
 from iac_code.remote.protocol import message_key, params_session_id, result_session_id
-from iac_code.remote.streams import OutboundStream, OutputBudget
+from iac_code.remote.streams import OutboundStream, OutputBudget, ReplayBudget
 from iac_code.rpc.connection import Connection, RequestHandler
 from iac_code.rpc.framing import LineFramer, OversizedLine, decode_line, encode_message
 from iac_code.rpc.memory import memory_byte_pipe
@@ -74,7 +74,8 @@ class RemoteConnection:
         self.limits = limits
         self._make_handler = make_handler
         self.budget = OutputBudget(limits.max_buffered_bytes)
-        self.connection_stream = OutboundStream(self.budget, limits.replay_bytes)
+        self.replay = ReplayBudget(limits.replay_bytes_per_connection)
+        self.connection_stream = OutboundStream(self.budget, limits.replay_bytes, self.replay)
         self.session_streams: dict[str, OutboundStream] = {}
         self._to_agent, agent_input = memory_byte_pipe(_PIPE_CHUNKS)
         agent_output, self._from_agent = memory_byte_pipe(_PIPE_CHUNKS)
@@ -202,7 +203,7 @@ class RemoteConnection:
             return self.connection_stream
         stream = self.session_streams.get(session_id)
         if stream is None:
-            stream = OutboundStream(self.budget, self.limits.replay_bytes)
+            stream = OutboundStream(self.budget, self.limits.replay_bytes, self.replay)
             if self.closing:
                 stream.finish()
             self.session_streams[session_id] = stream
@@ -213,6 +214,7 @@ class RemoteConnection:
         stream = self.session_streams.get(session_id)
         if stream is not None and not stream.has_reader and not stream.carried_events:
             del self.session_streams[session_id]
+            self.replay.forget(stream)
 
     async def _pump(self) -> None:
         framer = LineFramer(_NO_LINE_LIMIT)

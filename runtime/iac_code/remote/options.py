@@ -19,8 +19,10 @@ class RemoteLimits:
     #: connection is closed, because its client is not coming back for the output.
     max_buffered_bytes: int = 16 * 2**20
     output_stall_seconds: float = 60.0
-    #: Bytes of already-sent events each stream keeps for ``Last-Event-ID`` resumption.
+    #: Bytes of already-sent events each stream keeps for ``Last-Event-ID`` resumption...
     replay_bytes: int = 4 * 2**20
+    #: ... and all streams of one connection together (each loaded session has a stream).
+    replay_bytes_per_connection: int = 16 * 2**20
     #: A connection with no reader, no request and no WebSocket for this long is closed.
     idle_timeout_seconds: float = 600.0
     #: Largest POST body and WebSocket message.

@@ -7,6 +7,9 @@ At most one reader is attached at a time (a second GET answers 409).
 
 Accounting of not-yet-delivered bytes is shared by all streams of one connection
 (:class:`OutputBudget`): past the connection's limit the agent waits until a reader makes room.
+The tails kept for replay are bounded per stream and, together, per connection
+(:class:`ReplayBudget`): a client that opens many session streams (each loaded session
+replays its whole history through one) cannot make the server keep megabytes for each.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ __all__ = [
     "OutboundStream",
     "OutputBudget",
     "ReaderBusy",
+    "ReplayBudget",
     "ResumeGone",
     "StreamEvent",
     "StreamReader",
@@ -72,6 +76,38 @@ class OutputBudget:
         self._wake()
 
 
+class ReplayBudget:
+    """Bytes of already-delivered events that the streams of one connection keep for
+    ``Last-Event-ID`` resumption. Past ``limit``, the stream that just delivered gives up its
+    oldest events while it keeps more than its fair share (``limit`` / streams), then the
+    stream keeping the most does: no stream can crowd out the others, and the common case
+    (one busy stream) costs no scan of them all."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept_bytes = 0
+        self._streams: list[OutboundStream] = []
+
+    def register(self, stream: OutboundStream) -> None:
+        self._streams.append(stream)
+
+    def forget(self, stream: OutboundStream) -> None:
+        if stream in self._streams:
+            self._streams.remove(stream)
+
+    def trim(self, active: OutboundStream | None = None) -> None:
+        if self.kept_bytes <= self.limit:
+            return
+        fair_share = self.limit // max(1, len(self._streams))
+        while self.kept_bytes > self.limit and active is not None:
+            if active.replay_kept <= fair_share or not active.drop_oldest_delivered():
+                break
+        while self.kept_bytes > self.limit and self._streams:
+            largest = max(self._streams, key=lambda stream: stream.replay_kept)
+            if not largest.drop_oldest_delivered():
+                break
+
+
 class StreamReader:
     """The lease of the attached reader: where it is in the stream."""
 
@@ -83,9 +119,14 @@ class StreamReader:
 
 
 class OutboundStream:
-    def __init__(self, budget: OutputBudget, replay_bytes: int) -> None:
+    def __init__(
+        self, budget: OutputBudget, replay_bytes: int, replay: ReplayBudget | None = None
+    ) -> None:
         self._budget = budget
         self._replay_bytes = replay_bytes
+        self._replay = replay
+        if replay is not None:
+            replay.register(self)
         self._events: deque[StreamEvent] = deque()
         self._next_id = 1
         self._delivered_upto = 0  # highest id ever handed to a reader
@@ -190,17 +231,33 @@ class OutboundStream:
             return self._events[index]
         return None
 
+    @property
+    def replay_kept(self) -> int:
+        """Bytes of delivered events this stream keeps for replay."""
+        return self._delivered_bytes
+
     def _mark_delivered(self, event: StreamEvent) -> None:
         self._delivered_upto = event.id
         size = len(event.data)
         self._delivered_bytes += size
+        if self._replay is not None:
+            self._replay.kept_bytes += size
         self._budget.take(size)
         # Keep only a bounded tail of delivered events for Last-Event-ID replay.
-        while self._events and self._events[0].id <= self._delivered_upto:
-            if self._delivered_bytes <= self._replay_bytes:
-                break
-            dropped = self._events.popleft()
-            self._delivered_bytes -= len(dropped.data)
+        while self._delivered_bytes > self._replay_bytes and self.drop_oldest_delivered():
+            pass
+        if self._replay is not None:
+            self._replay.trim(self)
+
+    def drop_oldest_delivered(self) -> bool:
+        """Forget the oldest event kept for replay; False when none is kept."""
+        if not self._events or self._events[0].id > self._delivered_upto:
+            return False
+        dropped = self._events.popleft()
+        self._delivered_bytes -= len(dropped.data)
+        if self._replay is not None:
+            self._replay.kept_bytes -= len(dropped.data)
+        return True
 
     async def _wait_changed(self) -> None:
         await self._changed.wait()
@@ -216,5 +273,8 @@ class OutboundStream:
                 self._budget.take(len(event.data))
         self._events.clear()
         self._delivered_upto = self._next_id - 1
+        if self._replay is not None:
+            self._replay.kept_bytes -= self._delivered_bytes
+            self._replay.forget(self)
         self._delivered_bytes = 0
         self.finish()
