@@ -13,6 +13,8 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
+from pathlib import Path
 
 from ._client import HarnessError
 from .context import BenchContext, clean_environment
@@ -24,12 +26,11 @@ JOBS = 2
 RUN_BOUND_SECONDS = 600.0
 
 
-def run(ctx: BenchContext) -> list[Row]:
-    if importlib.util.find_spec("acp_conformance") is None:
-        return [Row("conformance", "-", "≤ 20 s (-j 2)", "n/a", "acp-conformance not installed")]
-    work = ctx.workspace("conformance")
-    report = work.root / "report.json"
-    argv = [
+def checker_argv(
+    agent_argv: Sequence[str], report: Path, *, extra: Sequence[str] = ()
+) -> list[str]:
+    """The quick start's checker command against ``agent_argv``, writing ``report``."""
+    return [
         sys.executable,
         "-m",
         "acp_conformance.cli",
@@ -40,11 +41,20 @@ def run(ctx: BenchContext) -> list[Row]:
         "anthropic",
         "--jobs",
         str(JOBS),
+        *extra,
         "--report-json",
         str(report),
         "--",
-        *ctx.agent_argv,
+        *agent_argv,
     ]
+
+
+def run(ctx: BenchContext) -> list[Row]:
+    if importlib.util.find_spec("acp_conformance") is None:
+        return [Row("conformance", "-", "≤ 20 s (-j 2)", "n/a", "acp-conformance not installed")]
+    work = ctx.workspace("conformance")
+    report = work.root / "report.json"
+    argv = checker_argv(ctx.agent_argv, report)
     started = time.monotonic()
     try:
         done = subprocess.run(
