@@ -131,3 +131,24 @@ def test_checks_that_leave_state_behind_run_last_in_their_scenario() -> None:
         "turn.load-replay-fidelity",
     ]
     assert order("cancel")[-1] == "cancel.during-tool-call"
+
+
+@pytest.mark.subprocess
+def test_a_failed_warm_up_is_not_repeated_for_every_check() -> None:
+    # The scripted model runs, but every prompt of this agent fails: each check reports its
+    # own failure, and only the first turn agent spends a warm-up turn on it.
+    checks = ["turn.streamed-text", "turn.thinking"]
+    result = run_checker(raw_agent("--quirk", "model-unreachable"), only=checks, llm="anthropic")
+    for rid in checks:
+        item = result.results[rid]
+        assert item.verdict is Verdict.FAIL and "the prompt failed" in item.reason, item.reason
+    prompts = [
+        frame
+        for run in result.runs
+        if run.scenario == "turns"
+        for frame in run.frames
+        if frame.direction == "c2a"
+        and isinstance(frame.message, dict)
+        and frame.message.get("method") == "session/prompt"
+    ]
+    assert len(prompts) == len(checks) + 1  # one warm-up, then one prompt per check

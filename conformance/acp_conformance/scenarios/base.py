@@ -130,6 +130,9 @@ class ScenarioRuntime:
         self._shared: AgentRun | None = None
         self._shared_surface: dict[str, Any] | None = None
         self._turn_run: AgentRun | None = None
+        #: Set once a warm-up turn went wrong: later turn agents skip it (it would only
+        #: double the time each check waits on an agent whose turns do not work).
+        self._warm_up_failed = False
         self.exit_stack = contextlib.ExitStack()
         #: Observations shared between the checks of this scenario.
         self.memo: dict[str, Any] = {}
@@ -294,8 +297,9 @@ class ScenarioRuntime:
         """One echo turn before the first check: the agent loads its model client, and the
         scripted model learns whether the agent offers tools, so that a side call of a later
         check's first turn (a title, say) cannot take that check's scripted turn. A warm-up
-        that goes wrong leaves the process to this check only; the check sees for itself."""
-        if run.llm is None:
+        that goes wrong is not judged: the checks see for themselves (a turn that hangs leaves
+        its request unanswered, so the next check gets a new process)."""
+        if run.llm is None or self._warm_up_failed:
             return
         try:
             session = await run.live.request(
@@ -304,15 +308,15 @@ class ScenarioRuntime:
             result = session.result if isinstance(session.result, dict) else {}
             session_id = result.get("sessionId")
             if not isinstance(session_id, str):
-                run.reusable = False
+                self._warm_up_failed = True
                 return
             prompt = text_prompt(session_id, "Warm-up turn: reply with anything.")
             turn = await run.live.request("session/prompt", prompt, timeout=self.config.timeout * 3)
         except (AgentTimeout, AgentExited):
-            run.reusable = False
+            self._warm_up_failed = True
             return
         if turn.is_error:
-            run.reusable = False
+            self._warm_up_failed = True
 
     async def surface(self) -> dict[str, Any]:
         """What the agent advertises: initialize result plus a session/new result (asked of
