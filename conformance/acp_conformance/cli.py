@@ -18,6 +18,13 @@ from .requirements import DEFAULT_RULE_PROFILE, RULE_PROFILES
 from .vocabularies import VOCABULARIES
 
 
+def default_jobs() -> int:
+    """Scenarios in parallel by default: one per CPU, at most 4. Each scenario has its own
+    agent processes and sandbox, so they do not disturb each other; on a 2-core machine two
+    jobs halve the run (the turn agents' model SDK imports are CPU-bound)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
 def _env_pair(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key:
@@ -95,7 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
         + " (default iac-code)",
     )
     run.add_argument(
-        "--jobs", "-j", type=int, default=1, help="scenarios run in parallel (default 1)"
+        "--jobs",
+        "-j",
+        type=int,
+        default=default_jobs(),
+        help="scenarios run in parallel (default: the number of CPUs, at most 4; "
+        f"{default_jobs()} here)",
     )
     run.add_argument(
         "--fuzz-examples",
