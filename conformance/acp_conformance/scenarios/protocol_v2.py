@@ -5,11 +5,10 @@ replaced after a failed check). An agent that answers 1 stays a v1 agent, and ev
 requirement is then not applicable; so is an agent that echoes whatever version it is asked
 for (it answers 65535 to 65535, too): its 2 does not mean it speaks v2, and the echo is
 ``init.unsupported-version-not-echoed``'s failure. When it answers 2, the checks drive what
-v2 changes — ``session/new`` without
-``mcpServers``, a ``session/prompt`` acknowledged with a ``messageId`` and finished by a
-``state_update``, methods v2 removed — and validate each answer against ``schema/v2``. The
-run-wide schema check validates the whole transcript of these runs against v2 as well
-(:mod:`acp_conformance.versions`).
+v2 changes — ``session/new`` without ``mcpServers``, a ``session/prompt`` acknowledged with a
+``messageId`` and finished by a ``state_update``, methods v2 removed — and validate each
+answer against ``schema/v2``. The run-wide schema check validates the whole transcript of
+these runs against v2 as well (:mod:`acp_conformance.versions`).
 """
 
 from __future__ import annotations
@@ -167,17 +166,17 @@ def _problems(method: str, part: str, value: Any) -> list[str]:
 async def version_two_is_negotiated(ctx: CheckContext) -> Outcome:
     try:
         _, response = await _negotiated(ctx)
-        echoed = await _echoed(ctx)
+        frames = [response.frame.seq]
+        if response.is_error:
+            return failed(f"initialize asking for 2 failed: {brief(response.frame)}", frames=frames)
+        version = _answered_version(response)
+        if version == 1:
+            return passed("asked for 2, the agent stays with 1", frames=frames)
+        # Only an agent that claims a version other than 1 needs the echo probe.
+        if (echoed := await _echoed(ctx)) is not None:
+            return _echo_outcome(echoed)
     except (AgentTimeout, AgentExited) as exc:
         return failed(f"initialize was not answered: {exc}")
-    frames = [response.frame.seq]
-    if response.is_error:
-        return failed(f"initialize asking for 2 failed: {brief(response.frame)}", frames=frames)
-    version = _answered_version(response)
-    if version == 1:
-        return passed("asked for 2, the agent stays with 1", frames=frames)
-    if echoed is not None:
-        return _echo_outcome(echoed)
     if version != V2:
         return failed(f"asked for 2, got protocolVersion {version!r}", frames=frames)
     errors = _problems("initialize", "result", response.result)
