@@ -132,32 +132,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--idle-timeout", type=float, help="seconds before an unused connection closes (600)"
     )
 
-    bench = commands.add_parser(
-        "bench",
-        help="measure the SPEC §11 performance targets and print a table",
-        description="Run the benchmarks against this build (and optionally another agent).",
-    )
-    bench.add_argument("--json", type=Path, dest="json_path", help="also write results as JSON")
-    bench.add_argument("--only", action="append", default=[], help="run only metrics matching this")
-    bench.add_argument("--repeat", type=int, default=10, help="repetitions for start-up metrics")
-    bench.add_argument(
-        "--kill-trials",
-        type=_positive_int,
-        help="kill9 (opt-in, --only kill9): processes killed mid-turn (default 80)",
-    )
-    bench.add_argument("--seed", type=int, help="kill9: seed of the random kill moments")
-    bench.add_argument(
-        "--compare",
-        metavar="CMD",
-        help="another agent command to measure spawn→initialize side by side (quoted)",
-    )
-
-    commands.add_parser(
-        "demo",
-        help="run a short offline session end to end (scripted model, real subprocess)",
-        description="Start `iac-code acp` as a subprocess, drive it through a real ACP client"
-        " against the built-in scripted model server, and print the conversation.",
-    )
     return parser
 
 
@@ -217,14 +191,6 @@ def main(argv: list[str] | None = None) -> int:
         from iac_code.prelude import run_acp
 
         return run_acp(lambda: acp_settings(args))
-    if args.command == "bench":
-        from iac_code.bench import main as bench_main
-
-        return bench_main(args)
-    if args.command == "demo":
-        from iac_code.demo import main as demo_main
-
-        return demo_main()
     parser.print_help(sys.stderr)
     return 2
 

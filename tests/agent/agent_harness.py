@@ -19,12 +19,12 @@ from typing import Any
 import anyio
 from iac_code.agent.server import IacAgent
 from iac_code.llm.base import ModelClient, ModelRequest, StreamEvent, TextDelta
-from iac_code.llm.fake import ScriptedModelClient
 from iac_code.router import Router
 from iac_code.rpc.framing import encode_message
 from iac_code.rpc.memory import RawPeer, raw_peer_connection
 from iac_code.settings import Settings
 from iac_code.store import SessionStore
+from iac_code_dev.fake_llm import ScriptedModelClient
 
 Frame = dict[str, Any]
 READ_TIMEOUT = 5.0

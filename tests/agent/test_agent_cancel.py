@@ -16,7 +16,7 @@ from agent_harness import (
     read_events,
 )
 from iac_code.llm.base import ModelRateLimitError, ModelRequest, StreamEvent
-from iac_code.llm.fake import ScriptedModelClient
+from iac_code_dev.fake_llm import ScriptedModelClient
 
 pytestmark = pytest.mark.anyio
 

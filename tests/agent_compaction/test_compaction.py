@@ -10,11 +10,11 @@ import pytest
 from acp_scripted_llm.script import Turn
 from iac_code.agent.compaction import kept_from, needs_compaction
 from iac_code.agent.server import IacAgent
-from iac_code.llm.fake import ScriptedModelClient
 from iac_code.router import Router
 from iac_code.rpc.memory import raw_peer_connection
 from iac_code.settings import Settings
 from iac_code.store import SessionStore
+from iac_code_dev.fake_llm import ScriptedModelClient
 
 pytestmark = pytest.mark.anyio
 WINDOW = 1_000

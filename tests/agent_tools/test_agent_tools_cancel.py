@@ -18,7 +18,7 @@ from agent_tools_kit import (
     wait_for_file,
 )
 from iac_code.agent.history import INTERRUPTED_RESULT
-from iac_code.llm.fake import ScriptedModelClient
+from iac_code_dev.fake_llm import ScriptedModelClient
 
 pytestmark = pytest.mark.anyio
 

@@ -20,7 +20,7 @@ from agent_tools_kit import (
     tool_results_in,
     tool_use_ids_in,
 )
-from iac_code.llm.fake import ScriptedModelClient
+from iac_code_dev.fake_llm import ScriptedModelClient
 
 pytestmark = pytest.mark.anyio
 

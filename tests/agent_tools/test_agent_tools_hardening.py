@@ -26,7 +26,7 @@ from agent_tools_kit import (
     selected,
     tool_results_in,
 )
-from iac_code.llm.fake import ScriptedModelClient
+from iac_code_dev.fake_llm import ScriptedModelClient
 
 pytestmark = pytest.mark.anyio
 

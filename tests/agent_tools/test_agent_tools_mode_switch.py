@@ -17,7 +17,7 @@ from agent_tools_kit import (
     statuses,
     tool_results_in,
 )
-from iac_code.llm.fake import ScriptedModelClient
+from iac_code_dev.fake_llm import ScriptedModelClient
 
 pytestmark = pytest.mark.anyio
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from acp_scripted_llm import Turn
 from agent_tools_kit import in_memory_agent
-from iac_code.llm.fake import ScriptedModelClient
+from iac_code_dev.fake_llm import ScriptedModelClient
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ from agent_tools_kit import (
     in_memory_agent,
     selected,
 )
-from iac_code.llm.fake import ScriptedModelClient
+from iac_code_dev.fake_llm import ScriptedModelClient
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""Smoke tests for ``iac-code bench``: the harness produces well-formed rows.
+"""Smoke tests for ``iac-code-dev bench``: the harness produces well-formed rows.
 
 They run the real ``iac-code acp`` subprocess with tiny sizes and never look at how fast it
 was (SPEC §11: performance is measured by the benchmark, not asserted by tests).
@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
-from iac_code.bench import METRICS, main, select
-from iac_code.bench.context import BenchContext, default_agent_argv
-from iac_code.bench.results import Row, summarize
-from iac_code.bench.sessions import run_session_new
-from iac_code.bench.table import render
+from iac_code_dev.bench import METRICS, main, select
+from iac_code_dev.bench.context import BenchContext, default_agent_argv
+from iac_code_dev.bench.results import Row, summarize
+from iac_code_dev.bench.sessions import run_session_new
+from iac_code_dev.bench.table import render
 
 VERDICTS = {"ok", "MISSED", "n/a", "info"}
 
@@ -81,7 +81,7 @@ def test_bench_harness_error_exits_1(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_bench_remote_initialize_produces_a_row(tmp_path: Path) -> None:
-    from iac_code.bench.remote import run_initialize
+    from iac_code_dev.bench.remote import run_initialize
 
     ctx = BenchContext(agent_argv=default_agent_argv(), root=tmp_path, timeout=30.0)
     rows = run_initialize(ctx, calls=2)

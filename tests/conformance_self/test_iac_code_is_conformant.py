@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from iac_code.bench.conformance import checker_argv
+from iac_code_dev.bench.conformance import checker_argv
 
 
 @pytest.mark.subprocess
 def test_iac_code_acp_passes_the_whole_checker(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
-    # The command the quick start runs (and `iac-code bench` times), with a longer bound on
+    # The command the quick start runs (and `iac-code-dev bench` times), with a longer bound on
     # each wait: shared CI machines can be heavily loaded, and the bound is not about speed.
     argv = checker_argv(
         [sys.executable, "-m", "iac_code.cli", "acp"], report, extra=["--timeout", "30"]

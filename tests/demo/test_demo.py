@@ -11,7 +11,7 @@ import pytest
 @pytest.mark.subprocess
 def test_demo_writes_the_file_and_replays_the_session() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "iac_code.cli", "demo"],
+        [sys.executable, "-m", "iac_code_dev.cli", "demo"],
         capture_output=True,
         text=True,
         timeout=60,

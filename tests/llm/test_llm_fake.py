@@ -22,7 +22,7 @@ from iac_code.llm import (
     collect,
 )
 from iac_code.llm.anthropic_client import AnthropicModelClient
-from iac_code.llm.fake import ScriptedModelClient
+from iac_code_dev.fake_llm import ScriptedModelClient
 
 pytestmark = pytest.mark.anyio
 

@@ -18,8 +18,8 @@ from iac_code.llm import (
     TextDelta,
 )
 from iac_code.llm.anthropic_client import AnthropicModelClient
-from iac_code.llm.fake import ScriptedModelClient
 from iac_code.llm.retry import RetryNotice, backoff_delay, stream_with_retries
+from iac_code_dev.fake_llm import ScriptedModelClient
 
 pytestmark = pytest.mark.anyio
 

@@ -1,8 +1,8 @@
-"""Which package may import which: the agent runtime stands on its own.
+"""Which package may import which: each distribution stands on its own.
 
-``iac_code`` is what users install to run an agent; the checker (``acp_conformance``) drives
-agents from outside and may depend on the runtime's helpers, never the other way round. The
-scripted LLM server is shared by both, so it lives in ``acp_scripted_llm``.
+``iac_code`` (the agent) imports neither the checker nor the scripted model server nor the
+development tools; the checker (``acp_conformance``, with ``acp_scripted_llm``) never imports
+the agent; ``iac_code_dev`` (bench, demo, test doubles) may import anything.
 """
 
 from __future__ import annotations
@@ -40,11 +40,17 @@ def _imported_by(package: str) -> dict[str, list[str]]:
     return result
 
 
-def test_the_runtime_never_imports_the_checker() -> None:
+def test_the_agent_imports_no_checker_and_no_development_tool() -> None:
     imported = _imported_by("iac_code")
-    assert "iac_code.bench.llm" in imported["modules"]  # the scripted-server users were loaded
-    assert "iac_code.llm.fake" in imported["modules"]
-    assert "acp_conformance" not in imported["top"]
+    assert "iac_code.remote.serve" in imported["modules"]  # every module was imported
+    forbidden = {"acp_conformance", "acp_scripted_llm", "iac_code_dev"}
+    assert forbidden.isdisjoint(imported["top"])
+
+
+def test_the_checker_never_imports_the_agent() -> None:
+    imported = _imported_by("acp_conformance")
+    assert "acp_conformance.cli" in imported["modules"]
+    assert {"iac_code", "iac_code_dev", "anthropic"}.isdisjoint(imported["top"])
 
 
 def test_the_scripted_llm_server_depends_on_no_project_package() -> None:

@@ -12,6 +12,7 @@ PACKAGE_ROOTS = {
     "iac_code": ROOT / "runtime" / "iac_code",
     "acp_conformance": ROOT / "conformance" / "acp_conformance",
     "acp_scripted_llm": ROOT / "conformance" / "acp_scripted_llm",
+    "iac_code_dev": ROOT / "runtime" / "iac_code_dev",
 }
 
 

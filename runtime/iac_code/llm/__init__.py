@@ -2,7 +2,7 @@
 
 Importing this package is cheap (stdlib only). `AnthropicModelClient` is loaded on first
 attribute access and imports the SDK only on its first call; `ScriptedModelClient` (tests)
-lives in `iac_code.llm.fake`.
+lives in `iac_code_dev.fake_llm`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Benchmarks for the two store operations with performance targets (SPEC §11).
 
-``python -m iac_code.store.bench [--sessions N] [--events N]`` builds the data in a temporary
+``python -m iac_code_dev.store_bench [--sessions N] [--events N]`` builds the data in a temporary
 directory, times the operations and prints one JSON object. The functions are importable so
 the project's benchmark command can call them too.
 
@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .ids import new_session_id
-from .session_store import SessionStore
+from iac_code.store.ids import new_session_id
+from iac_code.store.session_store import SessionStore
 
 _REPEATS = 5
 

@@ -1,4 +1,4 @@
-"""``iac-code bench``: measure the SPEC §11 performance targets against the real server.
+"""``iac-code-dev bench``: measure the SPEC §11 performance targets against the real server.
 
 Every metric starts ``iac-code acp`` as a subprocess with a private ``IAC_CODE_HOME`` and
 talks to it over real pipes (see `_client`). The result is a measurement, not a test: a
@@ -96,7 +96,7 @@ def write_json(path: Path, machine: dict[str, Any], ctx: BenchContext, rows: lis
 
 
 def main(args: argparse.Namespace) -> int:
-    """Entry point of ``iac-code bench`` (the namespace comes from ``iac_code.cli``)."""
+    """Entry point of ``iac-code-dev bench`` (the namespace comes from ``iac_code_dev.cli``)."""
     patterns: list[str] = list(getattr(args, "only", None) or [])
     metrics = select(patterns)
     if not metrics:

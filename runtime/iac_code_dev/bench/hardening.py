@@ -1,4 +1,4 @@
-"""Robustness numbers (issue 8's closing note); opt-in: ``iac-code bench --only kill9``.
+"""Robustness numbers (issue 8's closing note); opt-in: ``iac-code-dev bench --only kill9``.
 
 ``kill9``: ``--kill-trials`` times, start ``iac-code acp``, begin a turn that streams text,
 runs a ``bash`` tool and streams more text, and ``kill -9`` the process at a random moment
@@ -11,7 +11,7 @@ alternates user/assistant with every ``tool_use`` answered in the very next mess
 ``burst``: one process, 200 sessions, 200 prompts written in one go (echo model); errors and
 wall time.
 
-Neither runs in the default ``iac-code bench`` (they take minutes), nor under pytest.
+Neither runs in the default ``iac-code-dev bench`` (they take minutes), nor under pytest.
 """
 
 from __future__ import annotations

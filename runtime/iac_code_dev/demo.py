@@ -1,4 +1,4 @@
-"""``iac-code demo``: one short session end to end, offline.
+"""``iac-code-dev demo``: one short session end to end, offline.
 
 Starts the scripted model server (``acp_scripted_llm``) on 127.0.0.1, starts
 ``iac-code acp`` as a real subprocess pointed at it, and plays the client: initialize, a new

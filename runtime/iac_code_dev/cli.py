@@ -1,0 +1,78 @@
+"""The ``iac-code-dev`` command: the benchmarks and the demo of the development environment."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="iac-code-dev",
+        description="Development tools for the iac-code agent (not installed with the agent).",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    bench = commands.add_parser(
+        "bench",
+        help="measure the agent's performance targets and print a table",
+        description="Run the benchmarks against this build (and optionally another agent).",
+    )
+    bench.add_argument("--json", type=Path, dest="json_path", help="also write results as JSON")
+    bench.add_argument("--only", action="append", default=[], help="run only metrics matching this")
+    bench.add_argument("--repeat", type=int, default=10, help="repetitions for start-up metrics")
+    bench.add_argument(
+        "--kill-trials",
+        type=_positive_int,
+        help="kill9 (opt-in, --only kill9): processes killed mid-turn (default 80)",
+    )
+    bench.add_argument("--seed", type=int, help="kill9: seed of the random kill moments")
+    bench.add_argument(
+        "--compare",
+        metavar="CMD",
+        help="another agent command to measure spawn→initialize side by side (quoted)",
+    )
+    commands.add_parser(
+        "demo",
+        help="run a short offline session end to end (scripted model, real subprocess)",
+        description="Start `iac-code acp` as a subprocess, drive it through a real ACP client"
+        " against the built-in scripted model server, and print the conversation.",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "bench":
+        from iac_code_dev.bench import main as bench_main
+
+        return bench_main(args)
+    if args.command == "demo":
+        from iac_code_dev.demo import main as demo_main
+
+        return demo_main()
+    parser.print_help(sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
