@@ -66,6 +66,23 @@ class ModelAccess:
             )
         return self._client
 
+    def start_preload(self) -> bool:
+        """Begin loading the SDK in the background (see :mod:`iac_code.llm.preload`).
+
+        Only for the SDK client this creates itself, and only with an API key: without
+        one no prompt can reach the model, so the seconds of CPU would be spent for nothing.
+        """
+        if self._client is not None or not self._settings.api_key:
+            return False
+        from iac_code.llm.preload import PRELOADER
+
+        client = self.client()
+        warm_up = getattr(client, "warm_up", None)
+        if warm_up is None:
+            return False
+        PRELOADER.start(warm_up)
+        return True
+
     def forget_client(self) -> None:
         """Drop the current client; the next use creates one from the settings again."""
         self._client = None
