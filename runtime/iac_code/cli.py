@@ -86,6 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="DEBUG, INFO, WARNING or ERROR (env IAC_CODE_LOG_LEVEL)",
     )
     acp.add_argument("--log-file", type=Path, help="also append logs to this file")
+    account = acp.add_mutually_exclusive_group()
+    account.add_argument(
+        "--login",
+        action="store_true",
+        help="ask for the API key on this terminal, check it with the endpoint, save it in"
+        " $IAC_CODE_HOME and exit (what ACP terminal authentication runs)",
+    )
+    account.add_argument("--logout", action="store_true", help="remove the saved API key and exit")
     acp.add_argument(
         "--max-line-bytes",
         type=_positive_int,
@@ -132,7 +140,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--idle-timeout", type=float, help="seconds before an unused connection closes (600)"
     )
 
+    for name, text in (
+        ("login", "ask for the API key on this terminal, check it and save it"),
+        ("logout", "remove the saved API key"),
+    ):
+        command = commands.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        command.add_argument("--home", type=Path, help="state folder (env IAC_CODE_HOME)")
+        if name == "login":
+            command.add_argument("--base-url", help="endpoint to check the key with")
+
     return parser
+
+
+def _account_settings(args: argparse.Namespace) -> Settings:
+    from iac_code.settings import load_settings
+
+    settings = load_settings()
+    if args.home is not None:
+        settings = settings.with_overrides(home=args.home)
+    return settings.with_overrides(base_url=getattr(args, "base_url", None))
 
 
 def acp_settings(args: argparse.Namespace) -> Settings:
@@ -185,6 +211,14 @@ def _serve_http(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "login" or (args.command == "acp" and args.login):
+        from iac_code.login import run_login
+
+        return run_login(_account_settings(args))
+    if args.command == "logout" or (args.command == "acp" and args.logout):
+        from iac_code.login import run_logout
+
+        return run_logout(_account_settings(args))
     if args.command == "acp" and args.transport == "http":
         return _serve_http(args)
     if args.command == "acp":

@@ -128,7 +128,9 @@ def initialize_response_bytes(request_id: int | str, params: dict[str, Any]) -> 
     if negotiate_initialize(params) >= 2:
         result = v2_info.initialize_result()
     else:
-        result = info.initialize_result(params["protocolVersion"])
+        result = info.initialize_result(
+            params["protocolVersion"], client_capabilities=params.get("clientCapabilities")
+        )
     frame = {"jsonrpc": "2.0", "id": request_id, "result": result}
     return json.dumps(frame, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 

@@ -22,6 +22,7 @@ EXPECTED_CAPABILITIES = {
         "fork": {},
         "additionalDirectories": {},
     },
+    "auth": {"logout": {}},
 }
 
 
@@ -48,7 +49,7 @@ async def test_initialize_advertises_exactly_the_implemented_capabilities(tmp_pa
     assert result["agentCapabilities"] == EXPECTED_CAPABILITIES
     assert result["agentInfo"] == {"name": "iac-code", "title": "iac-code", "version": __version__}
     assert [m["id"] for m in result["authMethods"]] == ["anthropic-api-key"]
-    assert "auth" not in result["agentCapabilities"]  # no logout is implemented
+    assert result["agentCapabilities"]["auth"] == {"logout": {}}  # logout is implemented
 
 
 async def test_a_second_initialize_is_answered_identically(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from acp_bindings.agent import AgentHandlers
-from acp_bindings.errors import AuthRequiredError, InvalidParamsError
+from acp_bindings.errors import AuthRequiredError, InternalError, InvalidParamsError
 from acp_bindings.models import (
     AuthenticateRequest,
     AuthenticateResponse,
@@ -35,6 +35,8 @@ from acp_bindings.models import (
     ListSessionsResponse,
     LoadSessionRequest,
     LoadSessionResponse,
+    LogoutRequest,
+    LogoutResponse,
     NewSessionRequest,
     NewSessionResponse,
     PromptRequest,
@@ -72,6 +74,7 @@ from iac_code.agent.timestamps import utc_now
 from iac_code.agent.tool_runner import ToolRunner
 from iac_code.agent.turn import Turn, TurnDependencies, close_open_tool_calls
 from iac_code.child_env import child_env_policy
+from iac_code.credentials import remove_api_key
 from iac_code.llm.retry import RetryNotice
 from iac_code.rpc.context import current_request
 from iac_code.rpc.errors import ConnectionClosedError
@@ -315,7 +318,9 @@ class IacAgent(AgentHandlers):
         self.client_capabilities = wire(caps) if caps is not None else {}
         # The same data the start-up fast path sends, so both answers agree.
         result = info.initialize_result(
-            params.protocol_version, images=self._models_accept_images()
+            params.protocol_version,
+            images=self._models_accept_images(),
+            client_capabilities=self.client_capabilities,
         )
         return InitializeResponse.model_validate(result)
 
@@ -324,17 +329,35 @@ class IacAgent(AgentHandlers):
         self.client_capabilities = raw.get("clientCapabilities", {})
 
     async def authenticate(self, params: AuthenticateRequest) -> AuthenticateResponse:
+        if params.method_id == info.TERMINAL_AUTH_METHOD_ID:
+            # ACP: a terminal method is run by the client as a command, never authenticated.
+            raise InvalidParamsError(
+                "The terminal login is run as a command in a terminal, not through authenticate.",
+                data={"methodId": f"must be {info.API_KEY_AUTH_METHOD_ID}"},
+            )
         if params.method_id != info.API_KEY_AUTH_METHOD_ID:
             raise InvalidParamsError(
                 "Unknown authentication method.",
                 data={"methodId": f"must be {info.API_KEY_AUTH_METHOD_ID}"},
             )
-        if not self.settings.api_key:
+        if not self.models.api_key():
             raise AuthRequiredError(
                 "ANTHROPIC_API_KEY is not set in the agent's environment.",
-                data={"authMethods": [info.API_KEY_AUTH_METHOD_ID]},
+                data={"authMethods": info.auth_method_ids(self.client_capabilities)},
             )
         return AuthenticateResponse()
+
+    async def logout(self, params: LogoutRequest) -> LogoutResponse:
+        """Forget the key saved by the terminal login (the environment's key is not ours)."""
+        del params
+        try:
+            removed = remove_api_key(self.settings.home)
+        except OSError as exc:
+            log.error("could not remove the saved API key: %s", exc)
+            raise InternalError("The saved API key could not be removed.") from exc
+        if removed:
+            self.models.forget_client()
+        return LogoutResponse()
 
     async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
         cwd = _absolute_dir(params.cwd, "cwd")

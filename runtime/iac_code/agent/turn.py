@@ -138,7 +138,7 @@ class Turn:
         if client is None:
             raise AuthRequiredError(
                 "Set ANTHROPIC_API_KEY to use the model.",
-                data={"authMethods": [info.API_KEY_AUTH_METHOD_ID]},
+                data={"authMethods": info.auth_method_ids(self.port.client_capabilities())},
             )
         session = self.session
         first_prompt = session.untitled
@@ -168,7 +168,7 @@ class Turn:
             except ModelAuthError as exc:
                 raise AuthRequiredError(
                     f"The model endpoint rejected the API key: {exc}",
-                    data={"authMethods": [info.API_KEY_AUTH_METHOD_ID]},
+                    data={"authMethods": info.auth_method_ids(self.port.client_capabilities())},
                 ) from exc
             except ModelError as exc:
                 raise InternalError(f"The model request failed: {exc}") from exc
