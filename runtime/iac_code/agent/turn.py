@@ -166,6 +166,8 @@ class Turn:
             try:
                 stop_reason = await self._loop(client)
             except ModelAuthError as exc:
+                # A key saved by a later terminal login is picked up by the next prompt.
+                self.port.model.forget_client()
                 raise AuthRequiredError(
                     f"The model endpoint rejected the API key: {exc}",
                     data={"authMethods": info.auth_method_ids(self.port.client_capabilities())},
