@@ -383,11 +383,12 @@ async def test_write_file_refuses_directory(workspace: Path, ctx: ToolContext) -
 
 async def test_write_file_through_client_fs(workspace: Path) -> None:
     path = os.fspath(workspace / "main.tf")
+    (workspace / "main.tf").write_text("on disk\n")  # the editor's buffer differs from it
     fs = FakeFs({path: "buffer text\n"})
     ctx = ToolContext.for_session(workspace, fs_read=fs, fs_write=fs)
     outcome = await WriteFileTool().run({"path": "main.tf", "content": "new\n"}, ctx)
     assert fs.writes == [(path, "new\n")]
-    assert not (workspace / "main.tf").exists()  # the client did the writing
+    assert (workspace / "main.tf").read_text() == "on disk\n"  # the client did the writing
     assert outcome.content[0]["oldText"] == "buffer text\n"
     assert outcome.raw_output["via"] == "client"
 
