@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from iac_code.agent import info
@@ -174,11 +176,114 @@ def answer_first_initialize(in_fd: int, out_fd: int) -> tuple[bytes, dict[str, A
     if plain is None:
         return data, None
     request_id, params = plain
-    frame = initialize_response_bytes(request_id, params)
-    view = memoryview(frame)
-    while view:
-        view = view[os.write(out_fd, view) :]
+    _write_all(out_fd, initialize_response_bytes(request_id, params))
     return rest, params
+
+
+@dataclass(frozen=True, slots=True)
+class FastSession:
+    """A session the fast path answered ``session/new`` for; the runtime creates it on disk
+    and sends its ``available_commands_update`` once it takes over."""
+
+    session_id: str
+    cwd: str
+
+
+def plain_session_new(message: object) -> tuple[int | str, str] | None:
+    """``(id, cwd)`` when ``message`` is certainly a valid ``session/new`` the fast path may
+    answer: an existing absolute ``cwd``, no MCP servers, no extra directories. Anything else
+    (``None``) is left to the runtime and its validation and errors."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    if message.get("method") != "session/new" or set(message) - {
+        "jsonrpc",
+        "id",
+        "method",
+        "params",
+    }:
+        return None
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, _JSON_ID_TYPES):
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict) or set(params) - {"cwd", "mcpServers", "_meta"}:
+        return None
+    if params.get("mcpServers", []) != [] or not _optional_object(params.get("_meta")):
+        return None
+    cwd = params.get("cwd")
+    if not isinstance(cwd, str) or not os.path.isabs(cwd) or "\x00" in cwd:
+        return None
+    cwd = os.path.normpath(cwd)
+    return (request_id, cwd) if os.path.isdir(cwd) else None
+
+
+def session_new_result(session_id: str, settings: Any) -> dict[str, Any]:
+    """The ``session/new`` result, built like the handler's (same helpers, same data)."""
+    from iac_code.agent.options import DEFAULT_MODE, SessionConfig, config_options, modes_state
+
+    config = SessionConfig(model=settings.model)
+    return {
+        "sessionId": session_id,
+        "modes": modes_state(DEFAULT_MODE),
+        "configOptions": config_options(config, settings.models),
+    }
+
+
+@dataclass
+class _Window:
+    """The fast path between the ``initialize`` answer and the runtime taking over."""
+
+    in_fd: int
+    out_fd: int
+    buffer: bytes
+    sessions: list[FastSession] = field(default_factory=list)
+
+    def serve(self, settings: Any, importer: threading.Thread) -> None:
+        """Answer plain ``session/new`` requests until the runtime is imported, anything
+        else arrives, or the input ends; unanswered bytes stay in ``buffer``."""
+        from iac_code.session_id import new_session_id
+
+        while importer.is_alive():
+            line, newline, rest = self.buffer.partition(b"\n")
+            if not newline:
+                if len(self.buffer) >= _MAX_PRELUDE_LINE or not self._read_more(importer):
+                    return
+                continue
+            try:
+                plain = plain_session_new(json.loads(line))
+            except ValueError:
+                return
+            if plain is None or len(self.sessions) >= settings.max_open_sessions:
+                return
+            request_id, cwd = plain
+            session = FastSession(new_session_id(), cwd)
+            result = session_new_result(session.session_id, settings)
+            frame = {"jsonrpc": "2.0", "id": request_id, "result": result}
+            _write_all(self.out_fd, _encode(frame))
+            self.sessions.append(session)
+            self.buffer = rest
+
+    def _read_more(self, importer: threading.Thread) -> bool:
+        """Wait for input while the runtime is still importing; False: stop the fast path."""
+        while importer.is_alive():
+            ready, _, _ = select.select([self.in_fd], [], [], 0.01)
+            if ready:
+                chunk = os.read(self.in_fd, 65536)
+                if not chunk:
+                    return False  # end of input: the runtime sees it too
+                self.buffer += chunk
+                return True
+        return False
+
+
+def _encode(frame: dict[str, Any]) -> bytes:
+    return json.dumps(frame, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def run_acp(make_settings: Callable[[], Any]) -> int:
@@ -187,9 +292,18 @@ def run_acp(make_settings: Callable[[], Any]) -> int:
     importer.start()
     prefix, initialize_params = answer_first_initialize(0, 1)
     settings = make_settings()
+    sessions: list[FastSession] = []
+    if initialize_params is not None and negotiate_initialize(initialize_params) == 1:
+        # Editors send session/new right after initialize, while the runtime is still
+        # importing (hundreds of ms): a plain one is answered here too.
+        window = _Window(0, 1, prefix)
+        window.serve(settings, importer)
+        prefix, sessions = window.buffer, window.sessions
     importer.join()
     if importer.error is not None:
         raise importer.error
     from iac_code import server
 
-    return server.run_stdio_server(settings, prefix=prefix, initialize_params=initialize_params)
+    return server.run_stdio_server(
+        settings, prefix=prefix, initialize_params=initialize_params, fast_sessions=sessions
+    )

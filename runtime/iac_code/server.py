@@ -26,8 +26,11 @@ from iac_code.versioned_router import VersionedRouter
 build_models(IacAgent)
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from anyio.abc import TaskGroup
 
+    from iac_code.prelude import FastSession
     from iac_code.rpc.connection import Connection
     from iac_code.rpc.context import RequestContext
     from iac_code.settings import Settings
@@ -87,7 +90,11 @@ class _CountedHandler:
 
 
 def run_stdio_server(
-    settings: Settings, *, prefix: bytes = b"", initialize_params: dict[str, Any] | None = None
+    settings: Settings,
+    *,
+    prefix: bytes = b"",
+    initialize_params: dict[str, Any] | None = None,
+    fast_sessions: Sequence[FastSession] = (),
 ) -> int:
     start_logging(settings)
     raise_open_file_limit()
@@ -102,6 +109,9 @@ def run_stdio_server(
         router = VersionedRouter(agent, peer)
         if initialize_params is not None:
             router.adopt_fast_initialize(initialize_params)
+        for fast in fast_sessions:  # answered by the fast path: create and open them now
+            agent.adopt_fast_session(fast.session_id, fast.cwd)
+            background[0].start_soon(agent.announce_commands, fast.session_id)
         agents.append(agent)
         # initialize has been answered (or is the next request): load the model SDK while
         # the agent waits for the client, pausing whenever a request is being handled.

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from acp_bindings.errors import InvalidParamsError
+if TYPE_CHECKING:
+    from acp_bindings.errors import InvalidParamsError
+
+
+def _invalid_params(message: str, data: Any = None) -> InvalidParamsError:
+    # Imported here: the start-up fast path builds session/new answers with this module
+    # before the generated bindings are loaded.
+    from acp_bindings.errors import InvalidParamsError
+
+    return InvalidParamsError(message, data=data)
+
 
 DEFAULT_MODE = "default"
 MODES: dict[str, tuple[str, str]] = {
@@ -36,7 +46,7 @@ def modes_state(current: str) -> dict[str, Any]:
 
 def check_mode(mode_id: str) -> str:
     if mode_id not in MODES:
-        raise InvalidParamsError(
+        raise _invalid_params(
             "Unknown mode.", data={"modeId": f"must be one of: {', '.join(MODES)}"}
         )
     return mode_id
@@ -92,11 +102,11 @@ def apply_config_value(
     elif config_id == "thought_level":
         allowed = tuple(THOUGHT_LEVELS)
     else:
-        raise InvalidParamsError(
+        raise _invalid_params(
             "Unknown config option.", data={"configId": "must be one of: model, thought_level"}
         )
     if not isinstance(value, str) or value not in allowed:
-        raise InvalidParamsError(
+        raise _invalid_params(
             "Unknown config value.", data={"value": f"must be one of: {', '.join(allowed)}"}
         )
     setattr(config, config_id, value)

@@ -257,6 +257,28 @@ class IacAgent(AgentHandlers):
             base_env=self.child_environment(),
         )
 
+    def adopt_fast_session(self, session_id: str, cwd: str) -> None:
+        """The start-up fast path answered ``session/new`` with this id: make it real.
+
+        A disk that refuses the new session is logged (the answer is already out); the
+        session then lives in memory, like a session whose later writes fail (SPEC §12).
+        """
+        try:
+            self.store.create(session_id, cwd)
+        except StoreWriteError as exc:
+            log.error("cannot create session %s on disk: %s", session_id, exc)
+        try:
+            self._open(session_id, Path(cwd), [], [])
+        except Exception:
+            log.exception("cannot open session %s answered at start-up", session_id)
+
+    async def announce_commands(self, session_id: str) -> None:
+        """``available_commands_update`` of a session answered by the fast path."""
+        try:
+            await self._after_response(session_id)
+        except ConnectionClosedError:
+            log.debug("commands of %s not announced: output closed", session_id)
+
     async def _after_response(self, session_id: str) -> None:
         await self.notify(
             session_id,
