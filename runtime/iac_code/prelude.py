@@ -255,6 +255,8 @@ class _Window:
                 return
             if plain is None or len(self.sessions) >= settings.max_open_sessions:
                 return
+            if not self.sessions and not _store_writable(settings.sessions_dir):
+                return  # the runtime answers with the store's own, precise error
             request_id, cwd = plain
             session = FastSession(new_session_id(), cwd)
             result = session_new_result(session.session_id, settings)
@@ -274,6 +276,19 @@ class _Window:
                 self.buffer += chunk
                 return True
         return False
+
+
+def _store_writable(sessions_dir: Any) -> bool:
+    """Whether the store could create a session under ``sessions_dir``: it, or its nearest
+    existing ancestor, is a writable folder (nothing is created here: the store makes its
+    folders itself, with its own modes)."""
+    path = os.path.abspath(sessions_dir)
+    while not os.path.lexists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+    return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK)
 
 
 def _encode(frame: dict[str, Any]) -> bytes:
