@@ -39,7 +39,8 @@ from .base import (
     ModelResponseError,
     StreamEvent,
 )
-from .preload import hurry
+from .direct_http import stream_messages
+from .preload import hurry, preload_under_way
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -206,6 +207,23 @@ class AnthropicModelClient:
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         if not self._api_key:
             raise ModelAuthError("No API key is configured for the model (set ANTHROPIC_API_KEY).")
+        if self._sdk_client is None and self._stream_api == "sse" and preload_under_way():
+            # The SDK is still being loaded in the background: this request goes straight
+            # over HTTP (see iac_code.llm.direct_http) instead of waiting seconds for it.
+            assert self._api_key is not None
+            params = build_params(request, prompt_caching=self._prompt_caching)
+            async for event in stream_messages(
+                params,
+                api_key=self._api_key,
+                base_url=self._base_url,
+                read_timeout=self._timeout,
+                connect_timeout=self._connect_timeout,
+                decode=_decode_sse,
+                reason=_reason,
+                retry_after=parse_retry_after,
+            ):
+                yield event
+            return
         if self._sdk_client is None:
             # The first call imports the SDK (seconds on a busy machine) in a worker thread:
             # on the event loop it would hold up every other request meanwhile, a

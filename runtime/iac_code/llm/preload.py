@@ -137,6 +137,11 @@ GATE = IdleGate()
 PRELOADER = Preloader(GATE)
 
 
+def preload_under_way() -> bool:
+    """True while the process-wide preload has started and not yet finished."""
+    return PRELOADER.started and not PRELOADER.done.is_set()
+
+
 def hurry() -> None:
     """Someone needs the SDK now: never pause the preload again."""
     GATE.open_for_good()
