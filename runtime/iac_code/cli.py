@@ -6,15 +6,14 @@ this module imports only the standard library and the start-up fast path.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from iac_code import __version__
 
 if TYPE_CHECKING:
+    import argparse
+
     from iac_code.settings import Settings
 
 
@@ -33,14 +32,21 @@ def _env_help() -> str:
     )
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line on stderr and exit status 2 (editors show one line well)."""
+def _parser_class() -> type[argparse.ArgumentParser]:
+    import argparse
 
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+    class _Parser(argparse.ArgumentParser):
+        """Usage errors as one line on stderr and exit status 2 (editors show one line well)."""
+
+        def error(self, message: str) -> NoReturn:
+            self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    return _Parser
 
 
 def _positive_int(text: str) -> int:
+    import argparse
+
     try:
         value = int(text)
     except ValueError:
@@ -51,6 +57,8 @@ def _positive_int(text: str) -> int:
 
 
 def _log_level(text: str) -> str:
+    import argparse
+
     from iac_code.settings import LOG_LEVELS
 
     level = text.upper()
@@ -60,7 +68,10 @@ def _log_level(text: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    import argparse
+    from pathlib import Path
+
+    parser = _parser_class()(
         prog="iac-code",
         description="An infrastructure-as-code coding agent for editors (Agent Client Protocol).",
     )
@@ -163,6 +174,8 @@ def _account_settings(args: argparse.Namespace) -> Settings:
 
 def acp_settings(args: argparse.Namespace) -> Settings:
     """Settings for ``iac-code acp``: config file, then environment, then flags."""
+    from dataclasses import replace
+
     from iac_code.settings import load_settings
 
     settings = load_settings()
@@ -189,6 +202,7 @@ def acp_settings(args: argparse.Namespace) -> Settings:
 
 def _serve_http(args: argparse.Namespace) -> int:
     import os
+    from dataclasses import replace
 
     from iac_code.remote.options import TOKEN_ENV, RemoteLimits, RemoteOptions
     from iac_code.remote.serve import run_http_server
@@ -209,6 +223,13 @@ def _serve_http(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments == ["acp"]:
+        # What editors run: answer initialize before even argparse is imported (the
+        # arguments are parsed, the same way as always, once the answer is on its way).
+        from iac_code.prelude import run_acp
+
+        return run_acp(lambda: acp_settings(build_parser().parse_args(arguments)))
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "login" or (args.command == "acp" and args.login):

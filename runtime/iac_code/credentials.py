@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
-import urllib.request
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CREDENTIALS_FILE = "credentials.json"
 _KEY_FIELD = "anthropicApiKey"
@@ -67,6 +68,8 @@ class KeyCheckError(Exception):
 
 def check_api_key(key: str, base_url: str | None, *, timeout: float = 15.0) -> None:
     """One cheap request (list one model) that needs a valid key; raises `KeyCheckError`."""
+    import urllib.error  # only the login command checks keys: not on the agent's path
+    import urllib.request
     root = (base_url or DEFAULT_BASE_URL).rstrip("/")
     url = f"{root}/v1/models?limit=1"
     request = urllib.request.Request(

@@ -20,7 +20,6 @@ import os
 import select
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from iac_code.agent import info
@@ -137,10 +136,22 @@ def initialize_response_bytes(request_id: int | str, params: dict[str, Any]) -> 
     return json.dumps(frame, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
 
-def _read_first_line(fd: int) -> bytes:
-    """Read until the first newline (or EOF, or the prelude's size limit)."""
+#: How long the first line may take before the runtime's import starts anyway.
+_QUIET_CLIENT_SECONDS = 0.02
+
+
+def _read_first_line(fd: int, on_quiet: Callable[[], None] | None = None) -> bytes:
+    """Read until the first newline (or EOF, or the prelude's size limit).
+
+    ``on_quiet`` runs once if no byte has come after a short while (a client that waits
+    before sending ``initialize``): the time is better spent importing the runtime."""
     buffer = bytearray()
     while b"\n" not in buffer and len(buffer) < _MAX_PRELUDE_LINE:
+        if on_quiet is not None:
+            ready, _, _ = select.select([fd], [], [], _QUIET_CLIENT_SECONDS)
+            if not ready:
+                on_quiet()
+                on_quiet = None
         chunk = os.read(fd, 65536)
         if not chunk:
             break
@@ -162,9 +173,11 @@ class _Importer(threading.Thread):
             self.error = exc
 
 
-def answer_first_initialize(in_fd: int, out_fd: int) -> tuple[bytes, dict[str, Any] | None]:
+def answer_first_initialize(
+    in_fd: int, out_fd: int, on_quiet: Callable[[], None] | None = None
+) -> tuple[bytes, dict[str, Any] | None]:
     """Answer a leading plain ``initialize``; return (unprocessed bytes, its params or None)."""
-    data = _read_first_line(in_fd)
+    data = _read_first_line(in_fd, on_quiet)
     line, newline, rest = data.partition(b"\n")
     if not newline:
         return data, None
@@ -180,13 +193,15 @@ def answer_first_initialize(in_fd: int, out_fd: int) -> tuple[bytes, dict[str, A
     return rest, params
 
 
-@dataclass(frozen=True, slots=True)
 class FastSession:
     """A session the fast path answered ``session/new`` for; the runtime creates it on disk
     and sends its ``available_commands_update`` once it takes over."""
 
-    session_id: str
-    cwd: str
+    __slots__ = ("cwd", "session_id")
+
+    def __init__(self, session_id: str, cwd: str) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
 
 
 def plain_session_new(message: object) -> tuple[int | str, str] | None:
@@ -229,14 +244,14 @@ def session_new_result(session_id: str, settings: Any) -> dict[str, Any]:
     }
 
 
-@dataclass
 class _Window:
     """The fast path between the ``initialize`` answer and the runtime taking over."""
 
-    in_fd: int
-    out_fd: int
-    buffer: bytes
-    sessions: list[FastSession] = field(default_factory=list)
+    def __init__(self, in_fd: int, out_fd: int, buffer: bytes) -> None:
+        self.in_fd = in_fd
+        self.out_fd = out_fd
+        self.buffer = buffer
+        self.sessions: list[FastSession] = []
 
     def serve(self, settings: Any, importer: threading.Thread) -> None:
         """Answer plain ``session/new`` requests until the runtime is imported, anything
@@ -304,8 +319,11 @@ def _write_all(fd: int, data: bytes) -> None:
 def run_acp(make_settings: Callable[[], Any]) -> int:
     """Serve ACP on stdio; ``make_settings`` runs after the first answer is on its way."""
     importer = _Importer()
-    importer.start()
-    prefix, initialize_params = answer_first_initialize(0, 1)
+    # The import starts once initialize is answered (it would compete with the answer for
+    # the interpreter), or earlier when the client is slow to send anything.
+    prefix, initialize_params = answer_first_initialize(0, 1, on_quiet=importer.start)
+    if not importer.is_alive() and importer.ident is None:
+        importer.start()
     settings = make_settings()
     sessions: list[FastSession] = []
     if initialize_params is not None and negotiate_initialize(initialize_params) == 1:
