@@ -7,9 +7,12 @@ this module imports only the standard library and the start-up fast path.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, NoReturn
 
 from iac_code import __version__
+
+TYPE_CHECKING = False  # not imported from typing: start-up cost (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 if TYPE_CHECKING:
     import argparse

@@ -70,6 +70,7 @@ def check_api_key(key: str, base_url: str | None, *, timeout: float = 15.0) -> N
     """One cheap request (list one model) that needs a valid key; raises `KeyCheckError`."""
     import urllib.error  # only the login command checks keys: not on the agent's path
     import urllib.request
+
     root = (base_url or DEFAULT_BASE_URL).rstrip("/")
     url = f"{root}/v1/models?limit=1"
     request = urllib.request.Request(

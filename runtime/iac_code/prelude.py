@@ -19,12 +19,15 @@ import json
 import os
 import select
 import threading
-from collections.abc import Callable
-from typing import Any
 
 from iac_code.agent import info
 from iac_code.protocol_versions import negotiate_initialize
 from iac_code.v2 import info as v2_info
+
+TYPE_CHECKING = False  # typing is not imported on the start-up path (mypy knows the name)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 _MAX_PRELUDE_LINE = 1 << 20  # longer first lines go to the full runtime and its size limit
 _JSON_ID_TYPES = (int, str)

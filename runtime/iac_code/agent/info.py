@@ -7,9 +7,11 @@ fast path both build their answer here, which keeps the two byte-for-byte identi
 
 from __future__ import annotations
 
-from typing import Any
-
 from iac_code import __version__
+
+TYPE_CHECKING = False  # typing is not imported on the start-up path (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 AGENT_NAME = "iac-code"
 AGENT_TITLE = "iac-code"
