@@ -46,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--seed", type=int, help="kill9: seed of the random kill moments")
     bench.add_argument(
+        "--agent",
+        metavar="CMD",
+        help="the agent command to measure (quoted; default: this environment's iac-code acp)",
+    )
+    bench.add_argument(
         "--compare",
         metavar="CMD",
         help="another agent command to measure spawn→initialize side by side (quoted)",

@@ -107,6 +107,7 @@ def main(args: argparse.Namespace) -> int:
         names = ", ".join(m.name for m in METRICS)
         print(f"bench: no metric matches {patterns}; known: {names}", file=sys.stderr)
         return 1
+    agent = getattr(args, "agent", None)
     compare = getattr(args, "compare", None)
     compare_argv = shlex.split(compare) if compare else None
     if compare_argv and not any(m.name in ("startup", "cold_prompt") for m in metrics):
@@ -117,7 +118,7 @@ def main(args: argparse.Namespace) -> int:
     machine = machine_description()
     with tempfile.TemporaryDirectory(prefix="iac-code-bench-") as tmp:
         ctx = BenchContext(
-            agent_argv=default_agent_argv(),
+            agent_argv=shlex.split(agent) if agent else default_agent_argv(),
             root=Path(tmp),
             repeat=max(1, int(getattr(args, "repeat", 10) or 10)),
             compare_argv=compare_argv,
