@@ -225,6 +225,39 @@ def _serve_http(args: argparse.Namespace) -> int:
     return run_http_server(acp_settings(args), options)
 
 
+def _plain_acp_arguments() -> argparse.Namespace:
+    """What ``build_parser().parse_args(["acp"])`` gives, without importing argparse (a test
+    keeps the two equal)."""
+    from types import SimpleNamespace
+
+    values: dict[str, object] = {
+        name: None
+        for name in (
+            "model",
+            "base_url",
+            "home",
+            "log_level",
+            "log_file",
+            "max_line_bytes",
+            "max_turn_requests",
+            "max_open_sessions",
+            "child_env_allow",
+            "max_connections",
+            "idle_timeout",
+        )
+    }
+    values.update(
+        command="acp",
+        login=False,
+        logout=False,
+        transport="stdio",
+        host="127.0.0.1",
+        port=8765,
+        allow_origin=[],
+    )
+    return SimpleNamespace(**values)  # type: ignore[return-value]
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     if arguments == ["acp"]:
@@ -232,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         # arguments are parsed, the same way as always, once the answer is on its way).
         from iac_code.prelude import run_acp
 
-        return run_acp(lambda: acp_settings(build_parser().parse_args(arguments)))
+        return run_acp(lambda: acp_settings(_plain_acp_arguments()))
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "login" or (args.command == "acp" and args.login):

@@ -321,19 +321,32 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def run_acp(make_settings: Callable[[], Any]) -> int:
     """Serve ACP on stdio; ``make_settings`` runs after the first answer is on its way."""
+    import sys
+
     importer = _Importer()
     # The import starts once initialize is answered (it would compete with the answer for
     # the interpreter), or earlier when the client is slow to send anything.
     prefix, initialize_params = answer_first_initialize(0, 1, on_quiet=importer.start)
-    if not importer.is_alive() and importer.ident is None:
-        importer.start()
+    fast_new = initialize_params is not None and negotiate_initialize(initialize_params) == 1
     settings = make_settings()
-    sessions: list[FastSession] = []
-    if initialize_params is not None and negotiate_initialize(initialize_params) == 1:
+    if fast_new:
         # Editors send session/new right after initialize, while the runtime is still
-        # importing (hundreds of ms): a plain one is answered here too.
-        window = _Window(0, 1, prefix)
-        window.serve(settings, importer)
+        # importing (hundreds of ms): a plain one is answered here too. What its answer
+        # needs is loaded before the import starts competing for the interpreter.
+        import iac_code.agent.options
+        import iac_code.session_id  # noqa: F401
+    if importer.ident is None:
+        importer.start()
+    sessions: list[FastSession] = []
+    if fast_new:
+        # The import thread would otherwise keep the interpreter for 5 ms at a time.
+        previous = sys.getswitchinterval()
+        sys.setswitchinterval(min(previous, 0.0005))
+        try:
+            window = _Window(0, 1, prefix)
+            window.serve(settings, importer)
+        finally:
+            sys.setswitchinterval(previous)
         prefix, sessions = window.buffer, window.sessions
     importer.join()
     if importer.error is not None:

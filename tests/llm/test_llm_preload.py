@@ -139,3 +139,19 @@ def test_a_turn_that_needs_the_sdk_opens_the_gate(monkeypatch: pytest.MonkeyPatc
     preload.hurry()
     gate.pause(limit=WAIT)  # returns at once: the gate stays open for good
     gate.leave()
+
+
+def test_a_pause_ends_when_another_thread_waits_for_an_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gate = IdleGate()
+    gate.enter()
+    monkeypatch.setattr(preload, "_someone_waits_for_an_import", lambda: True)
+    gate.pause()  # returns: the request may be waiting for a module the preload holds
+    monkeypatch.setattr(preload, "_someone_waits_for_an_import", lambda: False)
+    gate.pause()  # and it does not pause again in the same busy period
+    gate.leave()
+
+
+def test_the_import_bookkeeping_is_readable() -> None:
+    assert preload._someone_waits_for_an_import() is False  # nobody is importing right now

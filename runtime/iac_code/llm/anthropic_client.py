@@ -39,7 +39,7 @@ from .base import (
     ModelResponseError,
     StreamEvent,
 )
-from .direct_http import stream_messages
+from .direct_http import DirectHttp, stream_messages
 from .preload import hurry, preload_under_way
 
 if TYPE_CHECKING:
@@ -131,6 +131,8 @@ class AnthropicModelClient:
         self._stream_api = stream_api
         self._sdk_client: AsyncAnthropic | None = None
         self._sdk_lock = threading.Lock()  # the client may be built by the preload thread
+        #: Requests sent while the SDK still loads (iac_code.llm.direct_http).
+        self._direct = DirectHttp(timeout, connect_timeout)
 
     def _new_sdk_client(self, **extra: Any) -> AsyncAnthropic:
         import anthropic  # deferred: see the module docstring
@@ -197,6 +199,7 @@ class AnthropicModelClient:
 
     async def aclose(self) -> None:
         """Close the SDK's connection pool (if a call ever created it)."""
+        await self._direct.aclose()
         if self._sdk_client is not None:
             await self._sdk_client.close()
             self._sdk_client = None
@@ -213,11 +216,10 @@ class AnthropicModelClient:
             assert self._api_key is not None
             params = build_params(request, prompt_caching=self._prompt_caching)
             async for event in stream_messages(
+                self._direct,
                 params,
                 api_key=self._api_key,
                 base_url=self._base_url,
-                read_timeout=self._timeout,
-                connect_timeout=self._connect_timeout,
                 decode=_decode_sse,
                 reason=_reason,
                 retry_after=parse_retry_after,

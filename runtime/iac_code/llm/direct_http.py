@@ -32,19 +32,42 @@ def _import_httpx() -> Any:
     return httpx2
 
 
+class DirectHttp:
+    """One HTTP connection pool for the requests sent while the SDK loads (closed by
+    :meth:`aclose`); building it costs a TLS context, so it is built once."""
+
+    def __init__(self, read_timeout: float, connect_timeout: float) -> None:
+        self._read_timeout = read_timeout
+        self._connect_timeout = connect_timeout
+        self._client: Any = None
+
+    async def client(self) -> Any:
+        if self._client is None:
+            httpx2 = await anyio.to_thread.run_sync(_import_httpx, abandon_on_cancel=True)
+            timeout = httpx2.Timeout(self._read_timeout, connect=self._connect_timeout)
+            self._client = httpx2.AsyncClient(timeout=timeout)
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            with anyio.CancelScope(shield=True):
+                await client.aclose()
+
+
 async def stream_messages(
+    http: DirectHttp,
     params: dict[str, Any],
     *,
     api_key: str,
     base_url: str | None,
-    read_timeout: float,
-    connect_timeout: float,
     decode: Callable[[AsyncIterator[str]], AsyncIterator[dict[str, Any]]],
     reason: Callable[[BaseException], str],
     retry_after: Callable[[Mapping[str, str]], float | None],
 ) -> AsyncGenerator[StreamEvent, None]:
     """Stream one ``POST /v1/messages`` (``params`` as for ``messages.create``)."""
-    httpx2 = await anyio.to_thread.run_sync(_import_httpx, abandon_on_cancel=True)
+    client = await http.client()
+    httpx2 = _import_httpx()  # already imported by http.client()
     body = dict(params)
     body.update(body.pop("extra_body", None) or {})
     body["stream"] = True
@@ -57,7 +80,6 @@ async def stream_messages(
     }
     assembler = StreamAssembler()
     started = False
-    client = httpx2.AsyncClient(timeout=httpx2.Timeout(read_timeout, connect=connect_timeout))
     try:
         async with client.stream(
             "POST", f"{root}/v1/messages", content=json.dumps(body), headers=headers
@@ -86,9 +108,6 @@ async def stream_messages(
         raise ModelConnectionError(f"Could not reach the model API: {exc}") from exc
     except ValueError as exc:
         raise ModelResponseError(f"The model API sent an unusable response: {exc}") from exc
-    finally:
-        with anyio.CancelScope(shield=True):
-            await client.aclose()
     assembler.check_complete()
 
 

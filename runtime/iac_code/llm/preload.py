@@ -13,9 +13,11 @@ request answered meanwhile. Two things keep it out of the way:
   stops at its next audited event (an audit hook: ``import`` fires before each module, before
   any import lock is taken; ``open`` for each module's code; ``sys._getframe`` for each
   pydantic model class) and at the checkpoints between its steps, and goes on once the agent
-  is idle again. A pause is bounded: should a request wait for a module the
-  preload thread is in the middle of importing, the preload goes on after a short while and
-  does not pause again until the agent has been idle once more, so nothing can deadlock.
+  is idle again. A pause cannot deadlock: should another thread wait for a module the preload
+  thread is in the middle of importing (CPython's import bookkeeping tells), the preload goes
+  on and does not pause again until the agent has been idle once more. A long prompt turn
+  keeps the preload paused; its requests go straight over HTTP meanwhile
+  (:mod:`iac_code.llm.direct_http`).
 - While the preload runs, the interpreter's switch interval is lowered, so the event loop
   gets the GIL back quickly whenever it wakes up for input.
 
@@ -33,8 +35,8 @@ from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
-#: The longest one pause waits for the agent to become idle.
-MAX_PAUSE_SECONDS = 0.1
+#: How often a paused preload checks whether another thread waits for an import.
+_CHECK_SECONDS = 0.05
 #: The interpreter's switch interval while the preload runs (the default is 5 ms).
 PRELOAD_SWITCH_INTERVAL = 0.0002
 
@@ -70,15 +72,39 @@ class IdleGate:
     def busy(self) -> bool:
         return self._busy > 0
 
-    def pause(self, limit: float = MAX_PAUSE_SECONDS) -> None:
-        """Wait (at most ``limit`` seconds) until no request is being handled."""
+    def pause(self, limit: float | None = None) -> None:
+        """Wait until no request is being handled (at most ``limit`` seconds if given).
+
+        Without a limit the wait also ends when some thread is blocked importing a module
+        (it may be one the preload thread is in the middle of): the preload then goes on,
+        and does not pause again in this busy period.
+        """
         with self._condition:
             if self._open or self._busy == 0 or self._gave_up_in == self._period:
                 return
             period = self._period
-            idle = self._condition.wait_for(lambda: self._open or self._busy == 0, limit)
-            if not idle:
-                self._gave_up_in = period
+            waited = 0.0
+            while not (self._open or self._busy == 0):
+                step = _CHECK_SECONDS if limit is None else min(_CHECK_SECONDS, limit - waited)
+                if step <= 0 or (limit is None and _someone_waits_for_an_import()):
+                    self._gave_up_in = period
+                    return
+                self._condition.wait(step)
+                waited += step
+
+
+def _someone_waits_for_an_import() -> bool:
+    """Whether a thread is blocked on a module lock (CPython's import bookkeeping; when it
+    cannot be read, assume so after a short while, so a pause can never deadlock)."""
+    from importlib import _bootstrap
+
+    blocking = getattr(_bootstrap, "_blocking_on", None)
+    if blocking is None:
+        return True
+    try:
+        return any(blocking.values())
+    except RuntimeError:  # changed size while we looked: somebody is importing
+        return True
 
 
 class Preloader:
