@@ -264,8 +264,11 @@ def main(argv: list[str] | None = None) -> int:
         # What editors run: answer initialize before even argparse is imported (the
         # arguments are parsed, the same way as always, once the answer is on its way).
         from iac_code.prelude import run_acp
+        from iac_code.settings_core import SessionDefaults
 
-        return run_acp(lambda: acp_settings(_plain_acp_arguments()))
+        return run_acp(
+            lambda: acp_settings(_plain_acp_arguments()), session_defaults=SessionDefaults
+        )
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "login" or (args.command == "acp" and args.login):

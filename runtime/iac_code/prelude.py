@@ -319,35 +319,49 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def run_acp(make_settings: Callable[[], Any]) -> int:
-    """Serve ACP on stdio; ``make_settings`` runs after the first answer is on its way."""
+def run_acp(
+    make_settings: Callable[[], Any], *, session_defaults: Callable[[], Any] | None = None
+) -> int:
+    """Serve ACP on stdio; ``make_settings`` runs after the first answers are on their way.
+
+    With ``session_defaults`` (``iac-code acp`` without flags: what editors run), a plain
+    ``session/new`` that arrives while the runtime still imports is answered here too, from
+    the defaults it returns (an :class:`iac_code.settings_core.SessionDefaults`).
+    """
     import sys
 
     importer = _Importer()
     # The import starts once initialize is answered (it would compete with the answer for
     # the interpreter), or earlier when the client is slow to send anything.
     prefix, initialize_params = answer_first_initialize(0, 1, on_quiet=importer.start)
-    fast_new = initialize_params is not None and negotiate_initialize(initialize_params) == 1
-    settings = make_settings()
-    if fast_new:
-        # Editors send session/new right after initialize, while the runtime is still
-        # importing (hundreds of ms): a plain one is answered here too. What its answer
-        # needs is loaded before the import starts competing for the interpreter.
+    defaults = None
+    if (
+        session_defaults is not None
+        and initialize_params is not None
+        and negotiate_initialize(initialize_params) == 1
+    ):
+        # What the session/new answer needs is loaded before the import competes for the
+        # interpreter. A configuration that cannot be read is left to make_settings.
+        try:
+            defaults = session_defaults()
+        except (SystemExit, OSError, ValueError, TypeError):
+            defaults = None
         import iac_code.agent.options
         import iac_code.session_id  # noqa: F401
     if importer.ident is None:
         importer.start()
     sessions: list[FastSession] = []
-    if fast_new:
+    if defaults is not None:
         # The import thread would otherwise keep the interpreter for 5 ms at a time.
         previous = sys.getswitchinterval()
         sys.setswitchinterval(min(previous, 0.0005))
         try:
             window = _Window(0, 1, prefix)
-            window.serve(settings, importer)
+            window.serve(defaults, importer)
         finally:
             sys.setswitchinterval(previous)
         prefix, sessions = window.buffer, window.sessions
+    settings = make_settings()
     importer.join()
     if importer.error is not None:
         raise importer.error

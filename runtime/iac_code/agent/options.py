@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing is not imported on the start-up path (mypy knows the name)
 if TYPE_CHECKING:
+    from typing import Any
+
     from acp_bindings.errors import InvalidParamsError
 
 
@@ -52,12 +52,27 @@ def check_mode(mode_id: str) -> str:
     return mode_id
 
 
-@dataclass
 class SessionConfig:
-    """The current values of a session's config options."""
+    """The current values of a session's config options.
 
-    model: str
-    thought_level: str = DEFAULT_THOUGHT_LEVEL
+    A plain class rather than a dataclass: the start-up fast path builds ``session/new``
+    answers with this module, and importing ``dataclasses`` costs more than the answer."""
+
+    __slots__ = ("model", "thought_level")
+
+    def __init__(self, model: str, thought_level: str = DEFAULT_THOUGHT_LEVEL) -> None:
+        self.model = model
+        self.thought_level = thought_level
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionConfig):
+            return NotImplemented
+        return (self.model, self.thought_level) == (other.model, other.thought_level)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
+
+    def __repr__(self) -> str:
+        return f"SessionConfig(model={self.model!r}, thought_level={self.thought_level!r})"
 
     @property
     def thinking_budget(self) -> int:
