@@ -93,18 +93,26 @@ class IdleGate:
                 waited += step
 
 
+#: Threads of ours that import in the background: one of them waiting for a module the
+#: preload holds is no reason to stop pausing (no request depends on it).
+_BACKGROUND_PREFIX = "iac-code-"
+
+
 def _someone_waits_for_an_import() -> bool:
-    """Whether a thread is blocked on a module lock (CPython's import bookkeeping; when it
-    cannot be read, assume so after a short while, so a pause can never deadlock)."""
+    """Whether a thread a request may depend on (not one of our background importers) is
+    blocked on a module lock, read from CPython's import bookkeeping; when that cannot be
+    read, assume so, so that a pause can never deadlock."""
     from importlib import _bootstrap
 
     blocking = getattr(_bootstrap, "_blocking_on", None)
     if blocking is None:
         return True
     try:
-        return any(blocking.values())
+        waiting = [tid for tid, lock in list(blocking.items()) if lock]
     except RuntimeError:  # changed size while we looked: somebody is importing
         return True
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    return any(not names.get(tid, "").startswith(_BACKGROUND_PREFIX) for tid in waiting)
 
 
 class Preloader:
