@@ -1,0 +1,27 @@
+"""Helpers for the conformance checker's self-tests: run the checker in-process against
+the fixture agents."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+from acp_conformance.config import RunConfig
+from acp_conformance.runner import RunResult, execute
+
+FIXTURES = Path(__file__).parent / "fixtures"
+RAW_AGENT = FIXTURES / "raw_agent.py"
+SDK_AGENT = FIXTURES / "sdk_echo_agent.py"
+
+#: Fixture agents answer in milliseconds; a short bound keeps "no answer" probes cheap.
+FAST_TIMEOUT = 1.5
+
+
+def raw_agent(*args: str) -> list[str]:
+    return [sys.executable, str(RAW_AGENT), *args]
+
+
+def run_checker(argv: list[str], *, only: list[str] | None = None, **options: object) -> RunResult:
+    config = RunConfig(argv=argv, only=only or [], timeout=FAST_TIMEOUT, jobs=2, **options)  # type: ignore[arg-type]
+    return anyio.run(execute, config)
