@@ -81,9 +81,14 @@ def _fresh_venv(path: Path) -> Path:
 
 
 def _installed(bin_dir: Path) -> dict[str, str]:
-    listing = _run([str(bin_dir / "python"), "-m", "pip", "list", "--format", "json"])
-    packages: list[dict[str, str]] = json.loads(listing.stdout)
-    return {p["name"].lower().replace("_", "-"): p["version"] for p in packages}
+    # importlib.metadata rather than `pip list`: venvs made by pipx's uv backend have no pip.
+    probe = (
+        "import importlib.metadata as m, json;"
+        "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))"
+    )
+    listing = _run([str(bin_dir / "python"), "-c", probe])
+    packages: dict[str, str] = json.loads(listing.stdout)
+    return {name.lower().replace("_", "-"): version for name, version in packages.items()}
 
 
 def _pip_install(bin_dir: Path, built: Built, *requirements: str) -> None:
@@ -216,24 +221,30 @@ def installers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield bin_dir
 
 
-def test_pipx_installs_the_agent_as_the_readme_says(
+def test_pipx_installs_the_agent_and_the_checker_as_the_readme_says(
     built: Built, installers: Path, tmp_path: Path
 ) -> None:
     env = dict(os.environ, PIPX_HOME=str(tmp_path / "pipx"), PIPX_BIN_DIR=str(tmp_path / "bin"))
-    # The README's command; --preinstall paths are taken relative to pipx's venv, so absolute.
+    generated, runtime = built.sources / "generated", built.sources / "runtime"
+    # The README's commands; --preinstall paths are taken relative to pipx's venv: absolute.
+    pipx = str(installers / "pipx")
+    _run([pipx, "install", "--preinstall", str(generated), str(runtime)], env=env)
     _run(
         [
-            str(installers / "pipx"),
+            pipx,
             "install",
             "--preinstall",
-            str(built.sources / "generated"),
-            str(built.sources / "runtime"),
+            f"{generated}[validation]",
+            str(built.sources / "conformance"),
         ],
         env=env,
-        cwd=built.sources,
     )
     shown = _run([str(tmp_path / "bin" / "iac-code"), "--version"])
     assert shown.stdout.strip() == "iac-code 0.1.0"
+    checker = _run([str(tmp_path / "bin" / "acp-conformance"), "--version"])
+    assert "0.1.0" in checker.stdout
+    checker_python = tmp_path / "pipx" / "venvs" / "acp-conformance" / "bin"
+    assert "anthropic" not in _installed(checker_python)
 
 
 def test_uv_tool_installs_the_agent_and_the_checker_from_their_folders(
