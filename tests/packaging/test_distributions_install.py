@@ -8,13 +8,14 @@ who follows the README gets, minus the editable development install.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
 import venv
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,7 @@ NOT_IN_THE_AGENT = {
     "pytest",
 }
 
-pytestmark = [pytest.mark.subprocess, pytest.mark.xdist_group("distributions")]
+pytestmark = pytest.mark.subprocess
 
 
 @dataclass(frozen=True)
@@ -63,16 +64,38 @@ def _copy_sources(target: Path) -> None:
         shutil.copytree(ROOT / folder, target / folder, ignore=ignore)
 
 
+def _once_per_run(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """The folder ``name``, made by ``make`` once for the whole test run.
+
+    Under pytest-xdist each worker has its own temporary root; their common parent is the
+    run's, so the wheels and the agent venv are built once (under a lock) and every worker's
+    tests of this module can run side by side instead of queueing on one worker.
+    """
+    base = factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder, done = shared / name, shared / f"{name}.done"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
+def _build(base: Path) -> None:
+    _copy_sources(base / "src")
+    _run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(base / "wheels")]
+        + [str(base / "src" / name) for name in ("generated", "runtime", "conformance")]
+    )
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    base = tmp_path_factory.mktemp("distributions")
-    sources, wheels = base / "src", base / "wheels"
-    _copy_sources(sources)
-    _run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels)]
-        + [str(sources / name) for name in ("generated", "runtime", "conformance")]
-    )
-    return Built(sources, wheels)
+    base = _once_per_run(tmp_path_factory, "distributions", _build)
+    return Built(base / "src", base / "wheels")
 
 
 def _fresh_venv(path: Path) -> Path:
@@ -108,9 +131,10 @@ def _pip_install(bin_dir: Path, built: Built, *requirements: str) -> None:
 
 @pytest.fixture(scope="module")
 def agent_bin(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    bin_dir = _fresh_venv(tmp_path_factory.mktemp("agent-venv") / "venv")
-    _pip_install(bin_dir, built, "iac-code-acp")
-    return bin_dir
+    def make(folder: Path) -> None:
+        _pip_install(_fresh_venv(folder / "venv"), built, "iac-code-acp")
+
+    return _once_per_run(tmp_path_factory, "agent-venv", make) / "venv" / "bin"
 
 
 def _agent_env(home: Path) -> dict[str, str]:
@@ -216,9 +240,11 @@ print(json.dumps([validate_message(good, version=2), len(validate_message(bad, v
 
 @pytest.fixture(scope="module")
 def installers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    bin_dir = _fresh_venv(tmp_path_factory.mktemp("installers") / "venv")
-    _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "pipx", "uv"])
-    yield bin_dir
+    def make(folder: Path) -> None:
+        bin_dir = _fresh_venv(folder / "venv")
+        _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "pipx", "uv"])
+
+    yield _once_per_run(tmp_path_factory, "installers", make) / "venv" / "bin"
 
 
 def test_pipx_installs_the_agent_and_the_checker_as_the_readme_says(
