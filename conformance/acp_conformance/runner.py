@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
@@ -13,11 +13,20 @@ from . import scenarios as _scenarios  # noqa: F401  (registers every check)
 from .config import RunConfig
 from .harness.connection import AgentExited, AgentTimeout
 from .harness.remote import AccessDenied
-from .outcomes import Outcome, Verdict, combine, failed, harness_error, not_applicable
+from .outcomes import (
+    NO_DEADLINE,
+    Outcome,
+    Verdict,
+    combine,
+    failed,
+    harness_error,
+    not_applicable,
+    soft_failed,
+)
 from .preflight import PreflightFailure, preflight
 from .progress import Progress
 from .remote_scope import exemption
-from .requirements import CHECKS, REQUIREMENTS, Check, Requirement, effective, select
+from .requirements import CHECKS, REQUIREMENTS, Check, Requirement, Tier, effective, select
 from .scenarios.base import (
     SCENARIOS,
     AgentRun,
@@ -169,12 +178,37 @@ async def _gate(ctx: CheckContext) -> Outcome | None:
 
 
 def _timed_out(exc: AgentTimeout, ctx: CheckContext) -> Outcome:
-    """A wait that ran out is the agent's failure, except a prompt under ``--llm none``: the
-    agent's model is then unreachable, and whether its turn ever ends says nothing about ACP
-    (checks that cancel the turn judge the answer to the cancel themselves)."""
+    """A wait that ran out is the agent's failure, but only at SHOULD: ACP sets no time limit,
+    so a late answer is not a broken MUST (checks that can show the agent answered later
+    requests instead judge that themselves). A prompt under ``--llm none`` is not judged at
+    all: the agent's model is then unreachable, and whether its turn ever ends says nothing
+    about ACP (checks that cancel the turn judge the answer to the cancel themselves)."""
+    if exc.null_id_error is not None:
+        # Answered, but without the request's id: a wrong answer, not a late one.
+        return failed(str(exc), frames=[exc.null_id_error.seq])
     if exc.method == "session/prompt" and ctx.config.llm == "none":
         return not_applicable(f"{exc}; {UNREACHABLE_MODEL}")
-    return failed(str(exc))
+    return soft_failed(str(exc), NO_DEADLINE)
+
+
+def judged(requirement: Requirement, outcomes: list[Outcome]) -> RequirementResult:
+    """The requirement's result: a blocking requirement whose every failure is soft (see
+    :attr:`Outcome.soft`) is reported as SHOULD, with the reason on its outcomes. A house rule
+    is left as it is: its strictness, time limits included, is the project's own, and it
+    blocks only under ``--profile iac-code``."""
+    verdict = combine(outcomes)
+    failures = [o for o in outcomes if o.verdict is Verdict.FAIL]
+    if (
+        requirement.blocking
+        and not requirement.house
+        and failures
+        and all(o.soft for o in failures)
+    ):
+        requirement = replace(requirement, tier=Tier.SHOULD)
+        for outcome in failures:
+            if outcome.soft and outcome.soft not in outcome.reason:
+                outcome.reason = f"{outcome.reason} ({outcome.soft})"
+    return RequirementResult(requirement, verdict, outcomes)
 
 
 async def _run_check(chk: Check, requirement: Requirement, runtime: ScenarioRuntime) -> Outcome:
@@ -304,10 +338,7 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
         outcomes[chk.requirement].extend(_run_wide(chk, record))
     progress.finished()
 
-    results = {
-        req.id: RequirementResult(req, combine(outcomes[req.id]), outcomes[req.id])
-        for req in requirements
-    }
+    results = {req.id: judged(req, outcomes[req.id]) for req in requirements}
     agent_info = next(
         (
             run.init_result.get("agentInfo")

@@ -49,14 +49,22 @@ def _verdict_line(report: Mapping[str, Any], status: str) -> str:
     return "CONFORMANT" + tail
 
 
+def _softened(entry: Mapping[str, Any]) -> bool:
+    """Whether every failure of the entry was judged as SHOULD by its check (a late answer,
+    a turn of the agent's own model): no profile makes those block."""
+    failures = [o for o in entry.get("outcomes", []) if o.get("verdict") == "fail"]
+    return bool(failures) and all(o.get("judgedAsShould") for o in failures)
+
+
 def under_profile(report: Mapping[str, Any], profile: str) -> dict[str, Any]:
     """``report`` with tiers, status, verdict line and exit code as ``profile`` judges them."""
     out = copy.deepcopy(dict(report))
     if out.get("aborted"):
         return out  # stopped by the preflight: one verdict, the same under every profile
     for entry in out.get("requirements", []):
-        if entry.get("id") in REQUIREMENTS:
-            entry["tier"] = effective(REQUIREMENTS[entry["id"]], profile).tier.value
+        req = REQUIREMENTS.get(entry.get("id", ""))
+        if req is not None and (req.house or not _softened(entry)):
+            entry["tier"] = effective(req, profile).tier.value
     blocking = [r for r in _counted(out, "fail") if r["tier"] in _BLOCKING]
     stale = [r for r in out.get("requirements", []) if r.get("baseline") == "stale"]
     if blocking or stale:

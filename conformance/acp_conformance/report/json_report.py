@@ -42,6 +42,8 @@ def to_data(result: RunResult) -> dict[str, Any]:
                 "runId": outcome.run_id,
                 "frames": outcome.frames,
             }
+            if outcome.soft:
+                entry["judgedAsShould"] = outcome.soft
             if needs_transcript(outcome) and outcome.run_id in runs:
                 entry["transcript"] = excerpt(runs[outcome.run_id], outcome)
             outcomes.append(entry)

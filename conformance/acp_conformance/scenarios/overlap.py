@@ -10,7 +10,7 @@ from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
 from ._expect import brief, result_dict
 from .base import AgentRun, CheckContext, text_prompt
-from .prompting import CANCEL, STOP_REASONS, start_slow_turn, wait_turn_running
+from .prompting import CANCEL, STOP_REASONS, on_own_model, start_slow_turn, wait_turn_running
 
 REQUEST_CANCELLED = -32800
 
@@ -166,6 +166,10 @@ async def a_second_prompt_never_interleaves(ctx: CheckContext) -> Outcome:
 
 @check("session.close-cancels-prompt", scenario=CANCEL)
 async def close_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
+    return on_own_model(ctx, await _close_verdict(ctx))
+
+
+async def _close_verdict(ctx: CheckContext) -> Outcome:
     turn = await start_slow_turn(ctx, "before the session could be closed")
     if isinstance(turn, Outcome):
         return turn

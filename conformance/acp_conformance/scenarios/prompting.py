@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 
 from ..harness.connection import AgentTimeout, Pending, Response
-from ..outcomes import Outcome, failed, not_applicable, passed
+from ..outcomes import AGENTS_OWN_MODEL, Outcome, failed, not_applicable, passed, soften
 from ..requirements import check
 from ._expect import brief, result_dict
 from .base import AgentRun, CheckContext, scenario, text_prompt
@@ -47,6 +47,12 @@ WAV_EMPTY = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
 
 #: Prompt text the checker's own fixture agents treat as "take a long time".
 SLOW_PROMPT = "Take your time: think about this for a while before answering."
+
+
+def on_own_model(ctx: CheckContext, outcome: Outcome) -> Outcome:
+    """``outcome`` judged as SHOULD when the turn ran on the agent's own model (``--llm
+    none``): whether that turn was still running, or ended, is not the checker's to control."""
+    return soften(outcome, AGENTS_OWN_MODEL) if ctx.config.llm == "none" else outcome
 
 
 def _stop_reason(response: Response) -> Any:
@@ -263,6 +269,10 @@ def _too_short(obs: CancelObservation) -> Outcome | None:
 
 @check("cancel.prompt-returns-cancelled", scenario=CANCEL)
 async def cancelled_prompt_says_cancelled(ctx: CheckContext) -> Outcome:
+    return on_own_model(ctx, await _cancelled_prompt_verdict(ctx))
+
+
+async def _cancelled_prompt_verdict(ctx: CheckContext) -> Outcome:
     obs = await _observe_cancel(ctx)
     if (na := _too_short(obs)) is not None:
         return na
@@ -283,6 +293,10 @@ async def cancelled_prompt_says_cancelled(ctx: CheckContext) -> Outcome:
 
 @check("cancel.no-updates-after-response", scenario=CANCEL)
 async def nothing_follows_the_cancelled_response(ctx: CheckContext) -> Outcome:
+    return on_own_model(ctx, await _after_cancelled_response(ctx))
+
+
+async def _after_cancelled_response(ctx: CheckContext) -> Outcome:
     obs = await _observe_cancel(ctx)
     if (na := _too_short(obs)) is not None:
         return na
