@@ -307,6 +307,14 @@ async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
         return bad
     calls = record.client_calls("terminal/")
     if "terminal/create" not in calls:
+        ids = record.tool_call_ids()
+        if ids and all(_final_status(record, tid) == "failed" for tid in ids):
+            # The call failed (typically a tool name the agent does not know): nothing ran,
+            # so whether commands would go through the client's terminal was not seen.
+            return not_applicable(
+                f"the scripted {spec.name} call ended failed without any terminal/* request "
+                "(a tool the agent does not know? see --tools), so no command ran"
+            )
         return failed(
             "the terminal capability was advertised but the command ran without terminal/create"
         )
