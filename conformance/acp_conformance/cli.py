@@ -4,6 +4,7 @@ recorded transcripts."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -160,6 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_RULE_PROFILE,
         help="show tiers as judged under this rule profile (default acp)",
     )
+    lst.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per requirement: id, tier, statement, citation, tck (the "
+        "official test kit's ids it covers, qualified by version: v1:ACP-INIT-003), ...",
+    )
 
     val = sub.add_parser("validate", help="validate a recorded JSONL transcript offline")
     val.add_argument(
@@ -305,7 +312,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from .requirements import select
 
     _check_selection(list(args.only))
-    print(render_requirements(select(args.only, args.profile)))
+    chosen = select(args.only, args.profile)
+    if args.json:
+        print(json.dumps([req.to_json() for req in chosen], indent=2, ensure_ascii=False))
+        return 0
+    print(render_requirements(chosen))
     return 0
 
 

@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from .citations import ERROR_CODES, STDIO, acp, house, jsonrpc, schema_requires
+from .kit import COVERAGE as KIT_COVERAGE
 
 if TYPE_CHECKING:
     from .outcomes import Outcome
@@ -57,6 +58,25 @@ class Requirement:
     def blocking(self) -> bool:
         """Whether a failure makes the agent non-conformant."""
         return self.tier in (Tier.MUST, Tier.CAPABILITY)
+
+    @property
+    def tck(self) -> tuple[str, ...]:
+        """The official ACP test kit's ids this requirement judges (``v1:ACP-INIT-003``)."""
+        return KIT_COVERAGE.get(self.id, ())
+
+    def to_json(self) -> dict[str, Any]:
+        """The requirement as ``acp-conformance list --json`` prints it."""
+        return {
+            "id": self.id,
+            "area": self.area,
+            "tier": self.tier.value,
+            "statement": self.statement,
+            "citation": self.reference,
+            "tck": list(self.tck),
+            "gate": self.gate,
+            "needsLlm": self.llm,
+            "house": self.house,
+        }
 
 
 REQUIREMENTS: dict[str, Requirement] = {}

@@ -282,7 +282,20 @@ async def list_filter_by_cwd(ctx: CheckContext) -> Outcome:
             f"cwd filter returned sessions of other directories: {wrong[:2]!r}",
             frames=_frames(response),
         )
-    return passed(f"{len(sessions)} sessions, all in the requested cwd", frames=_frames(response))
+    unused = ctx.runtime.tmp / "cwd-no-session-uses"
+    empty = await run.live.request("session/list", {"cwd": str(unused)})
+    if (bad := expect_result(empty, "session/list with a cwd no session uses")) is not None:
+        return bad
+    listed = result_dict(empty).get("sessions")
+    if listed != []:
+        return failed(
+            f"session/list with a cwd no session uses answered sessions {listed!r}, not []",
+            frames=_frames(empty),
+        )
+    return passed(
+        f"{len(sessions)} sessions, all in the requested cwd; [] for a cwd no session uses",
+        frames=_frames(response) + _frames(empty),
+    )
 
 
 @check("session.list-bad-cursor", scenario=SESSIONS)
