@@ -144,6 +144,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--token", metavar="T", help="with --url: bearer token sent in the Authorization header"
     )
+    run.add_argument(
+        "--strict-coverage",
+        action="store_true",
+        help="fail the run when an applicable MUST/CAPABILITY requirement could not be "
+        "exercised (not applicable for a reason of the run's, such as no --llm)",
+    )
+    run.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="list not-applicable requirements too (by default each area only counts them)",
+    )
     run.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD [ARGS...]")
 
     lst = sub.add_parser("list", help="print the requirements table")
@@ -243,6 +255,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
         tools=args.tools,
         fuzz_examples=args.fuzz_examples,
         remote=remote,
+        strict_coverage=args.strict_coverage,
     )
 
 
@@ -273,7 +286,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         result = anyio.run(execute, config, progress)
     if expected is not None:
         baseline_mod.apply(result, expected)
-    print(terminal.render(result))
+    print(terminal.render(result, verbose=args.verbose))
     if args.write_baseline:
         entries = baseline_mod.failures_of(result, expected)
         baseline_mod.write(args.write_baseline, entries)

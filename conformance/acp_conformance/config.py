@@ -34,6 +34,9 @@ class RunConfig:
     fuzz_examples: int = 20
     #: A remote agent (``--url``): its endpoint, ``--ws`` and ``--token``; None for stdio runs.
     remote: RemoteTarget | None = None
+    #: ``--strict-coverage``: an applicable MUST/CAPABILITY requirement the run could not
+    #: exercise (not applicable for a reason of the run's) fails the run.
+    strict_coverage: bool = False
 
     @property
     def shutdown_grace(self) -> float:

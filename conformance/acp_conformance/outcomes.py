@@ -31,6 +31,10 @@ class Outcome:
     #: the spec sets no limit for, a turn of a model the checker does not control): why the
     #: failure is judged as SHOULD. A requirement whose every failure is soft reports SHOULD.
     soft: str | None = None
+    #: A not-applicable outcome because the rule does not apply to this agent at all (a
+    #: capability it does not advertise, another transport, a protocol version it does not
+    #: speak), as opposed to one the run could not exercise (no model given, say).
+    scope: bool = False
 
 
 def passed(reason: str = "", *, frames: list[int] | None = None, **evidence: Any) -> Outcome:
@@ -66,6 +70,11 @@ AGENTS_OWN_MODEL = (
 
 def not_applicable(reason: str, **evidence: Any) -> Outcome:
     return Outcome(Verdict.NOT_APPLICABLE, reason, evidence)
+
+
+def out_of_scope(reason: str, **evidence: Any) -> Outcome:
+    """Not applicable because the rule does not apply to this agent (see ``Outcome.scope``)."""
+    return Outcome(Verdict.NOT_APPLICABLE, reason, evidence, scope=True)
 
 
 def harness_error(reason: str, **evidence: Any) -> Outcome:

@@ -21,6 +21,7 @@ from .outcomes import (
     failed,
     harness_error,
     not_applicable,
+    out_of_scope,
     soft_failed,
 )
 from .preflight import PreflightFailure, preflight
@@ -51,6 +52,22 @@ class RequirementResult:
     #: failing) or None.
     baseline: str | None = None
     baseline_reason: str | None = None
+    #: A blocking requirement reported as SHOULD because every failure was soft.
+    softened: bool = False
+
+    @property
+    def exercised(self) -> bool:
+        """Whether the checks reached a verdict on the agent (pass or fail)."""
+        return self.verdict in (Verdict.PASS, Verdict.FAIL)
+
+    @property
+    def out_of_scope(self) -> bool:
+        """Not applicable only because the rule does not apply to this agent."""
+        return (
+            self.verdict is Verdict.NOT_APPLICABLE
+            and bool(self.outcomes)
+            and all(o.scope for o in self.outcomes)
+        )
 
     @property
     def reason(self) -> str:
@@ -93,12 +110,36 @@ class RunResult:
     def harness_errors(self) -> list[RequirementResult]:
         return self.counted(Verdict.HARNESS_ERROR)
 
+    def _blocking(self) -> list[RequirementResult]:
+        """The MUST and CAPABILITY requirements (those reported as SHOULD after soft failures
+        included) that apply to this agent."""
+        return [
+            r
+            for r in self.results.values()
+            if (r.requirement.blocking or r.softened) and not r.out_of_scope
+        ]
+
+    @property
+    def coverage(self) -> tuple[int, int]:
+        """(exercised, applicable) MUST/CAPABILITY requirements: exercised means a pass or a
+        fail; applicable leaves out those that do not apply to this agent at all."""
+        applicable = self._blocking()
+        return sum(1 for r in applicable if r.exercised), len(applicable)
+
+    @property
+    def unexercised(self) -> list[RequirementResult]:
+        """Applicable MUST/CAPABILITY requirements the run could not judge (not applicable
+        for a reason of the run's, such as no model): ``--strict-coverage`` fails on them."""
+        return [r for r in self._blocking() if r.verdict is Verdict.NOT_APPLICABLE]
+
     @property
     def status(self) -> str:
         if self.aborted is not None:
             failed_agent = self.aborted.verdict is Verdict.FAIL
             return "not-conformant" if failed_agent else "inconclusive"
         if self.blocking_failures or self.stale:
+            return "not-conformant"
+        if self.config.strict_coverage and self.unexercised:
             return "not-conformant"
         if self.harness_errors:
             return "inconclusive"
@@ -124,6 +165,10 @@ class RunResult:
             parts.append(
                 f"{len(self.stale)} stale baseline entr{'ies' if len(self.stale) != 1 else 'y'}"
             )
+        if self.config.strict_coverage and self.unexercised:
+            parts.append(
+                f"{len(self.unexercised)} MUST/CAPABILITY not exercised (--strict-coverage)"
+            )
         should = len(self.counted(Verdict.FAIL, blocking=False))
         extra = []
         if should:
@@ -131,11 +176,13 @@ class RunResult:
         if self.harness_errors:
             extra.append(f"{len(self.harness_errors)} harness errors")
         tail = f" ({', '.join(extra)})" if extra else ""
+        done, applicable = self.coverage
+        exercised = f" — {done} of {applicable} MUST/CAPABILITY exercised" if applicable else ""
         if self.status == "not-conformant":
-            return "NOT CONFORMANT: " + ", ".join(parts) + tail
+            return "NOT CONFORMANT: " + ", ".join(parts) + tail + exercised
         if self.status == "inconclusive":
-            return "INCONCLUSIVE: " + ", ".join(extra)
-        return "CONFORMANT" + tail
+            return "INCONCLUSIVE: " + ", ".join(extra) + exercised
+        return "CONFORMANT" + tail + exercised
 
 
 def _plan(requirements: list[Requirement]) -> tuple[dict[str, list[Check]], list[Check]]:
@@ -163,7 +210,7 @@ def _plan(requirements: list[Requirement]) -> tuple[dict[str, list[Check]], list
 async def _gate(ctx: CheckContext) -> Outcome | None:
     req = ctx.requirement
     if (reason := exemption(req, ctx.config)) is not None:
-        return not_applicable(reason)
+        return out_of_scope(reason)
     if req.llm and ctx.config.llm == "none":
         return not_applicable("needs a scripted LLM (--llm anthropic|openai)")
     if req.gate is None:
@@ -173,7 +220,7 @@ async def _gate(ctx: CheckContext) -> Outcome | None:
     except (AgentTimeout, AgentExited) as exc:
         raise SetupError(f"could not read the advertised capabilities: {exc}") from exc
     if not advertised(surface_value(surface, req.gate)):
-        return not_applicable(f"{req.gate} is not advertised")
+        return out_of_scope(f"{req.gate} is not advertised")
     return None
 
 
@@ -208,6 +255,7 @@ def judged(requirement: Requirement, outcomes: list[Outcome]) -> RequirementResu
         for outcome in failures:
             if outcome.soft and outcome.soft not in outcome.reason:
                 outcome.reason = f"{outcome.reason} ({outcome.soft})"
+        return RequirementResult(requirement, verdict, outcomes, softened=True)
     return RequirementResult(requirement, verdict, outcomes)
 
 
@@ -333,7 +381,7 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
     for chk in run_wide:
         reason = exemption(REQUIREMENTS[chk.requirement], config)
         if reason is not None:
-            outcomes[chk.requirement].append(not_applicable(reason))
+            outcomes[chk.requirement].append(out_of_scope(reason))
             continue
         outcomes[chk.requirement].extend(_run_wide(chk, record))
     progress.finished()

@@ -42,11 +42,36 @@ def _verdict_line(report: Mapping[str, Any], status: str) -> str:
     if harness:
         extra.append(f"{harness} harness errors")
     tail = f" ({', '.join(extra)})" if extra else ""
+    done, applicable = _coverage(report)
+    exercised = f" — {done} of {applicable} MUST/CAPABILITY exercised" if applicable else ""
     if status == "not-conformant":
-        return "NOT CONFORMANT: " + ", ".join(parts) + tail
+        return "NOT CONFORMANT: " + ", ".join(parts) + tail + exercised
     if status == "inconclusive":
-        return "INCONCLUSIVE: " + ", ".join(extra)
-    return "CONFORMANT" + tail
+        return "INCONCLUSIVE: " + ", ".join(extra) + exercised
+    return "CONFORMANT" + tail + exercised
+
+
+def _coverage(report: Mapping[str, Any]) -> tuple[int, int]:
+    """(exercised, applicable) MUST/CAPABILITY requirements, as ``RunResult.coverage`` counts
+    them; (0, 0) for a report written before the checker counted coverage."""
+    if "coverage" not in report:
+        return 0, 0
+    done = applicable = 0
+    for entry in report.get("requirements", []):
+        outcomes = entry.get("outcomes") or []
+        req = REQUIREMENTS.get(entry.get("id", ""))
+        softened = req is not None and req.blocking and not req.house and _softened(entry)
+        if entry.get("tier") not in _BLOCKING and not softened:
+            continue
+        if (
+            entry.get("verdict") == "not-applicable"
+            and outcomes
+            and all(o.get("outOfScope") for o in outcomes)
+        ):
+            continue
+        applicable += 1
+        done += entry.get("verdict") in ("pass", "fail")
+    return done, applicable
 
 
 def _softened(entry: Mapping[str, Any]) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..harness.connection import AgentExited, AgentTimeout, Response
-from ..outcomes import Outcome, failed, not_applicable, passed
+from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import check
 from ._expect import brief, result_dict
 from .base import AgentRun, CheckContext, text_prompt
@@ -188,8 +188,9 @@ async def _close_verdict(ctx: CheckContext) -> Outcome:
         response = await pending.wait()
     except AgentTimeout:
         await run.live.notify("session/cancel", {"sessionId": session_id})
-        return failed(
+        return soft_failed(
             f"the prompt did not end within {ctx.timeout:g} s of session/close",
+            NO_DEADLINE,
             frames=[pending.request.seq, close.frame.seq],
         )
     frames = [pending.request.seq, close.frame.seq, response.frame.seq]

@@ -8,7 +8,16 @@ from typing import Any
 import anyio
 
 from ..harness.connection import AgentTimeout, Pending, Response
-from ..outcomes import AGENTS_OWN_MODEL, Outcome, failed, not_applicable, passed, soften
+from ..outcomes import (
+    AGENTS_OWN_MODEL,
+    NO_DEADLINE,
+    Outcome,
+    Verdict,
+    failed,
+    not_applicable,
+    passed,
+    soft_failed,
+)
 from ..requirements import check
 from ._expect import brief, result_dict
 from .base import AgentRun, CheckContext, scenario, text_prompt
@@ -52,7 +61,9 @@ SLOW_PROMPT = "Take your time: think about this for a while before answering."
 def on_own_model(ctx: CheckContext, outcome: Outcome) -> Outcome:
     """``outcome`` judged as SHOULD when the turn ran on the agent's own model (``--llm
     none``): whether that turn was still running, or ended, is not the checker's to control."""
-    return soften(outcome, AGENTS_OWN_MODEL) if ctx.config.llm == "none" else outcome
+    if ctx.config.llm == "none" and outcome.verdict is Verdict.FAIL:
+        outcome.soft = AGENTS_OWN_MODEL  # the more telling reason, over a plain late answer
+    return outcome
 
 
 def _stop_reason(response: Response) -> Any:
@@ -277,7 +288,7 @@ async def _cancelled_prompt_verdict(ctx: CheckContext) -> Outcome:
     if (na := _too_short(obs)) is not None:
         return na
     if obs.no_answer is not None:
-        return failed(obs.no_answer, frames=[obs.cancel_seq])
+        return soft_failed(obs.no_answer, NO_DEADLINE, frames=[obs.cancel_seq])
     assert obs.response is not None
     frames = [obs.cancel_seq, obs.response.frame.seq]
     if obs.response.is_error:

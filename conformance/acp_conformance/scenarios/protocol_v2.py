@@ -20,7 +20,7 @@ from .. import __version__
 from ..citations import acp, schema_requires
 from ..harness.connection import AgentExited, AgentTimeout, Response
 from ..harness.recorder import Frame
-from ..outcomes import Outcome, failed, not_applicable, passed
+from ..outcomes import Outcome, failed, out_of_scope, passed
 from ..requirements import REQUIREMENTS, Requirement, Tier, check
 from ._expect import brief
 from .base import AgentRun, CheckContext, scenario, text_prompt
@@ -145,7 +145,7 @@ async def _echoed(ctx: CheckContext) -> Response | None:
 
 
 def _echo_outcome(echoed: Response) -> Outcome:
-    return not_applicable(
+    return out_of_scope(
         f"the agent echoes any version it is asked for (asked for {UNKNOWABLE_VERSION}, it "
         f"answered {brief(echoed.frame, 120)}), so its answer 2 does not show that it speaks "
         "v2; the echo is init.unsupported-version-not-echoed's failure",
@@ -168,7 +168,8 @@ async def _v2_run(ctx: CheckContext) -> tuple[AgentRun | None, Outcome | None]:
     try:
         run, response = await _negotiated(ctx)
         if _answered_version(response) != V2:
-            return None, not_applicable(f"the agent answered {brief(response.frame)} to version 2")
+            # An agent that speaks v1 only: the v2 rules do not apply to it.
+            return None, out_of_scope(f"the agent answered {brief(response.frame)} to version 2")
         if (echoed := await _echoed(ctx)) is not None:
             run.version_unknown = True
             return None, _echo_outcome(echoed)
