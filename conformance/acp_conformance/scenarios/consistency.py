@@ -15,7 +15,7 @@ from typing import Any
 from ..fuzzing import resolved_schema
 from ..harness.connection import id_key
 from ..harness.recorder import Frame
-from ..outcomes import Outcome, Verdict, not_applicable, passed, soften
+from ..outcomes import Outcome, Verdict, not_applicable, out_of_scope, passed, soften
 from ..requirements import run_check
 from ..validation import method_index
 from ..versions import DEFAULT_VERSION, schema_version
@@ -327,7 +327,9 @@ def session_new_needs_no_auth_without_methods(record: RunRecord) -> list[Outcome
 
     outcomes = _per_run(record, find, "session/new calls that demanded authentication")
     if not judged:
-        return [not_applicable("the agent advertised auth methods (or no session/new was sent)")]
+        if any(run.init_result and run.init_result.get("authMethods") for run in record.runs):
+            return [out_of_scope("the agent advertises auth methods: the rule does not apply")]
+        return [not_applicable("no session/new was sent to an agent without auth methods")]
     if all(o.verdict.value == "pass" for o in outcomes):
         return [passed(f"{judged} session/new calls without auth methods: none demanded auth")]
     return outcomes
