@@ -128,3 +128,17 @@ def test_a_cancel_on_the_agents_own_model_is_not_a_must_failure() -> None:
     assert item.requirement.tier is Tier.SHOULD
     assert "own model" in item.reason
     assert result.exit_code == 0
+
+
+@pytest.mark.subprocess
+def test_tool_calls_replayed_under_new_ids_are_a_should() -> None:
+    result = run_checker(
+        raw_agent("--quirk", "replay-new-tool-ids"),
+        only=["turn.load-replay-fidelity"],
+        llm="anthropic",
+        agent_env=[("FIXTURE_LLM_URL", "{llm_url}")],
+    )
+    item = result.results["turn.load-replay-fidelity"]
+    assert item.verdict is Verdict.FAIL, item.reason
+    assert "new ids" in item.reason and item.requirement.tier is Tier.SHOULD
+    assert result.exit_code == 0
