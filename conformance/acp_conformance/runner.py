@@ -384,9 +384,9 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
             outcomes[chk.requirement].append(out_of_scope(reason))
             continue
         outcomes[chk.requirement].extend(_run_wide(chk, record))
-    progress.finished()
-
     results = {req.id: judged(req, outcomes[req.id]) for req in requirements}
+    progress.finished({rid: item.verdict.value for rid, item in results.items()})
+
     agent_info = next(
         (
             run.init_result.get("agentInfo")
