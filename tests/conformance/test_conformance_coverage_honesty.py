@@ -68,3 +68,33 @@ def test_reasons_are_printed_whole_not_cut() -> None:
     assert "…" not in text
     assert long_reason in " ".join(line.strip() for line in text.splitlines())
     assert all(len(line) <= 80 for line in text.splitlines() if "word" in line)
+
+
+@pytest.mark.subprocess
+def test_a_failure_shows_the_frames_it_rests_on_and_a_hint() -> None:
+    result = run_checker(
+        raw_agent("--defect", "echo-version"), only=["init.unsupported-version-not-echoed"]
+    )
+    text = terminal.render(result, width=120)
+    item = result.results["init.unsupported-version-not-echoed"]
+    outcome = next(o for o in item.outcomes if o.verdict is Verdict.FAIL)
+    assert f"{outcome.run_id} #{outcome.frames[0]} a2c: " in text
+    assert '"id":' in text and "hint: " in text and "protocol/initialization" in text
+
+
+def test_an_excerpt_keeps_every_cited_frame() -> None:
+    from pathlib import Path
+
+    from acp_conformance.harness.client_side import ClientSide
+    from acp_conformance.harness.recorder import Recorder
+    from acp_conformance.outcomes import failed
+    from acp_conformance.report.excerpt import MAX_FRAMES, excerpt
+    from acp_conformance.scenarios.base import AgentRun
+
+    recorder = Recorder()
+    for n in range(400):
+        recorder.add("a2c", b'{"jsonrpc":"2.0","method":"x","params":{"n":%d}}' % n)
+    run = AgentRun("r#1", "baseline", recorder, ClientSide(Path(".")))
+    cited = list(range(0, 400, 20))  # 20 frames far apart: with context they overflow
+    shown = {f["seq"] for f in excerpt(run, failed("why", frames=cited))["frames"]}
+    assert set(cited) <= shown and len(shown) <= MAX_FRAMES

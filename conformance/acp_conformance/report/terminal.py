@@ -67,6 +67,8 @@ def render(result: RunResult, *, width: int | None = None, verbose: bool = False
             req = item.requirement
             head = f"  {req.id:<{id_width}}  {req.tier.value:<10}  {_label(item):<7}  "
             lines += _wrapped(head, reason or "", width)
+            if item.verdict.value == "fail" and item.baseline != "expected":
+                lines += _evidence(result, item, " " * len(head), width)
     lines.append("")
     if hidden:
         lines.append(f"{hidden} not-applicable requirements are counted per area; -v lists them")
@@ -76,6 +78,34 @@ def render(result: RunResult, *, width: int | None = None, verbose: bool = False
         lines.append(summary_line(result.results.values()))
     lines.append(result.verdict_line())
     return "\n".join(lines)
+
+
+#: How many of a failure's cited frames the terminal shows, and how much of each.
+EVIDENCE_FRAMES = 3
+EVIDENCE_CHARS = 110
+
+
+def _evidence(result: RunResult, item: RequirementResult, pad: str, width: int) -> list[str]:
+    """The frames a failure rests on (ids kept, the rest of each line cut with …) and a
+    one-line hint on where to see all of it."""
+    runs = {run.id: run for run in result.runs}
+    out: list[str] = []
+    failure = next((o for o in item.outcomes if o.verdict.value == "fail"), None)
+    run = runs.get(failure.run_id or "") if failure is not None else None
+    if failure is not None and run is not None:
+        for seq in failure.frames[:EVIDENCE_FRAMES]:
+            if 0 <= seq < len(run.frames):
+                frame = run.frames[seq]
+                text = " ".join(frame.text(EVIDENCE_CHARS * 4).split())
+                room = max(min(EVIDENCE_CHARS, width - len(pad) - 16), 30)
+                cut = text if len(text) <= room else text[: room - 1] + "…"
+                out.append(f"{pad}{run.id} #{seq} {frame.direction}: {cut}")
+        more = len(failure.frames) - EVIDENCE_FRAMES
+        if more > 0:
+            out.append(f"{pad}… and {more} more frames")
+    source = item.requirement.reference.split(" ", 1)[0]
+    out.append(f"{pad}hint: --html or --report-json for the transcript; the rule: {source}")
+    return out
 
 
 def _no_model_hint(result: RunResult) -> str | None:
