@@ -145,6 +145,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--token", metavar="T", help="with --url: bearer token sent in the Authorization header"
     )
     run.add_argument(
+        "--cancel-prompt",
+        metavar="TEXT",
+        help="prompt of the turn the cancel checks cancel; for an agent on its own model "
+        "(--llm none) one that keeps it busy for a while (default: a request to take its time)",
+    )
+    run.add_argument(
+        "--prompt",
+        metavar="TEXT",
+        dest="prompt_text",
+        help="text of the prompts the prompt-content checks send (default: 'Describe what I "
+        "sent.')",
+    )
+    run.add_argument(
         "--strict-coverage",
         action="store_true",
         help="fail the run when an applicable MUST/CAPABILITY requirement could not be "
@@ -256,6 +269,8 @@ def _config(args: argparse.Namespace) -> RunConfig:
         fuzz_examples=args.fuzz_examples,
         remote=remote,
         strict_coverage=args.strict_coverage,
+        cancel_prompt=args.cancel_prompt,
+        prompt_text=args.prompt_text,
     )
 
 

@@ -58,6 +58,11 @@ WAV_EMPTY = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
 SLOW_PROMPT = "Take your time: think about this for a while before answering."
 
 
+def slow_prompt(ctx: CheckContext) -> str:
+    """The prompt of a turn that is to be cancelled (``--cancel-prompt``, else the default)."""
+    return ctx.config.cancel_prompt or SLOW_PROMPT
+
+
 def on_own_model(ctx: CheckContext, outcome: Outcome) -> Outcome:
     """``outcome`` judged as SHOULD when the turn ran on the agent's own model (``--llm
     none``): whether that turn was still running, or ended, is not the checker's to control."""
@@ -73,7 +78,7 @@ def _stop_reason(response: Response) -> Any:
 async def _prompt_with(ctx: CheckContext, blocks: list[dict[str, Any]], what: str) -> Outcome:
     run = await ctx.turn_agent()
     session_id = await ctx.new_session(run)
-    prompt = text_prompt(session_id, "Describe what I sent.")
+    prompt = text_prompt(session_id, ctx.config.prompt_text or "Describe what I sent.")
     prompt["prompt"] += blocks
     try:
         response = await run.live.request("session/prompt", prompt)
@@ -185,7 +190,9 @@ async def start_slow_turn(ctx: CheckContext, before: str) -> SlowTurn | Outcome:
     is known to run, the check is not applicable (``before``: "before it could be ...")."""
     run = await ctx.turn_agent(llm_script=[SLOW_MODEL_TURN])
     session_id = await ctx.new_session(run)
-    pending = await run.live.start_request("session/prompt", text_prompt(session_id, SLOW_PROMPT))
+    pending = await run.live.start_request(
+        "session/prompt", text_prompt(session_id, slow_prompt(ctx))
+    )
     if not await wait_turn_running(ctx, run, pending):
         assert pending.response is not None
         return not_applicable(f"the prompt ended {before} ({brief(pending.response.frame, 120)})")
@@ -235,7 +242,7 @@ async def _run_cancelled_turn(ctx: CheckContext) -> CancelObservation:
     obs.run = run
     obs.session_id = await ctx.new_session(run)
     pending: Pending = await run.live.start_request(
-        "session/prompt", text_prompt(obs.session_id, SLOW_PROMPT)
+        "session/prompt", text_prompt(obs.session_id, slow_prompt(ctx))
     )
     if not await wait_turn_running(ctx, run, pending):
         obs.finished_early = pending.response
