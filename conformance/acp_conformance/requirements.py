@@ -427,7 +427,7 @@ _req(
     "session/new accepts an mcpServers list (empty) and _meta without failing.",
     acp(
         "initialization",
-        "Baseline agent functionality",
+        "Session Capabilities",
         "As a baseline, all Agents MUST support session/new",
     )
     + "; "
@@ -459,7 +459,7 @@ _req(
     "session/new accepts absolute additionalDirectories when the capability is advertised.",
     house(
         "an advertised capability is honoured",
-        acp("session-setup", "Additional directories"),
+        acp("session-setup", "Additional Workspace Roots"),
     ),
     gate=f"{_SC}.additionalDirectories",
     house=True,
@@ -541,7 +541,7 @@ _req(
     "session/close succeeds, and the closed session no longer accepts prompts.",
     acp(
         "session-setup",
-        "Closing sessions",
+        "Closing Active Sessions",
         "then free the resources associated with the session (the Agent MUST cancel any "
         "ongoing work)",
     ),
@@ -1001,7 +1001,7 @@ _req(
     "options).",
     acp(
         "session-config-options",
-        "Default values",
+        "Default Values and Graceful Degradation",
         "Agents MUST always provide a default value for every configuration option",
     ),
 )
@@ -1048,7 +1048,7 @@ _req(
     "session/close of a session with a running prompt ends that prompt (cancelled or an error).",
     acp(
         "session-setup",
-        "Closing sessions",
+        "Closing Active Sessions",
         "The Agent MUST cancel any ongoing work for that session as if session/cancel had been "
         "called",
     ),
