@@ -116,6 +116,9 @@ def test_every_v2_requirement_has_a_check() -> None:
         "version.v2-session-ids",
         "version.v2-custom-request-answered",
         "version.v2-notification-not-answered",
+        "version.v2-session-list",
+        "version.v2-session-delete",
+        "version.v2-additional-directories",
     }
     assert v2 <= {check.requirement for check in CHECKS}
 
