@@ -10,6 +10,7 @@ from acp_conformance.requirements import Tier
 from conformance_checker_support import raw_agent, run_checker
 
 V2_BASICS = [
+    "version.v2-auth-methods",
     "version.v2-session-ids",
     "version.v2-custom-request-answered",
     "version.v2-notification-not-answered",
@@ -38,6 +39,8 @@ def test_a_v1_agent_is_out_of_scope_not_unexercised() -> None:
         ("v2-repeat-session-id", "version.v2-session-ids", "the same id"),
         ("ignore-custom-requests", "version.v2-custom-request-answered", "never answered"),
         ("answer-notifications", "version.v2-notification-not-answered", "was answered"),
+        ("terminal-auth-always", "version.v2-auth-methods", "terminal auth method 'login'"),
+        ("v2-unprefixed-auth-type", "version.v2-auth-methods", "'vendor-sso'"),
     ],
 )
 def test_each_v2_basic_defect_fails_at_must(defect: str, requirement: str, why: str) -> None:

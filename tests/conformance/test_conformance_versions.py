@@ -119,6 +119,7 @@ def test_every_v2_requirement_has_a_check() -> None:
         "version.v2-session-list",
         "version.v2-session-delete",
         "version.v2-additional-directories",
+        "version.v2-auth-methods",
     }
     assert v2 <= {check.requirement for check in CHECKS}
 

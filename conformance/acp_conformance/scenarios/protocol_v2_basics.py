@@ -147,3 +147,61 @@ async def v2_notification_is_not_answered(ctx: CheckContext) -> Outcome:
         "a v2 custom notification got no answer; the next request was answered",
         frames=[sent.seq, after.frame.seq],
     )
+
+
+define_requirement(
+    "version.v2-auth-methods",
+    Tier.MUST,
+    "A v2 initialize answer to a client that declared no capabilities offers no terminal auth "
+    "method; every auth method type is agent, terminal or _-prefixed; a terminal method's env "
+    "names are unique.",
+    acp(
+        "v2/initialization",
+        "Capabilities",
+        "Clients and Agents MUST treat all capabilities omitted in the initialize request as "
+        "UNSUPPORTED",
+    )
+    + "; "
+    + acp(
+        "v2/extensibility",
+        "Enum and Tagged-Union Variants",
+        "Extensions MUST NOT define custom non-underscore values",
+    )
+    + '; AuthMethodTerminal.env in the published v2 schema: "Names MUST be unique"',
+)
+
+#: The auth method types the v2 schema defines (others must begin with "_").
+V2_AUTH_TYPES = frozenset({"agent", "terminal"})
+
+
+def _auth_problems(methods: object) -> list[str]:
+    problems = []
+    for method in methods if isinstance(methods, list) else []:
+        if not isinstance(method, dict):
+            continue
+        kind, name = method.get("type"), method.get("methodId")
+        if kind == "terminal":
+            problems.append(
+                f"terminal auth method {name!r} offered to a client without auth.terminal"
+            )
+            env = [e.get("name") for e in method.get("env") or [] if isinstance(e, dict)]
+            if len(env) != len(set(map(repr, env))):
+                problems.append(f"terminal auth method {name!r} repeats env names {env}")
+        elif not (kind in V2_AUTH_TYPES or (isinstance(kind, str) and kind.startswith("_"))):
+            problems.append(
+                f"auth method {name!r} has type {kind!r}: not agent/terminal nor _-prefixed"
+            )
+    return problems
+
+
+@check("version.v2-auth-methods", scenario=V2_SCENARIO)
+async def v2_auth_methods_follow_the_rules(ctx: CheckContext) -> Outcome:
+    run, skip = await _v2_run(ctx)
+    if run is None:
+        assert skip is not None
+        return skip
+    methods = (run.init_result or {}).get("authMethods")
+    if problems := _auth_problems(methods):
+        return failed("; ".join(problems))
+    count = len(methods) if isinstance(methods, list) else 0
+    return passed(f"{count} v2 auth methods, none of them terminal, every type known or _-prefixed")
