@@ -17,10 +17,10 @@ import importlib
 from typing import Any
 
 from .. import __version__
-from ..citations import acp
+from ..citations import acp, schema_requires
 from ..harness.connection import AgentExited, AgentTimeout, Response
 from ..harness.recorder import Frame
-from ..outcomes import Outcome, failed, not_applicable, passed
+from ..outcomes import Outcome, failed, out_of_scope, passed
 from ..requirements import REQUIREMENTS, Requirement, Tier, check
 from ._expect import brief
 from .base import AgentRun, CheckContext, scenario, text_prompt
@@ -32,10 +32,30 @@ _REFERENCE = (
 )
 
 
-def _register(id: str, tier: Tier, statement: str, *, llm: bool = False) -> None:
+_V2_VERSION = (
+    acp(
+        "v2/initialization",
+        "Protocol version",
+        "If the Agent supports the requested version, it MUST respond with the same version. "
+        "Otherwise, the Agent MUST respond with the latest version it supports",
+    )
+    + "; shapes: the ACP v2 draft schema as the official TypeScript SDK 2.4.0 ships it"
+)
+_V2_PROMPT = acp(
+    "v2/prompt-lifecycle",
+    "Prompt lifecycle",
+    "When foreground work starts or resumes, the Agent MUST send a state_update notification "
+    'with state: "running" ... it MUST report idle',
+)
+_V2_SHAPES = schema_requires("the v2 session/new params and result shapes", version=2)
+
+
+def _register(
+    id: str, tier: Tier, statement: str, *, llm: bool = False, reference: str = _REFERENCE
+) -> None:
     if id in REQUIREMENTS:
         raise ValueError(f"duplicate requirement {id}")
-    REQUIREMENTS[id] = Requirement(id, tier, statement, _REFERENCE, None, llm)
+    REQUIREMENTS[id] = Requirement(id, tier, statement, reference, None, llm)
 
 
 _register(
@@ -43,17 +63,20 @@ _register(
     Tier.MUST,
     "Asked for version 2, the agent answers 1 or 2; an answer of 2 is a valid v2 initialize "
     "result (info, capabilities).",
+    reference=_V2_VERSION,
 )
 _register(
     "version.v2-newer-version",
     Tier.MUST,
     "Asked for version 3, an agent that speaks 2 answers 2, the newest version it supports.",
+    reference=_V2_VERSION,
 )
 _register(
     "version.v2-session-new",
     Tier.MUST,
     "On a v2 connection session/new accepts params without mcpServers and answers a valid v2 "
     "result (no modes; configOptions by configId).",
+    reference=_V2_SHAPES,
 )
 _register(
     "version.v2-prompt-lifecycle",
@@ -62,10 +85,12 @@ _register(
     "turn is reported by state_update running, then idle with a stopReason; every update is "
     "valid v2.",
     llm=True,
+    reference=_V2_PROMPT,
 )
+# ACP's text asks only that an unknown method "should" get -32601.
 _register(
     "version.v2-removed-methods",
-    Tier.MUST,
+    Tier.SHOULD,
     "On a v2 connection the v1-only methods session/load, session/set_mode and authenticate "
     "answer -32601 (method not found).",
 )
@@ -120,7 +145,7 @@ async def _echoed(ctx: CheckContext) -> Response | None:
 
 
 def _echo_outcome(echoed: Response) -> Outcome:
-    return not_applicable(
+    return out_of_scope(
         f"the agent echoes any version it is asked for (asked for {UNKNOWABLE_VERSION}, it "
         f"answered {brief(echoed.frame, 120)}), so its answer 2 does not show that it speaks "
         "v2; the echo is init.unsupported-version-not-echoed's failure",
@@ -143,7 +168,8 @@ async def _v2_run(ctx: CheckContext) -> tuple[AgentRun | None, Outcome | None]:
     try:
         run, response = await _negotiated(ctx)
         if _answered_version(response) != V2:
-            return None, not_applicable(f"the agent answered {brief(response.frame)} to version 2")
+            # An agent that speaks v1 only: the v2 rules do not apply to it.
+            return None, out_of_scope(f"the agent answered {brief(response.frame)} to version 2")
         if (echoed := await _echoed(ctx)) is not None:
             run.version_unknown = True
             return None, _echo_outcome(echoed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..harness.connection import AgentExited, AgentTimeout, Response
-from ..outcomes import Outcome, failed, not_applicable, passed
+from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import check
 from ._expect import (
     UNKNOWN_SESSION_CODES,
@@ -141,7 +141,7 @@ async def unadvertised_mcp_transport_does_not_break_the_agent(ctx: CheckContext)
     except AgentExited:
         return failed(f"the agent exited after {what}")
     except AgentTimeout as exc:
-        return failed(f"no answer to {what}: {exc}")
+        return soft_failed(f"no answer to {what}: {exc}", NO_DEADLINE)
     try:
         after = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
     except AgentExited:
@@ -282,7 +282,20 @@ async def list_filter_by_cwd(ctx: CheckContext) -> Outcome:
             f"cwd filter returned sessions of other directories: {wrong[:2]!r}",
             frames=_frames(response),
         )
-    return passed(f"{len(sessions)} sessions, all in the requested cwd", frames=_frames(response))
+    unused = ctx.runtime.tmp / "cwd-no-session-uses"
+    empty = await run.live.request("session/list", {"cwd": str(unused)})
+    if (bad := expect_result(empty, "session/list with a cwd no session uses")) is not None:
+        return bad
+    listed = result_dict(empty).get("sessions")
+    if listed != []:
+        return failed(
+            f"session/list with a cwd no session uses answered sessions {listed!r}, not []",
+            frames=_frames(empty),
+        )
+    return passed(
+        f"{len(sessions)} sessions, all in the requested cwd; [] for a cwd no session uses",
+        frames=_frames(response) + _frames(empty),
+    )
 
 
 @check("session.list-bad-cursor", scenario=SESSIONS)

@@ -42,7 +42,7 @@ def test_run_exit_codes_follow_the_verdict(tmp_path: Path) -> None:
         timeout=60,
     )
     assert good.returncode == 0, good.stdout + good.stderr
-    assert good.stdout.strip().splitlines()[-1] == "CONFORMANT"
+    assert good.stdout.strip().splitlines()[-1].startswith("CONFORMANT — ")
     assert json.loads(report.read_text())["status"] == "conformant"
     bad = subprocess.run(
         [*CLI, *common, "--", sys.executable, str(RAW_AGENT), "--defect", "echo-version"],

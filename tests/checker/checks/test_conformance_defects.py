@@ -37,7 +37,9 @@ DEFECTS = {
     "update-before-session-id": "prompt.updates-after-session-handed-out",
 }
 #: Defects only a turn driven by the scripted LLM can show.
-NEEDS_LLM = {"interleave-prompts", "ignore-cancel-request"}
+NEEDS_LLM = {"interleave-prompts", "ignore-cancel-request", "ignore-cancel"}
+# (ignore-cancel: under --llm none a cancel is judged on the agent's own model, as SHOULD;
+# the scripted model's turn is the checker's, so there the failure is a MUST.)
 
 
 @pytest.mark.subprocess

@@ -34,5 +34,6 @@ def test_line_progress_prints_the_header_first_then_one_line_per_area() -> None:
     progress.finished()
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("acp-conformance agent acp:")
-    assert [line.split()[0] for line in lines[1:3]] == ["init", "auth"]
-    assert "1 pass" in lines[1]
+    assert lines[1].split()[:2] == ["[1/1]", "initialize"]  # printed as the scenario ends
+    assert [line.split()[0] for line in lines[2:4]] == ["init", "auth"]
+    assert "1 pass" in lines[2]

@@ -113,6 +113,13 @@ def test_every_v2_requirement_has_a_check() -> None:
         "version.v2-session-new",
         "version.v2-prompt-lifecycle",
         "version.v2-removed-methods",
+        "version.v2-session-ids",
+        "version.v2-custom-request-answered",
+        "version.v2-notification-not-answered",
+        "version.v2-session-list",
+        "version.v2-session-delete",
+        "version.v2-additional-directories",
+        "version.v2-auth-methods",
     }
     assert v2 <= {check.requirement for check in CHECKS}
 
