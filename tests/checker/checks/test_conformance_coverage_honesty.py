@@ -9,7 +9,8 @@ import pytest
 from acp_conformance.outcomes import Verdict
 from acp_conformance.peers.retier import under_profile
 from acp_conformance.report import json_report, terminal
-from conformance_checker_support import raw_agent, run_checker
+
+from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
 
 #: A MUST that needs the scripted model, a MUST judged without one, and a gated one.
 SELECTION = ["cancel.during-tool-call", "init.responds", "session.resume-works"]

@@ -11,7 +11,8 @@ import sys
 import pytest
 from acp_conformance.harness.connection import AgentConnection, AgentExited
 from acp_conformance.outcomes import Verdict
-from conformance_checker_support import run_checker
+
+from tests.checker.checks.conformance_checker_support import run_checker
 
 CLI = [sys.executable, "-m", "acp_conformance.cli"]
 

@@ -10,7 +10,8 @@ import pytest
 from acp_conformance.config import RunConfig
 from acp_conformance.progress import LineProgress
 from acp_conformance.runner import execute
-from conformance_checker_support import FAST_TIMEOUT, raw_agent
+
+from tests.checker.checks.conformance_checker_support import FAST_TIMEOUT, raw_agent
 
 
 @pytest.mark.subprocess

@@ -8,7 +8,8 @@ import pytest
 from acp_conformance.cli import build_parser
 from acp_conformance.outcomes import Verdict
 from acp_conformance.runner import RunResult
-from conformance_checker_support import raw_agent, run_checker
+
+from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
 
 
 def _prompts(result: RunResult) -> list[str]:

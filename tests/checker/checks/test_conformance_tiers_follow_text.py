@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from acp_conformance import runner
@@ -16,10 +15,12 @@ from acp_conformance.citations import SCHEMA_REQUIRES
 from acp_conformance.outcomes import NO_DEADLINE, Verdict, failed, passed, soft_failed
 from acp_conformance.requirements import REQUIREMENTS, Tier, effective
 from acp_conformance.scenarios.consistency import PUBLISHED_RESULT_FIELDS
-from conformance_checker_support import raw_agent, run_checker
+from acp_schema import reference
+
+from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
 
 NORMATIVE = re.compile(r"\b(MUST|MUST NOT|REQUIRED|SHALL)\b")
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference"
+REFERENCE = reference.reference_dir()
 
 
 def cited_phrases(reference: str) -> list[str]:
@@ -60,8 +61,7 @@ def test_stricter_rules_without_such_a_phrase_block_only_as_house_rules() -> Non
 
 
 def test_every_published_field_not_marked_removed_is_in_a_published_schema() -> None:
-    if not REFERENCE.is_dir():
-        pytest.skip(f"no published schemas at {REFERENCE}")
+    reference.require(REFERENCE / "README.md")  # skips, or fails under ACP_REFERENCE_REQUIRED=1
     names = {
         "session/new": "NewSessionResponse",
         "session/load": "LoadSessionResponse",

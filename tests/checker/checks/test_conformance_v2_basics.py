@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from acp_conformance.outcomes import Verdict
 from acp_conformance.requirements import Tier
-from conformance_checker_support import raw_agent, run_checker
+
+from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
 
 V2_BASICS = [
     "version.v2-auth-methods",
