@@ -357,12 +357,14 @@ class IacAgent(AgentHandlers):
         session = await self._activate(params)
         for update in replay_updates(session.events):
             await self.notify(session.session_id, update)
-        current_request().after_response(lambda: self._after_response(session.session_id))
+        # The client knows the session id already: everything about the session goes out
+        # before the answer, which is where a client reading the replay stops.
+        await self._after_response(session.session_id)
         return LoadSessionResponse.model_validate(self._session_state(session))
 
     async def session_resume(self, params: ResumeSessionRequest) -> ResumeSessionResponse:
         session = await self._activate(params)
-        current_request().after_response(lambda: self._after_response(session.session_id))
+        await self._after_response(session.session_id)  # before the answer, as on load
         return ResumeSessionResponse.model_validate(self._session_state(session))
 
     async def _activate(self, params: LoadSessionRequest | ResumeSessionRequest) -> Session:

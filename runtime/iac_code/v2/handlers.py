@@ -186,7 +186,8 @@ class V2Handlers(AgentHandlers):
             if replay:
                 # v1 ``session/load`` replays the stored history as updates; the peer turns
                 # them into v2 updates on the way out.
-                result = await self.agent.session_load(_v1(V1LoadSessionRequest, v1_params))
+                with self.peer.replay(raw["sessionId"]):
+                    result = await self.agent.session_load(_v1(V1LoadSessionRequest, v1_params))
             else:
                 result = await self.agent.session_resume(_v1(V1ResumeSessionRequest, v1_params))
         return ResumeSessionResponse.model_validate(

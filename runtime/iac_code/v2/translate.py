@@ -119,6 +119,35 @@ def update(v1: dict[str, Any]) -> dict[str, Any] | None:
     return v1
 
 
+#: Chunk kind → the whole-message update kind of the same message.
+_WHOLE_MESSAGE_KINDS = {
+    "user_message_chunk": "user_message",
+    "agent_message_chunk": "agent_message",
+    "agent_thought_chunk": "agent_thought",
+}
+
+
+def message_start(v2: dict[str, Any], seen: set[str]) -> dict[str, Any] | None:
+    """The whole-message update that must precede the v2 chunk ``v2`` in a replay, if any.
+
+    ``seen`` holds the message ids already introduced (it is updated): a chunk of a new id
+    gets ``{<message kind>, messageId, content: []}``; a whole-message update counts as its
+    own introduction; anything else needs nothing.
+    """
+    kind = v2.get("sessionUpdate")
+    message_id = v2.get("messageId")
+    if not isinstance(message_id, str):
+        return None
+    if kind in _WHOLE_MESSAGE_KINDS.values():
+        seen.add(message_id)
+        return None
+    whole = _WHOLE_MESSAGE_KINDS.get(kind)  # type: ignore[arg-type]
+    if whole is None or message_id in seen:
+        return None
+    seen.add(message_id)
+    return {"sessionUpdate": whole, "messageId": message_id, "content": []}
+
+
 def permission_request(v1: dict[str, Any]) -> dict[str, Any]:
     """v1 ``session/request_permission`` params (a tool call) as v2 params (a subject)."""
     call = tool_call(v1["toolCall"])
