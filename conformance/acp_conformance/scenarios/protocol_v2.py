@@ -29,7 +29,7 @@ from .base import AgentRun, CheckContext, bind_script, scenario, text_prompt
 V2 = 2
 _REFERENCE = (
     acp("initialization", "Protocol version")
-    + "; shapes: the ACP v2 draft schema as the official TypeScript SDK 2.4.0 ships it"
+    + "; shapes: the ACP v2 draft schema 2.0.0-alpha.3 of the spec repository"
 )
 
 

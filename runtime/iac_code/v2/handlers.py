@@ -3,8 +3,8 @@
 Each handler receives params the router validated against the v2 bindings, turns them into
 the v1 params of the matching agent method (validated again, against the v1 model, so the
 agent never sees a shape it does not know), and answers in v2 shape. Methods v2 added that
-the agent does not offer (``auth/logout``, ``tool_call/cancel``, ``terminal/cancel``) have no
-handler here, so the router answers -32601; none of them is advertised.
+the agent does not offer (``auth/logout``) have no handler here, so the router answers
+-32601; none of them is advertised.
 
 The one change of behaviour is ``session/prompt``: v2 answers as soon as the user message
 is part of the conversation (with its ``messageId``), reports that message as a
