@@ -477,6 +477,19 @@ _req(
     gate=_LOAD,
 )
 _req(
+    "session.load-state-before-response",
+    S,
+    "session/load and session/resume send every session/update of the session, the live state "
+    "(available_commands_update) included, before their response: a client reading the load "
+    "stops at its answer (the official test kit fails any update after it).",
+    acp(
+        "session-setup",
+        "Loading sessions",
+        "replay the entire conversation ... via session/update notifications",
+    ),
+    gate=_LOAD,
+)
+_req(
     "session.load-unknown-id",
     C,
     "session/load of an unknown session id is rejected with -32602 (or -32002).",
@@ -977,6 +990,18 @@ _req(
 )
 
 # -- result consistency and client-capability features (checks in scenarios.consistency) ----
+_req(
+    "schema.stable-root-fields",
+    S,
+    "A v1 session/prompt result carries at its root only what the stable schema defines "
+    "(stopReason, _meta): `usage` exists only in the unstable schema, a removed/unstable "
+    "upstream field, so its numbers belong in _meta.",
+    acp(
+        "extensibility",
+        "The _meta field",
+        "MUST NOT add any custom fields at the root of a type that's part of the specification",
+    ),
+)
 _req(
     "schema.no-unknown-root-keys",
     M,

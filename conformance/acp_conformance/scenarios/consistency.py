@@ -177,6 +177,25 @@ def no_unknown_root_keys(record: RunRecord) -> list[Outcome]:
     return failures or hard
 
 
+@run_check("schema.stable-root-fields")
+def stable_root_fields_only(record: RunRecord) -> list[Outcome]:
+    """Fields of the unstable schema at the root of a v1 result (the checker never opts in)."""
+
+    def find(run: AgentRun) -> Iterator[Offence]:
+        if schema_version(run) != DEFAULT_VERSION:
+            return  # v2 results are judged by the v2 schemas alone
+        for method, response in _results(run, frozenset(UNSTABLE_RESULT_FIELDS)):
+            unstable = sorted(set(response.message["result"]) & UNSTABLE_RESULT_FIELDS[method])
+            if unstable:
+                yield (
+                    response,
+                    f"{method} result has unstable-only root fields {unstable} "
+                    "(removed/unstable upstream field; put the numbers in _meta)",
+                )
+
+    return _per_run(record, find, "results with unstable-only root fields")
+
+
 # -- current values -------------------------------------------------------------------------
 
 

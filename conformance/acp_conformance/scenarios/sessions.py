@@ -204,6 +204,38 @@ async def load_replays_history_before_responding(ctx: CheckContext) -> Outcome:
     return passed(f"{len(replayed)} updates replayed before the response", frames=_frames(response))
 
 
+@check("session.load-state-before-response", scenario=SESSIONS)
+async def load_sends_everything_before_responding(ctx: CheckContext) -> Outcome:
+    """Nothing for the session, live state included, between a load's answer and a barrier."""
+    run = await ctx.agent()
+    session_id = await ctx.new_session(run)
+    await run.live.barrier()  # session/new's own live state is behind us
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("session/load", {"sessionId": session_id, "cwd": str(ctx.work), "mcpServers": []})
+    ]
+    surface = await ctx.surface()
+    if advertised(surface_value(surface, "agentCapabilities.sessionCapabilities.resume")):
+        calls.append(
+            ("session/resume", {"sessionId": session_id, "cwd": str(ctx.work), "mcpServers": []})
+        )
+    frames: list[int] = []
+    for method, params in calls:
+        response = await run.live.request(method, params)
+        if (bad := expect_result(response, method)) is not None:
+            return bad
+        barrier = await run.live.barrier()
+        late = session_updates(run, session_id, response.frame.seq, barrier.frame.seq)
+        frames.append(response.frame.seq)
+        if late:
+            kinds = sorted({str(update.get("sessionUpdate")) for _, update in late})
+            return failed(
+                f"{len(late)} updates ({', '.join(kinds)}) arrived after the {method} response",
+                frames=[response.frame.seq, *[seq for seq, _ in late[:5]]],
+            )
+    names = " and ".join(method for method, _ in calls)
+    return passed(f"{names}: every update before the response", frames=frames)
+
+
 @check("session.load-unknown-id", scenario=SESSIONS)
 async def load_of_unknown_session_is_rejected(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()

@@ -74,12 +74,24 @@ def _agent_frames(run: AgentRun) -> Iterator[Frame]:
 # -- transport ------------------------------------------------------------------------------
 
 
+def _is_batch(message: Any) -> bool:
+    return (
+        isinstance(message, list)
+        and bool(message)
+        and all(isinstance(item, dict) for item in message)
+    )
+
+
 @run_check("transport.stdout-only-json")
 def stdout_only_json(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
+        # The v2 draft allows a batch: a non-empty array of message objects on one line.
+        batches = negotiated_version(run) >= 2
         for frame in _agent_frames(run):
             if not frame.is_json:
                 yield frame, f"not JSON ({frame.decode_error})"
+            elif batches and _is_batch(frame.message):
+                continue
             elif not isinstance(frame.message, dict):
                 yield frame, "JSON but not an object"
 

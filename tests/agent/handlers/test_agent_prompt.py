@@ -118,7 +118,7 @@ async def test_usage_is_summed_in_the_response_and_reported_after_each_model_cal
         "cacheWriteTokens": 1,
         "totalTokens": 336,
     }
-    assert reply.result["usage"]["totalTokens"] == 336
+    assert "usage" not in reply.result  # unstable: only for clients that opted in
     usage_updates = [
         u["update"] for u in reply.updates if u["update"]["sessionUpdate"] == "usage_update"
     ]

@@ -99,15 +99,15 @@ def test_release_comparison_in_reverse_reports_removals() -> None:
     assert removed == {"notice", "compaction_update", "compaction_summary_chunk"}
 
 
-UPSTREAM_V2_2_4 = REFERENCE / "acp-npm-sdk-2.4.0" / "v2" / "schema.json"
+UPSTREAM_V2 = reference.newest_upstream("v2")  # the spec repository's 2.0.0-alpha.3
 OURS_V2 = OURS / "v2"
 V2_ALLOWLIST = OURS_V2 / "drift-allowlist.json"
 
 
 def test_ours_v2_matches_upstream_v2_beyond_its_allowlist() -> None:
-    if not UPSTREAM_V2_2_4.is_file():
-        pytest.skip(f"{UPSTREAM_V2_2_4} not found")
-    report = drift.check(UPSTREAM_V2_2_4, OURS_V2, V2_ALLOWLIST)
+    if not UPSTREAM_V2.is_file():
+        pytest.skip(f"{UPSTREAM_V2} not found")
+    report = drift.check(UPSTREAM_V2, OURS_V2, V2_ALLOWLIST)
     assert report.differences == [], report.to_text()
     assert report.stale == [], report.to_text()
     used = {id(entry) for _, entry in report.allowed}

@@ -120,6 +120,13 @@ def test_every_v2_requirement_has_a_check() -> None:
         "version.v2-session-delete",
         "version.v2-additional-directories",
         "version.v2-auth-methods",
+        "version.v2-cancel-ends-cancelled",
+        "version.v2-close-cancels-turn",
+        "version.v2-user-message-echo",
+        "version.v2-resume-updates-before-answer",
+        "version.v2-replay-message-whole-first",
+        "version.v2-batch-basics",
+        "version.v2-batch-requests",
     }
     assert v2 <= {check.requirement for check in CHECKS}
 
