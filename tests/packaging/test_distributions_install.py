@@ -214,7 +214,8 @@ def test_the_checker_installs_without_the_agent_and_passes_it(
         cwd=workdir,
     )
     assert checked.returncode == 0, checked.stdout[-4000:] + checked.stderr[-2000:]
-    assert checked.stdout.strip().splitlines()[-1] == "CONFORMANT"
+    # The verdict line may go on with how much of the MUST/CAPABILITY set was exercised.
+    assert checked.stdout.strip().splitlines()[-1].split(" — ")[0] == "CONFORMANT"
 
 
 def test_the_bindings_install_alone_and_validate_a_message(built: Built, tmp_path: Path) -> None:

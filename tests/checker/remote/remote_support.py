@@ -46,9 +46,11 @@ def run_remote(
     websocket: bool = False,
     token: str | None = None,
     timeout: float = 10.0,
+    profile: str = "acp",
 ) -> RunResult:
     config = RunConfig(
         argv=[],
+        profile=profile,
         only=only or [],
         timeout=timeout,
         jobs=2,
