@@ -84,8 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     acp = commands.add_parser(
         "acp",
         help="serve the Agent Client Protocol on stdin/stdout (what editors run)",
-        description="Serve ACP v1 over stdio: newline-delimited JSON-RPC 2.0 on stdin/stdout,"
-        " logs on stderr.",
+        description="Serve the Agent Client Protocol (v1, and v2 to clients that ask for it)"
+        " over stdio: newline-delimited JSON-RPC 2.0 on stdin/stdout, logs on stderr (and"
+        " --log-file). With --transport http, serve Streamable HTTP and WebSocket instead.",
         epilog=_env_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -203,9 +204,31 @@ def acp_settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
+#: What ``--transport http`` imports beyond a stdio session: the ``[http]`` extra.
+HTTP_EXTRA_MODULES = ("starlette", "hypercorn")
+
+
+def _missing_http_extra() -> str | None:
+    """A one-line message when the ``[http]`` extra is not installed, else None."""
+    import importlib.util
+
+    missing = [name for name in HTTP_EXTRA_MODULES if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (
+        f"iac-code: --transport http needs the http extra (missing: {', '.join(missing)});"
+        " install iac-code-acp[http], e.g. pipx install --preinstall ./generated './runtime[http]'"
+    )
+
+
 def _serve_http(args: argparse.Namespace) -> int:
     import os
     from dataclasses import replace
+
+    problem = _missing_http_extra()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
 
     from iac_code.remote.options import TOKEN_ENV, RemoteLimits, RemoteOptions
     from iac_code.remote.serve import run_http_server

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -402,12 +402,14 @@ class IacAgent(AgentHandlers):
         session = await self._activate(params)
         for update in replay_updates(session.events):
             await self.notify(session.session_id, update)
-        current_request().after_response(lambda: self._after_response(session.session_id))
+        # The client knows the session id already: everything about the session goes out
+        # before the answer, which is where a client reading the replay stops.
+        await self._after_response(session.session_id)
         return LoadSessionResponse.model_validate(self._session_state(session))
 
     async def session_resume(self, params: ResumeSessionRequest) -> ResumeSessionResponse:
         session = await self._activate(params)
-        current_request().after_response(lambda: self._after_response(session.session_id))
+        await self._after_response(session.session_id)  # before the answer, as on load
         return ResumeSessionResponse.model_validate(self._session_state(session))
 
     async def _activate(self, params: LoadSessionRequest | ResumeSessionRequest) -> Session:
@@ -494,6 +496,17 @@ class IacAgent(AgentHandlers):
         return SetSessionConfigOptionResponse.model_validate({"configOptions": options})
 
     async def session_prompt(self, params: PromptRequest) -> PromptResponse:
+        return await self.run_prompt(params)
+
+    async def run_prompt(
+        self, params: PromptRequest, *, on_turn: Callable[[Turn], None] | None = None
+    ) -> PromptResponse:
+        """``session/prompt``; ``on_turn`` sees the turn as soon as it is the session's.
+
+        The v2 handlers start the turn after their answer, so a cancel may arrive before
+        the turn exists; ``on_turn`` lets them hand such a cancel on (``Turn.cancel`` before
+        the loop starts still keeps the user message and ends ``cancelled``).
+        """
         session = self._active(params.session_id)
         if session.turn is not None:
             raise InvalidParamsError(
@@ -510,6 +523,8 @@ class IacAgent(AgentHandlers):
             return turn.cancelled_before_start()
         session.turn = turn
         request.on_cancel(turn.cancel)
+        if on_turn is not None:
+            on_turn(turn)
         # ``messageId`` (unstable) is not in the v1 model: it arrives as an extra field.
         message_id = (params.model_extra or {}).get("messageId")
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +88,18 @@ class _Streamed:
         if self.text:
             blocks.append({"type": "text", "text": "".join(self.text)})
         return blocks
+
+
+def wants_unstable_fields(client_capabilities: Mapping[str, Any]) -> bool:
+    """Whether the client opted into root fields of ACP's unstable schema.
+
+    The opt-in is ``clientCapabilities._meta.iac_code.unstable: true`` on ``initialize``;
+    without it results carry only what the stable schema defines (the same numbers are
+    always in ``_meta.iac_code``).
+    """
+    meta = client_capabilities.get("_meta")
+    house = meta.get("iac_code") if isinstance(meta, Mapping) else None
+    return isinstance(house, Mapping) and house.get("unstable") is True
 
 
 class Turn:
@@ -294,18 +307,20 @@ class Turn:
 
     def _response(self, stop_reason: str) -> PromptResponse:
         usage = self.usage
+        result: dict[str, Any] = {"stopReason": stop_reason}
+        if wants_unstable_fields(self.port.client_capabilities()):
+            # The unstable ACP ``usage`` field (an extra to the v1 model): stable ACP allows
+            # only ``stopReason`` and ``_meta`` here, so only clients that asked get it.
+            result["usage"] = {
+                "totalTokens": usage.total_tokens,
+                "inputTokens": usage.input_tokens,
+                "outputTokens": usage.output_tokens,
+                "cachedReadTokens": usage.cache_read_tokens,
+                "cachedWriteTokens": usage.cache_write_tokens,
+            }
         return PromptResponse.model_validate(
             {
-                "stopReason": stop_reason,
-                # The unstable ACP ``usage`` field (an extra to the v1 model), for clients
-                # that already read it.
-                "usage": {
-                    "totalTokens": usage.total_tokens,
-                    "inputTokens": usage.input_tokens,
-                    "outputTokens": usage.output_tokens,
-                    "cachedReadTokens": usage.cache_read_tokens,
-                    "cachedWriteTokens": usage.cache_write_tokens,
-                },
+                **result,
                 "_meta": {
                     "iac_code": {
                         "usage": {
