@@ -39,8 +39,7 @@ from .base import (
     ModelResponseError,
     StreamEvent,
 )
-from .direct_http import DirectHttp, stream_messages
-from .preload import hurry, preload_under_way
+from .preload import hurry
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -131,8 +130,6 @@ class AnthropicModelClient:
         self._stream_api = stream_api
         self._sdk_client: AsyncAnthropic | None = None
         self._sdk_lock = threading.Lock()  # the client may be built by the preload thread
-        #: Requests sent while the SDK still loads (iac_code.llm.direct_http).
-        self._direct = DirectHttp(timeout, connect_timeout)
 
     def _new_sdk_client(self, **extra: Any) -> AsyncAnthropic:
         import anthropic  # deferred: see the module docstring
@@ -199,7 +196,6 @@ class AnthropicModelClient:
 
     async def aclose(self) -> None:
         """Close the SDK's connection pool (if a call ever created it)."""
-        await self._direct.aclose()
         if self._sdk_client is not None:
             await self._sdk_client.close()
             self._sdk_client = None
@@ -210,22 +206,6 @@ class AnthropicModelClient:
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         if not self._api_key:
             raise ModelAuthError("No API key is configured for the model (set ANTHROPIC_API_KEY).")
-        if self._sdk_client is None and self._stream_api == "sse" and preload_under_way():
-            # The SDK is still being loaded in the background: this request goes straight
-            # over HTTP (see iac_code.llm.direct_http) instead of waiting seconds for it.
-            assert self._api_key is not None
-            params = build_params(request, prompt_caching=self._prompt_caching)
-            async for event in stream_messages(
-                self._direct,
-                params,
-                api_key=self._api_key,
-                base_url=self._base_url,
-                decode=_decode_sse,
-                reason=_reason,
-                retry_after=parse_retry_after,
-            ):
-                yield event
-            return
         if self._sdk_client is None:
             # The first call imports the SDK (seconds on a busy machine) in a worker thread:
             # on the event loop it would hold up every other request meanwhile, a

@@ -15,9 +15,7 @@ request answered meanwhile. Two things keep it out of the way:
   pydantic model class) and at the checkpoints between its steps, and goes on once the agent
   is idle again. A pause cannot deadlock: should another thread wait for a module the preload
   thread is in the middle of importing (CPython's import bookkeeping tells), the preload goes
-  on and does not pause again until the agent has been idle once more. A long prompt turn
-  keeps the preload paused; its requests go straight over HTTP meanwhile
-  (:mod:`iac_code.llm.direct_http`).
+  on and does not pause again until the agent has been idle once more.
 - While the preload runs, the interpreter's switch interval is lowered, so the event loop
   gets the GIL back quickly whenever it wakes up for input.
 
@@ -169,11 +167,6 @@ class Preloader:
 #: One per process: an import is process-wide too.
 GATE = IdleGate()
 PRELOADER = Preloader(GATE)
-
-
-def preload_under_way() -> bool:
-    """True while the process-wide preload has started and not yet finished."""
-    return PRELOADER.started and not PRELOADER.done.is_set()
 
 
 def hurry() -> None:

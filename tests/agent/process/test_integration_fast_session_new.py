@@ -9,7 +9,8 @@ from pathlib import Path
 from acp_scripted_llm import ScriptedLLMServer
 from iac_code.prelude import plain_session_new, session_new_result
 from iac_code.settings import Settings
-from stdio_harness import spawn
+
+from tests.agent.process.stdio_harness import spawn
 
 INIT = {"protocolVersion": 1, "clientCapabilities": {}}
 

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from acp_scripted_llm import ScriptedLLMServer, Turn
 from iac_code.credentials import credentials_path, stored_api_key
-from stdio_harness import agent_environment, spawn
+
+from tests.agent.process.stdio_harness import agent_environment, spawn
 
 GOOD_KEY = "sk-ant-good-key-123"
 TIMEOUT = 20.0

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from acp_schema.validation import validate_params, validate_result
 from acp_scripted_llm import ScriptedLLMServer, Turn
-from agent_tools_kit import (
+
+from tests.agent.turn_tools.agent_tools_kit import (
     ErrorAnswer,
     Frame,
     WireClient,

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from acp_scripted_llm import ScriptedLLMServer, Turn
-from agent_tools_kit import FakeEditor, final_update, in_memory_agent
+
+from tests.agent.turn_tools.agent_tools_kit import FakeEditor, final_update, in_memory_agent
 
 pytestmark = pytest.mark.anyio
 

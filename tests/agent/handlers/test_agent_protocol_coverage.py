@@ -8,7 +8,7 @@ import pytest
 from iac_code.agent import info
 from iac_code_dev import coverage
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol-coverage.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "protocol-coverage.md"
 
 
 def test_the_checked_in_coverage_table_is_current() -> None:

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 from acp_bindings.models import InitializeResponse
-from agent_harness import make_settings, open_agent
 from iac_code.agent import info
 from iac_code.agent.model_access import ModelAccess
 from iac_code.credentials import credentials_path, store_api_key, stored_api_key
 from iac_code.prelude import initialize_response_bytes
 from iac_code.settings import load_settings
+
+from tests.agent.handlers.agent_harness import make_settings, open_agent
 
 pytestmark = pytest.mark.anyio
 
