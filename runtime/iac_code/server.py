@@ -74,9 +74,6 @@ class _CountedHandler:
         self._inner = inner
         self._gate = gate
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
     async def handle_request(self, ctx: RequestContext, method: str, params: object) -> object:
         self._gate.enter()
         try:
