@@ -53,15 +53,30 @@ def build(target: Target = DEFAULT_TARGET) -> dict[str, str]:
     index_header = HeaderInfo(target.schema_label, ("index.json",))
     tables = {
         "__init__.py": codegen_tables.render_package_init(target),
-        "errors.py": codegen_tables.render_errors(index),
         "methods.py": codegen_tables.render_methods(index, package),
         "agent.py": codegen_tables.render_agent(index, package),
         "client.py": codegen_tables.render_client(index, package),
     }
+    if target.owns_shared_errors():
+        tables["shared_errors.py"] = codegen_tables.render_shared_errors(index)
     files = {path: with_header(index_header, body) for path, body in tables.items()}
+    owner = target.shared_errors_owner()
+    shared_sources = (
+        {}
+        if owner == target
+        else {owner.schema_label + "/index.json": owner.schema_dir / "index.json"}
+    )
+    files["errors.py"] = with_header(
+        HeaderInfo("", (f"{target.schema_label}/index.json", *shared_sources)),
+        codegen_tables.render_version_errors(
+            index, load_index(owner.schema_dir), target.shared_errors
+        ),
+    )
     files.update(codegen_models.build_models(schema_dir, target.schema_label))
     files.update(PLAIN_FILES)
-    files[MANIFEST_FILE] = render_manifest(target, ["index.json", *schema_files(schema_dir)])
+    files[MANIFEST_FILE] = render_manifest(
+        target, ["index.json", *schema_files(schema_dir)], shared_sources
+    )
     if target == DEFAULT_TARGET:
         files["openapi.json"] = openapi.render(schema_dir)  # served at /openapi.json
     return dict(sorted(files.items()))

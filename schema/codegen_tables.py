@@ -1,6 +1,7 @@
 """Renders the hand-shaped binding modules that come from ``index.json`` alone.
 
-``errors.py`` (codes and exceptions), ``methods.py`` (the method table), ``agent.py`` (typed
+``shared_errors.py`` (the exception classes of every version), ``errors.py`` (a version's
+codes and exceptions), ``methods.py`` (the method table), ``agent.py`` (typed
 handler defaults) and ``client.py`` (a typed peer for calling the client). The models are
 written by :mod:`acp_schema.codegen_models`; these modules only name model classes and resolve
 them lazily, so importing them never imports pydantic models.
@@ -91,10 +92,11 @@ def error_rows(index: dict[str, Any]) -> list[ErrorRow]:
     ]
 
 
-# --------------------------------------------------------------------------- errors.py
+# --------------------------------------------------------------------------- errors
 
 
-def render_errors(index: dict[str, Any]) -> str:
+def render_shared_errors(index: dict[str, Any]) -> str:
+    """The one error tree: ``RpcError`` and a class per code of the owning version."""
     errors = error_rows(index)
     internal = next((e for e in errors if e.constant == "INTERNAL_ERROR"), None)
     if internal is None:
@@ -102,14 +104,18 @@ def render_errors(index: dict[str, Any]) -> str:
     exports = ["ERRORS_BY_CODE", "RpcError", "error_from_wire"]
     exports += [e.constant for e in errors] + [e.exception for e in errors]
     out = [
-        '"""JSON-RPC error codes used on the ACP wire, and one exception class per code.',
+        '"""JSON-RPC error codes of the ACP wire, and one exception class per code.',
         "",
-        "Handlers raise these; the connection turns them into error responses with",
-        "``to_wire()``. ``error_from_wire`` goes the other way for responses received from a peer.",
+        "Every protocol version's ``errors`` module re-exports these classes (a version that",
+        "adds a code subclasses ``RpcError`` there), so ``except RpcError`` — or any one code's",
+        "class — catches the error whichever version's code raised it. Handlers raise them; the",
+        "connection turns them into error responses with ``to_wire()``. ``error_from_wire`` goes",
+        "the other way for responses received from a peer.",
         '"""',
         "",
         "from __future__ import annotations",
         "",
+        "from collections.abc import Mapping",
         "from typing import Any",
         "",
         f"__all__ = {_str_list(sorted(exports))}",
@@ -144,6 +150,96 @@ def render_errors(index: dict[str, Any]) -> str:
         "    def __repr__(self) -> str:",
         '        return f"{type(self).__name__}(code={self.code}, message={self.message!r})"',
     ]
+    out += _error_classes(errors)
+    out += ["", "", *_errors_by_code(errors)]
+    out += [
+        "",
+        "",
+        "def error_from_wire(",
+        "    error: dict[str, Any], known: Mapping[int, type[RpcError]] = ERRORS_BY_CODE",
+        ") -> RpcError:",
+        '    """Rebuild the exception for an error object received from a peer.',
+        "",
+        "    ``known`` maps the codes that get their own class (a version's ``ERRORS_BY_CODE``);",
+        "    any other code becomes a plain ``RpcError`` carrying that code.",
+        '    """',
+        '    code = error.get("code")',
+        '    message = error.get("message")',
+        '    data = error.get("data")',
+        "    text = message if isinstance(message, str) else None",
+        "    cls = known.get(code) if isinstance(code, int) else None",
+        "    if cls is not None:",
+        "        return cls(text, data)",
+        "    unknown = RpcError(text, data)",
+        "    if isinstance(code, int):",
+        "        unknown.code = code",
+        "    return unknown",
+    ]
+    return "\n".join(out)
+
+
+def render_version_errors(
+    index: dict[str, Any], shared_index: dict[str, Any], shared_module: str
+) -> str:
+    """A version's ``errors``: the shared classes of its codes, plus subclasses for new ones.
+
+    A code the version shares must carry the same name and message as in the shared tree
+    (one class per code); a code only this version has becomes a subclass of the shared
+    ``RpcError`` defined here.
+    """
+    errors = error_rows(index)
+    shared = {row.code: row for row in error_rows(shared_index)}
+    for row in errors:
+        known = shared.get(row.code)
+        if known is not None and (known.constant, known.exception, known.message) != (
+            row.constant,
+            row.exception,
+            row.message,
+        ):
+            raise ValueError(
+                f"error {row.code} is {row.exception} ({row.message!r}) here but "
+                f"{known.exception} ({known.message!r}) in the shared tree: one class per code"
+            )
+    reused = [row for row in errors if row.code in shared]
+    added = [row for row in errors if row.code not in shared]
+    exports = ["ERRORS_BY_CODE", "RpcError", "error_from_wire"]
+    exports += [e.constant for e in errors] + [e.exception for e in errors]
+    imported = sorted(["RpcError", *(e.constant for e in reused), *(e.exception for e in reused)])
+    out = [
+        '"""This version\'s JSON-RPC error codes and their exception classes.',
+        "",
+        f"The classes are those of ``{shared_module}``, shared by every protocol version, so",
+        "``except RpcError`` catches an error of any version. ``ERRORS_BY_CODE`` lists the codes",
+        "of this version; ``error_from_wire`` rebuilds one of them from a peer's error object.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import Any",
+        "",
+        f"from {shared_module} import (",
+        *(f"    {name}," for name in imported),
+        ")",
+        f"from {shared_module} import error_from_wire as _rebuild",
+        "",
+        f"__all__ = {_str_list(sorted(exports))}",
+    ]
+    if added:
+        out += ["", *(f"{e.constant} = {e.code}" for e in added)]
+        out += _error_classes(added)
+    out += ["", "", *_errors_by_code(errors)]
+    out += [
+        "",
+        "",
+        "def error_from_wire(error: dict[str, Any]) -> RpcError:",
+        '    """Rebuild the exception for an error object received from a peer."""',
+        "    return _rebuild(error, ERRORS_BY_CODE)",
+    ]
+    return "\n".join(out)
+
+
+def _error_classes(errors: list[ErrorRow]) -> list[str]:
+    out: list[str] = []
     for e in errors:
         out += [
             "",
@@ -154,31 +250,15 @@ def render_errors(index: dict[str, Any]) -> str:
             f"    code = {e.constant}",
             f"    default_message = {py_literal(e.message)}",
         ]
-    out += [
-        "",
-        "",
+    return out
+
+
+def _errors_by_code(errors: list[ErrorRow]) -> list[str]:
+    return [
         "ERRORS_BY_CODE: dict[int, type[RpcError]] = {",
-    ]
-    out += [f"    {e.constant}: {e.exception}," for e in errors]
-    out += [
+        *(f"    {e.constant}: {e.exception}," for e in errors),
         "}",
-        "",
-        "",
-        "def error_from_wire(error: dict[str, Any]) -> RpcError:",
-        '    """Rebuild the exception for an error object received from a peer."""',
-        '    code = error.get("code")',
-        '    message = error.get("message")',
-        '    data = error.get("data")',
-        "    text = message if isinstance(message, str) else None",
-        "    known = ERRORS_BY_CODE.get(code) if isinstance(code, int) else None",
-        "    if known is not None:",
-        "        return known(text, data)",
-        "    unknown = RpcError(text, data)",
-        "    if isinstance(code, int):",
-        "        unknown.code = code",
-        "    return unknown",
     ]
-    return "\n".join(out)
 
 
 # --------------------------------------------------------------------------- methods.py
@@ -441,6 +521,12 @@ def render_package_init(target: Target) -> str:
         "``errors`` (codes and exceptions), ``agent`` (handler defaults), ``client`` (typed",
         "peer). Nothing is imported eagerly, so importing the package stays cheap.",
     ]
+    if target.owns_shared_errors():
+        lines += [
+            "",
+            "``shared_errors`` holds the exception classes every protocol version's ``errors``",
+            "re-exports.",
+        ]
     nested = sorted(target.nested_outputs())
     if nested:
         lines += ["", "Other protocol versions: " + ", ".join(f"``{n}``" for n in nested) + "."]

@@ -9,5 +9,8 @@ Modules: ``models`` (lazy facade over pydantic models), ``methods`` (method tabl
 ``errors`` (codes and exceptions), ``agent`` (handler defaults), ``client`` (typed
 peer). Nothing is imported eagerly, so importing the package stays cheap.
 
+``shared_errors`` holds the exception classes every protocol version's ``errors``
+re-exports.
+
 Other protocol versions: ``v2``.
 """

@@ -3,15 +3,37 @@
 # Source hashes and generator versions: sources.json in this package.
 # Sources:
 #   schema/index.json
-"""JSON-RPC error codes used on the ACP wire, and one exception class per code.
+"""This version's JSON-RPC error codes and their exception classes.
 
-Handlers raise these; the connection turns them into error responses with
-``to_wire()``. ``error_from_wire`` goes the other way for responses received from a peer.
+The classes are those of ``acp_bindings.shared_errors``, shared by every protocol version, so
+``except RpcError`` catches an error of any version. ``ERRORS_BY_CODE`` lists the codes
+of this version; ``error_from_wire`` rebuilds one of them from a peer's error object.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from acp_bindings.shared_errors import (
+    AUTH_REQUIRED,
+    AuthRequiredError,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    METHOD_NOT_FOUND,
+    MethodNotFoundError,
+    PARSE_ERROR,
+    ParseError,
+    REQUEST_CANCELLED,
+    RESOURCE_NOT_FOUND,
+    RequestCancelledError,
+    ResourceNotFoundError,
+    RpcError,
+)
+from acp_bindings.shared_errors import error_from_wire as _rebuild
 
 __all__ = [
     "AUTH_REQUIRED",
@@ -35,97 +57,6 @@ __all__ = [
     "error_from_wire",
 ]
 
-REQUEST_CANCELLED = -32800
-PARSE_ERROR = -32700
-INTERNAL_ERROR = -32603
-INVALID_PARAMS = -32602
-METHOD_NOT_FOUND = -32601
-INVALID_REQUEST = -32600
-RESOURCE_NOT_FOUND = -32002
-AUTH_REQUIRED = -32000
-
-
-class RpcError(Exception):
-    """An error answer to a JSON-RPC request: ``{code, message, data?}`` on the wire.
-
-    ``code`` and ``default_message`` are class attributes set by each subclass; an
-    instance may carry its own ``code`` when built from an unknown wire code.
-    """
-
-    code: int = INTERNAL_ERROR
-    default_message: str = "Internal error"
-
-    def __init__(self, message: str | None = None, data: Any = None) -> None:
-        self.message: str = self.default_message if message is None else message
-        self.data: Any = data
-        super().__init__(self.message)
-
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON-RPC error object; ``data`` appears only when it is not None."""
-        wire: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            wire["data"] = self.data
-        return wire
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(code={self.code}, message={self.message!r})"
-
-
-class RequestCancelledError(RpcError):
-    """``-32800`` — Request cancelled. Wire shape: ``RequestCancelledErrorObject``."""
-
-    code = REQUEST_CANCELLED
-    default_message = "Request cancelled"
-
-
-class ParseError(RpcError):
-    """``-32700`` — Parse error. Wire shape: ``ParseErrorObject``."""
-
-    code = PARSE_ERROR
-    default_message = "Parse error"
-
-
-class InternalError(RpcError):
-    """``-32603`` — Internal error. Wire shape: ``InternalErrorObject``."""
-
-    code = INTERNAL_ERROR
-    default_message = "Internal error"
-
-
-class InvalidParamsError(RpcError):
-    """``-32602`` — Invalid params. Wire shape: ``InvalidParamsErrorObject``."""
-
-    code = INVALID_PARAMS
-    default_message = "Invalid params"
-
-
-class MethodNotFoundError(RpcError):
-    """``-32601`` — Method not found. Wire shape: ``MethodNotFoundErrorObject``."""
-
-    code = METHOD_NOT_FOUND
-    default_message = "Method not found"
-
-
-class InvalidRequestError(RpcError):
-    """``-32600`` — Invalid request. Wire shape: ``InvalidRequestErrorObject``."""
-
-    code = INVALID_REQUEST
-    default_message = "Invalid request"
-
-
-class ResourceNotFoundError(RpcError):
-    """``-32002`` — Resource not found. Wire shape: ``ResourceNotFoundErrorObject``."""
-
-    code = RESOURCE_NOT_FOUND
-    default_message = "Resource not found"
-
-
-class AuthRequiredError(RpcError):
-    """``-32000`` — Authentication required. Wire shape: ``AuthRequiredErrorObject``."""
-
-    code = AUTH_REQUIRED
-    default_message = "Authentication required"
-
 
 ERRORS_BY_CODE: dict[int, type[RpcError]] = {
     REQUEST_CANCELLED: RequestCancelledError,
@@ -141,14 +72,4 @@ ERRORS_BY_CODE: dict[int, type[RpcError]] = {
 
 def error_from_wire(error: dict[str, Any]) -> RpcError:
     """Rebuild the exception for an error object received from a peer."""
-    code = error.get("code")
-    message = error.get("message")
-    data = error.get("data")
-    text = message if isinstance(message, str) else None
-    known = ERRORS_BY_CODE.get(code) if isinstance(code, int) else None
-    if known is not None:
-        return known(text, data)
-    unknown = RpcError(text, data)
-    if isinstance(code, int):
-        unknown.code = code
-    return unknown
+    return _rebuild(error, ERRORS_BY_CODE)

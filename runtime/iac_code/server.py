@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -18,8 +18,7 @@ from iac_code.llm.preload import GATE, IdleGate
 from iac_code.logs import start_logging
 from iac_code.router import build_models
 from iac_code.rpc.stdio import serve_stdio
-from iac_code.v2.peer import VersionedPeer
-from iac_code.versioned_router import VersionedRouter
+from iac_code.versioned_router import VersionedRouter, route_versions
 
 # Build the validators of every implemented method's params and result now, while this
 # module is imported in the background (see iac_code.prelude), so no first request pays it.
@@ -75,9 +74,6 @@ class _CountedHandler:
         self._inner = inner
         self._gate = gate
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
     async def handle_request(self, ctx: RequestContext, method: str, params: object) -> object:
         self._gate.enter()
         try:
@@ -104,9 +100,9 @@ def run_stdio_server(
 
     def make_handler(connection: Connection) -> _CountedHandler:
         # The agent sends through a peer that speaks whichever version initialize agreed on.
-        peer = VersionedPeer(connection)
-        agent = IacAgent(settings, cast("Connection", peer), background=background[0])
-        router = VersionedRouter(agent, peer)
+        agent, router = route_versions(
+            connection, lambda peer: IacAgent(settings, peer, background=background[0])
+        )
         if initialize_params is not None:
             router.adopt_fast_initialize(initialize_params)
         for fast in fast_sessions:  # answered by the fast path: create and open them now

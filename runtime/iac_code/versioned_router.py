@@ -5,29 +5,39 @@ served by that version's router; every later message goes to the router of the v
 last ``initialize`` agreed on. Until then — and whenever the client asks for 1 — the v1
 router serves the connection unchanged. The v2 router, its handlers and the v2 bindings are
 built on the first v2 ``initialize`` only, so v1 start-up never imports them.
+
+Errors need no translation between the versions: every version's bindings re-export one
+error tree (``acp_bindings.shared_errors``), so an error a v2 handler raises is the
+``RpcError`` the connection answers.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
+from iac_code.negotiated_peer import NegotiatedPeer
 from iac_code.protocol_versions import negotiate_initialize
 from iac_code.router import Router
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from iac_code.agent.server import IacAgent
+    from iac_code.rpc.connection import Connection
     from iac_code.rpc.context import RequestContext
-    from iac_code.v2.peer import VersionedPeer
 
 
-def _v2_error_object(exc: Exception) -> dict[str, Any] | None:
-    """The wire error object of an ``acp_bindings.v2`` ``RpcError``; None for anything else."""
-    v2_errors = sys.modules.get("acp_bindings.v2.errors")
-    if v2_errors is None or not isinstance(exc, v2_errors.RpcError):
-        return None
-    wire: dict[str, Any] = exc.to_wire()
-    return wire
+def route_versions(
+    connection: Connection, build_agent: Callable[[NegotiatedPeer], IacAgent]
+) -> tuple[IacAgent, VersionedRouter]:
+    """The agent on ``connection`` and the router to serve it, for either protocol version.
+
+    The agent (built by ``build_agent``) sends through a :class:`NegotiatedPeer`, which the
+    router switches to the version each ``initialize`` agrees on.
+    """
+    peer = NegotiatedPeer(connection)
+    agent = build_agent(peer)
+    return agent, VersionedRouter(agent, peer)
 
 
 def requested_version(params: object) -> int | None:
@@ -41,7 +51,7 @@ def requested_version(params: object) -> int | None:
 
 
 class VersionedRouter:
-    def __init__(self, agent: IacAgent, peer: VersionedPeer) -> None:
+    def __init__(self, agent: IacAgent, peer: NegotiatedPeer) -> None:
         self._agent = agent
         self._peer = peer
         self._routers: dict[int, Router] = {1: Router(agent)}
@@ -73,25 +83,10 @@ class VersionedRouter:
         return result
 
     async def handle_notification(self, method: str, params: object) -> None:
-        try:
-            await self._router(self.version).handle_notification(method, params)
-        except Exception as exc:
-            if _v2_error_object(exc) is None:
-                raise
-            # A v2 stub (-32601) for a notification: nothing to answer, as in v1.
+        await self._router(self.version).handle_notification(method, params)
 
     async def _call(self, version: int, ctx: RequestContext, method: str, params: object) -> object:
-        try:
-            return await self._router(version).handle_request(ctx, method, params)
-        except Exception as exc:
-            wire = _v2_error_object(exc)
-            if wire is None:
-                raise
-            # The v2 bindings carry their own error classes (the generated stubs raise
-            # them); the connection answers v1 ``RpcError``s, which have the same codes.
-            from acp_bindings.errors import error_from_wire
-
-            raise error_from_wire(wire) from None
+        return await self._router(version).handle_request(ctx, method, params)
 
     def _router(self, version: int) -> Router:
         router = self._routers.get(version)
@@ -110,4 +105,4 @@ class VersionedRouter:
         # building until first use), as the v1 runtime does for its models at start-up.
         for method in ("session/new", "session/prompt"):
             V2_METHODS[method].params_model().model_rebuild(force=True)
-        return Router(V2Handlers(self._agent, self._peer), V2_METHODS)
+        return Router(V2Handlers(self._agent, self._peer.v2_rewriter()), V2_METHODS)

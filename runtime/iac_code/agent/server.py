@@ -92,7 +92,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from iac_code.llm.base import ModelClient
-    from iac_code.rpc.connection import Connection
+    from iac_code.rpc.peer import Peer
     from iac_code.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -137,7 +137,7 @@ class IacAgent(AgentHandlers):
     def __init__(
         self,
         settings: Settings,
-        connection: Connection,
+        connection: Peer,
         store: SessionStore | None = None,
         *,
         model_client: ModelClient | None = None,

@@ -1,28 +1,28 @@
 """A Model Context Protocol client for one server started as a local process (stdio).
 
-The server runs in its own process group (so everything it forks can be stopped with it),
-in the session's cwd, with the agent's environment minus its credentials (see
-:mod:`iac_code.child_env`) plus the pairs the ACP client gave. We talk JSON-RPC 2.0 over its
-stdin/stdout, one message per line, with our own id sequence; its stderr goes to the
-agent's log (never to our stdout, which carries ACP).
+MCP is JSON-RPC 2.0, one message per line, so the server is one more peer of the agent's
+own :class:`~iac_code.rpc.connection.Connection` (framing, ids, pending answers, one
+ordered writer, requests the server sends us); this module is the typed MCP layer over it:
+the ``initialize`` handshake, ``tools/list`` and ``tools/call``, MCP's
+``notifications/cancelled`` for requests we give up on, and MCP errors in place of ACP's.
+The process itself (its group, environment, stderr and shutdown ladder) is
+:mod:`iac_code.mcp.server_process`.
 
-Every wait is bounded: the ``initialize`` handshake, each request, writes to the server's
-stdin, the cancellation notice and the shutdown ladder (close stdin → wait → SIGTERM the
-group → SIGKILL the group). Requests the server sends us are answered: ``ping`` with an
-empty result, everything else (sampling, roots, elicitation — none advertised) with -32601.
+Every wait is bounded: the handshake, each request, writes to the server's stdin, the
+cancellation notice and the shutdown ladder (close stdin → wait → SIGTERM the group →
+SIGKILL the group). Requests the server sends us are answered: ``ping`` with an empty
+result, everything else (sampling, roots, elicitation — none advertised) with -32601.
+Output that is no message (a server printing logs on its stdout) is logged, not answered.
 
-The reader tasks run in a task group the caller provides and that outlives the client
-(the session's MCP supervisor, see :mod:`iac_code.mcp.manager`); :meth:`McpStdioClient.aclose`
+The I/O tasks run in a task group the caller provides and that outlives the client (the
+session's MCP supervisor, see :mod:`iac_code.mcp.manager`); :meth:`McpStdioClient.aclose`
 must be called to stop the process.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import subprocess
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,15 +30,15 @@ from typing import Any
 
 import anyio
 import anyio.abc
+from acp_bindings.errors import MethodNotFoundError, RpcError
 
 from iac_code import __version__
 from iac_code.child_env import child_environment
 from iac_code.mcp.config import StdioServerConfig
-from iac_code.mcp.framing import DEFAULT_MAX_LINE_BYTES, DroppedLine, LineSplitter
-from iac_code.tools.process_group import (
-    _group_has_live_members,  # private there; reused so that one /proc scanner exists
-    terminate_group,
-)
+from iac_code.mcp.server_process import BoundedWrites, ServerProcess
+from iac_code.rpc.connection import Connection, OutboundCall
+from iac_code.rpc.context import RequestContext
+from iac_code.rpc.errors import ConnectionClosedError
 
 JsonDict = dict[str, Any]
 
@@ -48,8 +48,7 @@ LATEST_PROTOCOL_VERSION = "2025-06-18"
 KNOWN_PROTOCOL_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18"})
 CLIENT_INFO = {"name": "iac-code", "version": __version__}
 
-METHOD_NOT_FOUND = -32601
-
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 DEFAULT_START_TIMEOUT_S = 10.0
 DEFAULT_REQUEST_TIMEOUT_S = 30.0
 DEFAULT_GRACE_S = 2.0
@@ -59,10 +58,8 @@ WRITE_TIMEOUT_S = 10.0
 CANCEL_NOTICE_TIMEOUT_S = 1.0
 # tools/list pages followed before giving up (a server repeating cursors forever).
 MAX_TOOL_PAGES = 100
-_GROUP_POLL_S = 0.02
-STDERR_TAIL_LINES = 20
-STDERR_MAX_LINE_BYTES = 64 * 1024
-STDERR_LOG_CHARS = 2_000
+# Answers to the server's own requests (ping) get this long once the connection closes.
+_SHUTDOWN_GRACE_S = 0.2
 
 
 class McpError(Exception):
@@ -128,20 +125,29 @@ class McpToolInfo:
         )
 
 
-class _Pending:
-    """An outbound request waiting for its response."""
+class _ServerRequests:
+    """What the connection hands us from the server: its requests and notifications."""
 
-    __slots__ = ("error", "event", "result")
+    def __init__(self, name: str, logger: logging.Logger) -> None:
+        self._name = name
+        self._log = logger
 
-    def __init__(self) -> None:
-        self.event = anyio.Event()
-        self.result: Any = None
-        self.error: McpError | None = None
+    async def handle_request(self, ctx: RequestContext, method: str, params: object) -> object:
+        if method == "ping":
+            return {}
+        self._log.debug("MCP server %s asked for unsupported %s", self._name, method)
+        raise MethodNotFoundError(f"Method not found: {method}")
 
-    def resolve(self, result: Any = None, error: McpError | None = None) -> None:
-        if not self.event.is_set():
-            self.result, self.error = result, error
-            self.event.set()
+    async def handle_notification(self, method: str, params: object) -> None:
+        if method == "notifications/message" and isinstance(params, Mapping):
+            self._log.info(
+                "MCP server %s log (%s): %s", self._name, params.get("level"), params.get("data")
+            )
+        elif method == "notifications/tools/list_changed":
+            # The tool set of a session is fixed once listed; a changed list shows next session.
+            self._log.info("MCP server %s changed its tool list", self._name)
+        else:
+            self._log.debug("MCP server %s notification %s", self._name, method)
 
 
 class McpStdioClient:
@@ -162,18 +168,16 @@ class McpStdioClient:
         self._log = logger
         self._base_env = base_env
         self._max_line_bytes = max_line_bytes
-        self._process: anyio.abc.Process | None = None
-        self._write_lock = anyio.Lock()
-        self._pending: dict[int, _Pending] = {}
-        self._last_id = 0
+        self._server: ServerProcess | None = None
+        self._connection: Connection | None = None
+        self._stdin: BoundedWrites | None = None
         self._closed = False
         self._close_reason = "the server is not started"
         self._closing = False
         self._shutdown_done = anyio.Event()
+        self._served = anyio.Event()
         self._io_scope = anyio.CancelScope()
         self._io_done = anyio.Event()
-        self._io_group: anyio.abc.TaskGroup | None = None
-        self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         #: Filled by the handshake.
         self.protocol_version: str | None = None
         self.server_info: JsonDict = {}
@@ -189,19 +193,19 @@ class McpStdioClient:
     @property
     def pid(self) -> int | None:
         """The server's pid, which is also its process group id."""
-        return self._process.pid if self._process is not None else None
+        return self._server.pid if self._server is not None else None
 
     @property
     def returncode(self) -> int | None:
-        return self._process.returncode if self._process is not None else None
+        return self._server.process.returncode if self._server is not None else None
 
     @property
     def is_open(self) -> bool:
-        return self._process is not None and not self._closed
+        return self._server is not None and not self._closed
 
     def stderr_tail(self) -> list[str]:
         """The last lines the server wrote to stderr (for error messages)."""
-        return list(self._stderr_tail)
+        return self._server.stderr_tail() if self._server is not None else []
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -219,30 +223,40 @@ class McpStdioClient:
         """Start the process and complete the ``initialize`` handshake within ``timeout_s``.
 
         Raises :class:`McpStartError` (after stopping the process) when the program cannot
-        be started, exits, or does not answer in time. ``task_group`` hosts the reader tasks
+        be started, exits, or does not answer in time. ``task_group`` hosts the I/O tasks
         and must outlive the client.
         """
-        if self._process is not None:
+        if self._server is not None:
             raise RuntimeError("an McpStdioClient can be started only once")
-        argv = [self.config.command, *self.config.args]
         try:
-            self._process = await anyio.open_process(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+            self._server = await ServerProcess.spawn(
+                [self.config.command, *self.config.args],
                 cwd=self._cwd,
                 env=self._environment(),
-                start_new_session=True,
+                name=self.name,
+                logger=self._log,
             )
         except OSError as exc:
             self._shutdown_done.set()
             raise McpStartError(
                 f"could not start {self.config.command!r}: {exc.strerror or exc}"
             ) from exc
+        process = self._server.process
+        assert process.stdin is not None and process.stdout is not None
+        self._stdin = BoundedWrites(process.stdin, WRITE_TIMEOUT_S)
+        self._connection = Connection(
+            process.stdout,
+            self._stdin,
+            _ServerRequests(self.name, self._log),
+            max_line_bytes=self._max_line_bytes,
+            shutdown_grace=_SHUTDOWN_GRACE_S,
+            logger=self._log,
+            on_invalid_input=self._on_invalid_output,
+        )
+        self._connection.accepts_batches = True  # MCP 2025-03-26 allowed batches
         self._closed = False
         self._close_reason = ""
-        task_group.start_soon(self._run_io)
+        task_group.start_soon(self._run_io, self._server, self._connection)
         try:
             with anyio.fail_after(timeout_s):
                 result = await self.request(
@@ -303,8 +317,8 @@ class McpStdioClient:
 
         Idempotent, shielded from cancellation, and bounded (about ``3 * grace_s``).
         """
-        process = self._process
-        if process is None:
+        server, connection = self._server, self._connection
+        if server is None or connection is None:
             return
         if self._closing:
             with anyio.move_on_after(3 * grace_s + 1):
@@ -314,41 +328,31 @@ class McpStdioClient:
         with anyio.CancelScope(shield=True):
             try:
                 self._mark_closed("the connection to the server was closed")
-                if process.stdin is not None:
-                    with anyio.move_on_after(grace_s), contextlib.suppress(Exception):
-                        await process.stdin.aclose()
+                # Ending the connection closes the server's stdin: a polite server exits.
+                connection.close()
                 with anyio.move_on_after(grace_s):
-                    await process.wait()
-                await terminate_group(process, process.pid, grace_s)
-                await self._wait_group_gone(process.pid, grace_s)
-                # The readers end at EOF, after draining the last stderr lines; a process
-                # that detached from the group may hold the pipes open, so do not wait long.
+                    await self._served.wait()
+                await server.stop(grace_s)
+                # stderr ends at EOF, after its last lines; a process that detached from
+                # the group may hold the pipe open, so do not wait long.
                 with anyio.move_on_after(grace_s):
                     await self._io_done.wait()
                 self._io_scope.cancel()
-                with anyio.move_on_after(grace_s), contextlib.suppress(Exception):
-                    await process.aclose()
+                await server.release(grace_s)
             finally:
                 self._shutdown_done.set()
-        self._log.debug("MCP server %s stopped (exit code %s)", self.name, process.returncode)
-
-    @staticmethod
-    async def _wait_group_gone(pgid: int, limit_s: float) -> None:
-        """After SIGKILL the leader is reaped, but other members die a moment later."""
-        with anyio.move_on_after(limit_s):
-            while True:  # nothing to wait on but /proc: poll briefly
-                if not _group_has_live_members(pgid):
-                    return
-                await anyio.sleep(_GROUP_POLL_S)
+        self._log.debug("MCP server %s stopped (exit code %s)", self.name, self.returncode)
 
     def _mark_closed(self, reason: str) -> None:
-        """No more requests: fail the waiting ones with ``reason``."""
-        if self._closed:
-            return
-        self._closed, self._close_reason = True, reason
-        pending, self._pending = self._pending, {}
-        for waiter in pending.values():
-            waiter.resolve(error=McpConnectionClosed(reason))
+        """No more requests; the first reason given is the one callers are told."""
+        if not self._closed:
+            self._closed, self._close_reason = True, reason
+
+    def _gone(self) -> McpConnectionClosed:
+        """The error for a call the connection could not complete."""
+        failure = self._stdin.failure if self._stdin is not None else None
+        self._mark_closed(failure or "the server closed its output")
+        return McpConnectionClosed(self._close_reason)
 
     # ------------------------------------------------------------------ requests
 
@@ -368,37 +372,41 @@ class McpStdioClient:
         the server is told with ``notifications/cancelled`` and the answer is no longer
         awaited (a late answer is ignored).
         """
-        self._last_id += 1
-        request_id = self._last_id
-        waiter = _Pending()
-        message: JsonDict = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self._pending[request_id] = waiter
+        call = await self._start_request(method, params)
         try:
-            await self._write(message)
             with anyio.fail_after(timeout_s):
-                await waiter.event.wait()
+                return await call.result_or_error()
         except TimeoutError:
             if cancellable:
-                await self._send_cancelled(request_id, f"no answer within {timeout_s:g} s")
+                await self._send_cancelled(call.id, f"no answer within {timeout_s:g} s")
             raise McpTimeoutError(f"{method} got no answer within {timeout_s:g} s") from None
         except anyio.get_cancelled_exc_class():
-            if cancellable and not waiter.event.is_set():
+            if cancellable and not call.answered:
                 with anyio.CancelScope(shield=True):
-                    await self._send_cancelled(request_id, "the request was cancelled")
+                    await self._send_cancelled(call.id, "the request was cancelled")
             raise
+        except RpcError as exc:
+            raise McpRequestError(exc.code, exc.message, exc.data) from None
+        except ConnectionClosedError:
+            raise self._gone() from None
         finally:
-            self._pending.pop(request_id, None)
-        if waiter.error is not None:
-            raise waiter.error
-        return waiter.result
+            call.forget()
+
+    async def _start_request(self, method: str, params: JsonDict | None) -> OutboundCall:
+        if self._closed or self._connection is None:
+            raise McpConnectionClosed(self._close_reason or "the server is not running")
+        try:
+            return await self._connection.start_request(method, params)
+        except ConnectionClosedError:
+            raise self._gone() from None
 
     async def notify(self, method: str, params: JsonDict | None = None) -> None:
-        message: JsonDict = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        await self._write(message)
+        if self._closed or self._connection is None:
+            raise McpConnectionClosed(self._close_reason or "the server is not running")
+        try:
+            await self._connection.send_notification(method, params)
+        except ConnectionClosedError:
+            raise self._gone() from None
 
     async def list_tools(
         self, *, timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
@@ -453,22 +461,6 @@ class McpStdioClient:
 
     # ------------------------------------------------------------------ I/O
 
-    async def _write(self, message: JsonDict) -> None:
-        if self._closed or self._process is None or self._process.stdin is None:
-            raise McpConnectionClosed(self._close_reason or "the server is not running")
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-        async with self._write_lock:
-            try:
-                with anyio.fail_after(WRITE_TIMEOUT_S):
-                    await self._process.stdin.send(data)
-            except TimeoutError:
-                # Part of the line may be written: the stream cannot be trusted any more.
-                self._mark_closed("the server stopped reading its input")
-                raise McpConnectionClosed(self._close_reason) from None
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                self._mark_closed("the server closed its input")
-                raise McpConnectionClosed(self._close_reason) from exc
-
     async def _send_cancelled(self, request_id: int, reason: str) -> None:
         """Best-effort ``notifications/cancelled``; never raises, never waits long."""
         with anyio.move_on_after(CANCEL_NOTICE_TIMEOUT_S), contextlib.suppress(McpError):
@@ -476,135 +468,36 @@ class McpStdioClient:
                 "notifications/cancelled", {"requestId": request_id, "reason": reason}
             )
 
-    async def _run_io(self) -> None:
-        process = self._process
-        assert process is not None and process.stdout is not None and process.stderr is not None
+    def _on_invalid_output(self, error: RpcError) -> None:
+        reason = error.data.get("reason") if isinstance(error.data, dict) else None
+        self._log.warning(
+            "MCP server %s wrote something that is no message (%s); ignored",
+            self.name,
+            reason or error.message,
+        )
+
+    async def _run_io(self, server: ServerProcess, connection: Connection) -> None:
         try:
             with self._io_scope:
                 async with anyio.create_task_group() as group:
-                    self._io_group = group
                     stderr_done = anyio.Event()
-                    group.start_soon(self._read_stderr, process.stderr, stderr_done)
-                    await self._read_stdout(process.stdout)
+
+                    async def read_stderr() -> None:
+                        try:
+                            await server.read_stderr()
+                        finally:
+                            stderr_done.set()
+
+                    group.start_soon(read_stderr)
+                    try:
+                        await connection.serve()
+                    finally:
+                        self._served.set()
+                        self._gone()
                     # Let stderr drain (its last lines explain an exit), but not forever:
                     # a detached child may keep it open.
                     with anyio.move_on_after(DEFAULT_GRACE_S):
                         await stderr_done.wait()
                     group.cancel_scope.cancel()
         finally:
-            self._io_group = None
             self._io_done.set()
-
-    async def _read_stdout(self, stream: anyio.abc.ByteReceiveStream) -> None:
-        splitter = LineSplitter(self._max_line_bytes)
-        try:
-            async for chunk in stream:
-                for line in splitter.feed(chunk):
-                    if isinstance(line, DroppedLine):
-                        self._log.warning(
-                            "MCP server %s sent a %d-byte line; dropped", self.name, line.size
-                        )
-                    elif line.strip():
-                        await self._on_line(line)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            pass
-        finally:
-            self._mark_closed("the server closed its output")
-
-    async def _read_stderr(self, stream: anyio.abc.ByteReceiveStream, done: anyio.Event) -> None:
-        splitter = LineSplitter(STDERR_MAX_LINE_BYTES)
-        try:
-            async for chunk in stream:
-                for line in splitter.feed(chunk):
-                    self._log_stderr(line)
-            last = splitter.flush()
-            if last is not None:
-                self._log_stderr(last)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            pass
-        finally:
-            done.set()
-
-    def _log_stderr(self, line: bytes | DroppedLine) -> None:
-        if isinstance(line, DroppedLine):
-            text = f"[a {line.size}-byte line was dropped]"
-        else:
-            text = line.decode("utf-8", errors="replace")[:STDERR_LOG_CHARS]
-        if text.strip():
-            self._stderr_tail.append(text)
-            self._log.info("MCP server %s stderr: %s", self.name, text)
-
-    async def _on_line(self, line: bytes) -> None:
-        try:
-            message = json.loads(line)
-        except ValueError:
-            shown = line[:200].decode("utf-8", errors="replace")
-            self._log.warning("MCP server %s printed a non-JSON line: %s", self.name, shown)
-            return
-        for item in message if isinstance(message, list) else [message]:
-            self._on_message(item)
-
-    def _on_message(self, message: Any) -> None:
-        if not isinstance(message, Mapping):
-            self._log.warning("MCP server %s sent a message that is not an object", self.name)
-            return
-        method = message.get("method")
-        if isinstance(method, str):
-            if "id" in message:
-                self._answer_later(message["id"], method)
-            else:
-                self._on_notification(method, message.get("params"))
-        elif "id" in message and ("result" in message or "error" in message):
-            self._on_response(message)
-        else:
-            self._log.warning("MCP server %s sent an invalid message", self.name)
-
-    def _on_response(self, message: Mapping[str, Any]) -> None:
-        request_id = message.get("id")
-        waiter = self._pending.get(request_id) if isinstance(request_id, int) else None
-        if waiter is None:
-            # Usually the late answer to a request we cancelled or gave up on.
-            self._log.debug("MCP server %s answered unknown id %r", self.name, request_id)
-            return
-        error = message.get("error")
-        if "error" in message:
-            if isinstance(error, Mapping):
-                code = error.get("code")
-                text = error.get("message")
-                waiter.resolve(
-                    error=McpRequestError(
-                        code if isinstance(code, int) else -32603,
-                        text if isinstance(text, str) else "unknown error",
-                        error.get("data"),
-                    )
-                )
-            else:
-                waiter.resolve(error=McpRequestError(-32603, "malformed error"))
-        else:
-            waiter.resolve(result=message.get("result"))
-
-    def _on_notification(self, method: str, params: Any) -> None:
-        if method == "notifications/message" and isinstance(params, Mapping):
-            self._log.info(
-                "MCP server %s log (%s): %s", self.name, params.get("level"), params.get("data")
-            )
-        elif method == "notifications/tools/list_changed":
-            # The tool set of a session is fixed once listed; a changed list shows next session.
-            self._log.info("MCP server %s changed its tool list", self.name)
-        else:
-            self._log.debug("MCP server %s notification %s", self.name, method)
-
-    def _answer_later(self, request_id: Any, method: str) -> None:
-        """Answer a server request without holding up the reader."""
-        if self._io_group is not None:
-            self._io_group.start_soon(self._answer, request_id, method)
-
-    async def _answer(self, request_id: Any, method: str) -> None:
-        reply: JsonDict = {"jsonrpc": "2.0", "id": request_id}
-        if method == "ping":
-            reply["result"] = {}
-        else:
-            self._log.debug("MCP server %s asked for unsupported %s", self.name, method)
-            reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
-        with contextlib.suppress(McpError):
-            await self._write(reply)

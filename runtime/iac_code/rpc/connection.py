@@ -67,6 +67,7 @@ __all__ = [
     "AnyByteReceiveStream",
     "AnyByteSendStream",
     "Connection",
+    "OutboundCall",
     "RequestHandler",
 ]
 
@@ -95,12 +96,19 @@ class RequestHandler(Protocol):
         ...
 
 
-class _PendingRequest:
-    """Waiter for the answer to one outbound request."""
+class OutboundCall:
+    """One request sent to the peer, waiting for its answer (see :meth:`Connection.start_request`).
 
-    __slots__ = ("error", "event", "result")
+    A layer above that must tell the peer about a request it gives up on (MCP's
+    ``notifications/cancelled``) needs its :attr:`id`; :meth:`forget` stops waiting, and a
+    late answer is then dropped quietly.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_table", "error", "event", "id", "result")
+
+    def __init__(self, request_id: int, table: dict[int, OutboundCall]) -> None:
+        self.id = request_id
+        self._table = table
         self.event = anyio.Event()
         self.result: Any = None
         self.error: BaseException | None = None
@@ -109,6 +117,27 @@ class _PendingRequest:
         self.result = result
         self.error = error
         self.event.set()
+
+    @property
+    def answered(self) -> bool:
+        """Whether the answer (or the end of the connection) has arrived."""
+        return self.event.is_set()
+
+    async def result_or_error(self) -> Any:
+        """Wait for the answer: its ``result``, or raise its error.
+
+        Raises the :class:`RpcError` subclass of an error answer (by code), or
+        :class:`ConnectionClosedError` if the connection ends first.
+        """
+        await self.event.wait()
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+    def forget(self) -> None:
+        """Stop waiting for the answer (idempotent)."""
+        if self._table.get(self.id) is self:
+            del self._table[self.id]
 
 
 class _InboundRequest:
@@ -162,8 +191,13 @@ class Connection:
         shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
         on_close: Callable[[], Awaitable[None]] | None = None,
         logger: logging.Logger | None = None,
+        on_invalid_input: Callable[[RpcError], None] | None = None,
     ) -> None:
         self.handler = handler
+        #: Told about input that is no message (bad JSON, an oversized line, an invalid
+        #: request) *instead* of answering it with an error. For peers that print what they
+        #: like on their stdout and expect no answer to it, such as MCP servers.
+        self._on_invalid_input = on_invalid_input
         self._receive_stream = receive_stream
         self._send_stream = send_stream
         self._max_line_bytes = max_line_bytes
@@ -182,7 +216,7 @@ class Connection:
         self._notification_scopes: set[anyio.CancelScope] = set()
         self._running_handlers = 0  # tasks not yet done, including writing their answer
         self._handlers_idle: anyio.Event | None = None
-        self._pending: dict[int, _PendingRequest] = {}
+        self._pending: dict[int, OutboundCall] = {}
         self._next_outbound_id = 0
         self._served = False
         self._close_requested = False
@@ -310,11 +344,11 @@ class Connection:
             error = InvalidRequestError(
                 "Message exceeds the maximum line size", {"maxLineBytes": event.limit}
             )
-            await self._send_error(None, error)
+            await self._reject(None, error)
             return
         value = decode_line(event)
         if isinstance(value, DecodeFailure):
-            await self._send_error(None, ParseError(data={"reason": value.reason}))
+            await self._reject(None, ParseError(data={"reason": value.reason}))
             return
         if isinstance(value, list) and self.accepts_batches:
             await self._on_batch(value)
@@ -331,7 +365,7 @@ class Connection:
 
     async def _on_batch(self, entries: list[Any]) -> None:
         if not entries:
-            await self._send_error(None, InvalidRequestError(data={"reason": "an empty batch"}))
+            await self._reject(None, InvalidRequestError(data={"reason": "an empty batch"}))
             return
         batch = _Batch()
         for entry in entries:
@@ -352,7 +386,10 @@ class Connection:
                 self._on_broken_response(message)
             else:
                 error = InvalidRequestError(data={"reason": message.reason})
-                batch.answers.append(_error_frame(message.id, error))
+                if self._on_invalid_input is not None:
+                    self._on_invalid_input(error)
+                else:
+                    batch.answers.append(_error_frame(message.id, error))
         batch.sealed = True
         if batch.complete:
             await self._write_batch(batch)
@@ -370,7 +407,7 @@ class Connection:
 
     async def _on_invalid(self, message: InvalidMessage) -> None:
         if not message.response_like:
-            await self._send_error(message.id, InvalidRequestError(data={"reason": message.reason}))
+            await self._reject(message.id, InvalidRequestError(data={"reason": message.reason}))
             return
         self._on_broken_response(message)
 
@@ -515,12 +552,23 @@ class Connection:
     def _resolve_response(self, response: Response) -> None:
         waiter = self._pending.pop(response.id, None) if isinstance(response.id, int) else None
         if waiter is None:
-            self._logger.warning("ignoring a response to unknown request id %r", response.id)
+            if isinstance(response.id, int) and 0 <= response.id < self._next_outbound_id:
+                # The late answer to a request its caller gave up on (cancelled, timed out).
+                self._logger.debug("ignoring a late response to request id %r", response.id)
+            else:
+                self._logger.warning("ignoring a response to unknown request id %r", response.id)
             return
         if response.error is not None:
             waiter.resolve(error=error_from_wire(response.error))
         else:
             waiter.resolve(result=response.result)
+
+    async def _reject(self, request_id: RequestId | None, error: RpcError) -> None:
+        """Answer input that is no valid message, or report it (see ``on_invalid_input``)."""
+        if self._on_invalid_input is not None:
+            self._on_invalid_input(error)
+        else:
+            await self._send_error(request_id, error)
 
     async def _send_error(self, request_id: RequestId | None, error: RpcError) -> None:
         frame = _error_frame(request_id, error)
@@ -536,7 +584,19 @@ class Connection:
 
         Raises the :class:`RpcError` subclass matching an error answer (by code), or
         :class:`ConnectionClosedError` if the connection ends first. Cancelling the caller
-        forgets the request; a late answer is then logged and ignored.
+        forgets the request; a late answer is then ignored.
+        """
+        call = await self.start_request(method, params)
+        try:
+            return await call.result_or_error()
+        finally:
+            call.forget()
+
+    async def start_request(self, method: str, params: object = None) -> OutboundCall:
+        """Queue a request to the peer; the returned call waits for its answer.
+
+        The caller must :meth:`OutboundCall.forget` it when it stops waiting. Raises
+        :class:`ConnectionClosedError` when no answer can arrive any more.
         """
         if not self._input_open:
             raise ConnectionClosedError()
@@ -546,16 +606,13 @@ class Connection:
         if params is not None:
             message["params"] = params
         frame = encode_message(message)
-        waiter = _PendingRequest()
-        self._pending[request_id] = waiter
+        call = self._pending[request_id] = OutboundCall(request_id, self._pending)
         try:
             await self._writer.enqueue(frame)
-            await waiter.event.wait()
-        finally:
-            self._pending.pop(request_id, None)
-        if waiter.error is not None:
-            raise waiter.error
-        return waiter.result
+        except BaseException:
+            call.forget()
+            raise
+        return call
 
     async def send_notification(self, method: str, params: object = None) -> None:
         """Queue a notification; returns once its place in the output order is fixed.

@@ -17,7 +17,7 @@ import anyio
 from iac_code.rpc.envelope import RequestId
 
 if TYPE_CHECKING:
-    from iac_code.rpc.connection import Connection
+    from iac_code.rpc.peer import Peer
 
 __all__ = ["AfterResponse", "CancelHook", "RequestContext", "current_request"]
 
@@ -47,7 +47,7 @@ class RequestContext:
         "request_id",
     )
 
-    def __init__(self, connection: Connection, request_id: RequestId, method: str) -> None:
+    def __init__(self, connection: Peer, request_id: RequestId, method: str) -> None:
         self.connection = connection
         self.request_id = request_id
         self.method = method

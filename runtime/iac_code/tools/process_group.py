@@ -122,6 +122,20 @@ async def terminate_group(process: anyio.abc.Process, pgid: int, grace_s: float)
     await process.wait()
 
 
+async def wait_group_gone(pgid: int, limit_s: float) -> bool:
+    """Wait up to ``limit_s`` until no live process is left in the group; True if none is.
+
+    After SIGKILL the leader is reaped at once, but other members die a moment later. There
+    is nothing to wait on but ``/proc``, so this polls briefly.
+    """
+    with anyio.move_on_after(limit_s):
+        while True:  # nothing to wait on but /proc: poll
+            if not _group_has_live_members(pgid):
+                return True
+            await anyio.sleep(_POLL_S)
+    return False
+
+
 async def _pump(stream: anyio.abc.ByteReceiveStream, buffer: OutputBuffer) -> None:
     with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, OSError):
         async for chunk in stream:

@@ -81,7 +81,7 @@ if TYPE_CHECKING:
 
     from iac_code.agent.server import IacAgent
     from iac_code.agent.turn import Turn
-    from iac_code.v2.peer import VersionedPeer
+    from iac_code.v2.rewriter import V2Rewriter
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,7 @@ def _v2_errors(session_id: object) -> Iterator[None]:
 class V2Handlers(AgentHandlers):
     """The v2 methods the agent serves; the generated base answers -32601 for the rest."""
 
-    def __init__(self, agent: IacAgent, peer: VersionedPeer) -> None:
+    def __init__(self, agent: IacAgent, peer: V2Rewriter) -> None:
         self.agent = agent
         self.peer = peer
         #: Sessions whose prompt was acknowledged and whose turn has not ended yet (the

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from iac_code.mcp import client as mcp_client
 from iac_code.mcp.client import (
     McpConnectionClosed,
     McpRequestError,
@@ -78,7 +79,8 @@ async def test_cancelled_call_sends_notice_and_returns(
                 await client.call_tool("slow", {"seconds": 120})
             assert scope.cancelled_caught
             seen = json.loads(text_of(await client.call_tool("cancellations", {})))
-    assert seen == [{"requestId": 2, "reason": "the request was cancelled"}]
+    # Request ids count from 0 (initialize), as in the MCP SDKs: the call was the second.
+    assert seen == [{"requestId": 1, "reason": "the request was cancelled"}]
 
 
 async def test_timed_out_call_is_cancelled_on_the_server(
@@ -91,7 +93,7 @@ async def test_timed_out_call_is_cancelled_on_the_server(
             seen = json.loads(text_of(await client.call_tool("cancellations", {})))
             # The connection stays usable after a timeout.
             assert text_of(await client.call_tool("echo", {"text": "still here"})) == "still here"
-    assert [notice["requestId"] for notice in seen] == [2]
+    assert [notice["requestId"] for notice in seen] == [1]
     assert "0.2 s" in seen[0]["reason"]
 
 
@@ -191,3 +193,43 @@ async def test_calls_fail_cleanly_once_the_server_died(
             with pytest.raises(McpConnectionClosed):
                 await client.call_tool("echo", {"text": "x"})
             assert not client.is_open
+
+
+async def test_output_that_is_no_message_is_logged_not_answered(
+    tmp_path: Path, mcp_logger: logging.Logger, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server printing logs (or an endless line) on stdout gets no error answers back."""
+    caplog.set_level(logging.WARNING, logger="tests.mcp")
+    with anyio.fail_after(15):
+        async with anyio.create_task_group() as group:
+            client = McpStdioClient(
+                fake_config(), cwd=tmp_path, logger=mcp_logger, max_line_bytes=1024
+            )
+            try:
+                await client.start(group)
+                noisy = await client.call_tool("noise", {"bytes": 4096})
+                answers = json.loads(text_of(await client.call_tool("answers", {})))
+                still = await client.call_tool("echo", {"text": "still here"})
+            finally:
+                await client.aclose(grace_s=0.5)
+    assert text_of(noisy) == "after the noise"
+    assert answers == {}  # nothing was sent back for the three bad lines
+    assert text_of(still) == "still here"
+    ignored = [r.getMessage() for r in caplog.records if "no message" in r.getMessage()]
+    assert len(ignored) == 3, ignored
+    assert any("invalid JSON" in text for text in ignored)
+
+
+async def test_a_server_that_stops_reading_its_input_is_closed(
+    tmp_path: Path, mcp_logger: logging.Logger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_client, "WRITE_TIMEOUT_S", 0.3)
+    with anyio.fail_after(15):
+        async with running(fake_config(), tmp_path, mcp_logger) as client:
+            await client.call_tool("deaf", {})
+            # More than a pipe buffer holds: the write cannot finish while nobody reads.
+            with pytest.raises(McpConnectionClosed, match="stopped reading its input"):
+                await client.call_tool("echo", {"text": "x" * 1_000_000}, timeout_s=10)
+            assert not client.is_open
+            with pytest.raises(McpConnectionClosed, match="stopped reading its input"):
+                await client.call_tool("echo", {"text": "x"})

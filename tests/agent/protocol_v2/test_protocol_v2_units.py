@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from acp_schema.validation import validate_message, validate_update
 from iac_code import prelude
+from iac_code.negotiated_peer import NegotiatedPeer
 from iac_code.protocol_versions import HANDLED_VERSIONS, negotiate, negotiate_initialize
 from iac_code.v2 import info as v2_info
 from iac_code.v2 import translate
-from iac_code.v2.peer import VersionedPeer
 
 pytestmark = pytest.mark.anyio
 
@@ -225,6 +225,7 @@ def test_v2_session_params_become_v1_params() -> None:
 class _RecordingConnection:
     def __init__(self) -> None:
         self.sent: list[tuple[str, Any]] = []
+        self.accepts_batches = False
 
     async def send_notification(self, method: str, params: object = None) -> None:
         self.sent.append((method, params))
@@ -236,7 +237,7 @@ class _RecordingConnection:
 
 async def test_the_peer_passes_v1_through_and_translates_once_v2_is_agreed() -> None:
     connection = _RecordingConnection()
-    peer = VersionedPeer(connection)  # type: ignore[arg-type]
+    peer = NegotiatedPeer(connection)  # type: ignore[arg-type]
     plan = {"sessionId": "s", "update": {"sessionUpdate": "plan", "entries": []}}
     await peer.send_notification("session/update", plan)
     assert connection.sent[-1] == ("session/update", plan)
@@ -255,7 +256,7 @@ async def test_the_peer_never_sends_v1_only_client_methods_on_v2() -> None:
     from acp_bindings.errors import MethodNotFoundError
 
     connection = _RecordingConnection()
-    peer = VersionedPeer(connection)  # type: ignore[arg-type]
+    peer = NegotiatedPeer(connection)  # type: ignore[arg-type]
     peer.version = 2
     with pytest.raises(MethodNotFoundError):
         await peer.send_request("fs/read_text_file", {"sessionId": "s", "path": "/x"})

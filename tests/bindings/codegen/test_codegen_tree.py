@@ -46,7 +46,7 @@ def reuse_build(monkeypatch: pytest.MonkeyPatch, fresh_build: dict[str, str]) ->
 def test_check_reports_a_diff_when_stale(tmp_path: Path, fresh_build: dict[str, str]) -> None:
     stale = tmp_path / "acp_bindings"
     codegen.write_tree(fresh_build, stale)
-    (stale / "errors.py").write_text("# edited by hand\n", encoding="utf-8")
+    (stale / "shared_errors.py").write_text("# edited by hand\n", encoding="utf-8")
     (stale / "models" / "leftover.py").write_text("x = 1\n", encoding="utf-8")
     diff = codegen.diff_trees(fresh_build, codegen.read_tree(stale), "stale")
     assert "-# edited by hand" in diff

@@ -1,9 +1,8 @@
-"""The agent's outbound side on a connection that may have negotiated v2.
+"""The agent's outbound messages rewritten into v2, on a connection that agreed v2.
 
-The agent sends v1 shapes. :class:`VersionedPeer` stands where the agent expects its
-connection and, once v2 is negotiated, rewrites each outbound message into v2 before it
-reaches the wire. While the connection speaks v1 every call passes through untouched, so the
-v1 path costs one attribute check.
+The agent sends v1 shapes. :class:`V2Rewriter` is the :class:`~iac_code.rpc.peer.Peer` the
+agent talks to once v2 is negotiated (see :mod:`iac_code.negotiated_peer`): it rewrites each
+outbound message into v2 before it reaches the connection. A v1 connection never builds one.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from acp_bindings.errors import MethodNotFoundError
 from iac_code.v2 import translate
 
 if TYPE_CHECKING:
-    from iac_code.rpc.connection import Connection
+    from iac_code.rpc.peer import Peer
 
 #: Client methods of v1 that v2 removed. The agent only calls them when the client
 #: advertised fs or terminal support, which a v2 client cannot; refusing here keeps a
@@ -35,25 +34,13 @@ _V1_ONLY_CLIENT_METHODS = frozenset(
 )
 
 
-class VersionedPeer:
-    """Forwards to ``connection``; translates to v2 once :attr:`version` is 2."""
+class V2Rewriter:
+    """Forwards to ``connection`` what the agent sends, in v2 shape."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Peer) -> None:
         self.connection = connection
-        self._version = 1
         #: Sessions being replayed → the message ids the replay has introduced so far.
         self._replaying: dict[str, set[str]] = {}
-
-    @property
-    def version(self) -> int:
-        return self._version
-
-    @version.setter
-    def version(self, value: int) -> None:
-        """The agreed version; from 2 on the connection answers JSON-RPC batches."""
-        self._version = value
-        if hasattr(self.connection, "accepts_batches"):
-            self.connection.accepts_batches = value >= 2
 
     @contextmanager
     def replay(self, session_id: str) -> Iterator[None]:
@@ -70,7 +57,7 @@ class VersionedPeer:
             self._replaying.pop(session_id, None)
 
     async def send_notification(self, method: str, params: object = None) -> None:
-        if self.version >= 2 and method == "session/update" and isinstance(params, dict):
+        if method == "session/update" and isinstance(params, dict):
             update = translate.update(params["update"])
             if update is None:
                 return
@@ -83,13 +70,8 @@ class VersionedPeer:
         await self.connection.send_notification(method, params)
 
     async def send_request(self, method: str, params: object = None) -> Any:
-        if self.version >= 2:
-            if method in _V1_ONLY_CLIENT_METHODS:
-                raise MethodNotFoundError(data={"method": method})
-            if method == "session/request_permission" and isinstance(params, dict):
-                params = translate.permission_request(params)
+        if method in _V1_ONLY_CLIENT_METHODS:
+            raise MethodNotFoundError(data={"method": method})
+        if method == "session/request_permission" and isinstance(params, dict):
+            params = translate.permission_request(params)
         return await self.connection.send_request(method, params)
-
-    def __getattr__(self, name: str) -> Any:
-        # Anything else the agent uses on its connection behaves exactly as before.
-        return getattr(self.connection, name)
