@@ -9,9 +9,12 @@ Concurrency between processes:
 * Writers append under an exclusive ``flock`` on ``sessions/index.lock`` and open the index
   *after* taking it, so an append can never land in a file that a compaction has just
   replaced.
-* Readers take no lock. They remember the file's identity (device, inode) and how far they
-  have folded; the next read folds only the new tail, and a different inode (a compaction
-  happened) means a full re-read. A half-written final line is simply not consumed yet.
+* Readers take no lock. They remember the file's identity (device, inode), its first line
+  and how far they have folded; the next read folds only the new tail, and a different inode
+  or first line (a compaction happened) means a full re-read. The first line matters because
+  a file system may give the compacted file the inode number the old one just freed; every
+  compaction writes a header with a fresh random generation, so its first line is new.
+  A half-written final line is simply not consumed yet.
 * When the file has grown to twice its size after the last compaction, the writer that
   notices rewrites it (live records only) atomically, still under the lock. The first line
   of a compacted file is a header recording that size.
@@ -28,6 +31,7 @@ import bisect
 import fcntl
 import logging
 import os
+import secrets
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -71,6 +75,8 @@ class SessionIndex:
         self._entries: dict[str, Record] = {}
         self._ordered: list[Position] | None = []
         self._file_identity: tuple[int, int] | None = None
+        #: The first complete line of the file folded so far (b"" until one is read).
+        self._first_line = b""
         self._folded_offset = 0
         #: (device, inode, size right after that file was compacted)
         self._compacted_size: tuple[int, int, int] | None = None
@@ -160,7 +166,16 @@ class SessionIndex:
 
     def _write_compacted_locked(self, records: Iterable[Record]) -> None:
         body = b"".join(encode_line(record) for record in records)
-        header = encode_line({_HEADER_KEY: {"version": 1, "compactedBytes": len(body)}})
+        header = encode_line(
+            {
+                _HEADER_KEY: {
+                    "version": 1,
+                    "compactedBytes": len(body),
+                    # Tells readers this is a new file even when its inode number is reused.
+                    "generation": secrets.token_hex(8),
+                }
+            }
+        )
         fsio.replace_file(self._path, header + body, durable=True)
         status = os.stat(self._path)
         self._compacted_size = (status.st_dev, status.st_ino, len(body))
@@ -225,13 +240,20 @@ class SessionIndex:
         try:
             status = os.fstat(fd)
             identity = (status.st_dev, status.st_ino)
-            if identity != self._file_identity or status.st_size < self._folded_offset:
+            if (
+                identity != self._file_identity
+                or status.st_size < self._folded_offset
+                or (self._first_line and os.pread(fd, len(self._first_line), 0) != self._first_line)
+            ):
                 self._reset(identity)
             if status.st_size == self._folded_offset:
                 return
             tail = fsio.read_from(fd, self._folded_offset)
         finally:
             os.close(fd)
+        if self._folded_offset == 0:
+            end = tail.find(b"\n")
+            self._first_line = tail[: end + 1] if end >= 0 else b""
         parsed = parse_lines(tail)
         if parsed.bad_lines:
             logger.warning("%s: skipped %d corrupt line(s)", self._path, len(parsed.bad_lines))
@@ -247,6 +269,7 @@ class SessionIndex:
         self._entries = {}
         self._ordered = None
         self._file_identity = identity
+        self._first_line = b""
         self._folded_offset = 0
 
     def _any_session_on_disk(self) -> bool:

@@ -195,6 +195,44 @@ def test_index_is_compacted_and_stays_correct(
         assert cursor is None
 
 
+def test_a_compacted_index_that_reuses_the_old_inode_number_is_read_again(
+    tmp_path: Path,
+) -> None:
+    """A file system may hand the compacted file the inode number the replaced one freed (it
+    happened under pytest-xdist): the reader then sees the same identity and must not fold the
+    new file from its old offset. The header's generation tells the files apart."""
+    store = SessionStore(tmp_path)
+    reader = SessionStore(tmp_path)
+    ids = _make(store, 6)
+    assert len(reader.list()[0]) == 6
+    folded_offset = reader._index._folded_offset
+    store._index.compact()
+    store.update_meta(ids[0], title="early")  # lands before the reader's old offset
+    for _ in range(3):  # later appends grow the new file past that offset
+        for session_id in ids[1:]:
+            store.update_meta(session_id, title="late")
+    index_file = tmp_path / "sessions" / "index.jsonl"
+    status = index_file.stat()
+    assert index_file.read_bytes().find(b"early") < folded_offset < status.st_size
+    # What inode reuse looks like to the reader: the identity it remembers is the new file's.
+    reader._index._file_identity = (status.st_dev, status.st_ino)
+    page, _ = reader.list()
+    assert _ids(page) == ids[::-1]
+    titles = {meta.session_id: meta.title for meta in page}
+    assert titles == {ids[0]: "early", **{session_id: "late" for session_id in ids[1:]}}
+
+
+def test_every_compaction_writes_a_header_of_its_own(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    _make(store, 2)
+    index_file = tmp_path / "sessions" / "index.jsonl"
+    headers = set()
+    for _ in range(3):
+        store._index.compact()
+        headers.add(index_file.read_bytes().split(b"\n", 1)[0])
+    assert len(headers) == 3
+
+
 def test_a_missing_index_is_rebuilt_from_the_sessions(tmp_path: Path) -> None:
     store = SessionStore(tmp_path)
     ids = _make(store, 4)
