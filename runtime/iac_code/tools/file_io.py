@@ -15,7 +15,8 @@ from pathlib import Path
 import anyio
 
 from iac_code.tools.base import ToolContext
-from iac_code.tools.safe_fs import read_regular_bytes, replace_file
+from iac_code.tools.safe_fs import FileTooLarge, read_regular_bytes, replace_file
+from iac_code.tools.text import BINARY_SNIFF_BYTES, looks_binary
 
 
 def _current_umask() -> int:
@@ -40,27 +41,60 @@ def atomic_write_local(checked: Path, content: str) -> None:
     replace_file(checked, content.encode("utf-8"), _default_file_mode())
 
 
-def _read_local(checked: Path) -> str | None:
-    data = read_regular_bytes(checked)
-    return None if data is None else data.decode("utf-8", errors="replace")
+class NotEditable(Exception):
+    """The file is too large or binary; the message says so (for the model)."""
 
 
-async def read_current_text(path: Path, ctx: ToolContext, checked: Path) -> str | None:
+def _read_local(path: Path, checked: Path, max_bytes: int | None) -> str | None:
+    try:
+        data = read_regular_bytes(checked, max_bytes)
+    except FileTooLarge as exc:
+        raise NotEditable(
+            f"{path} is too large to edit ({exc.size:,} bytes; the limit is {exc.cap:,} bytes). "
+            "Change it with a command (sed, a script) instead."
+        ) from None
+    if data is None:
+        return None
+    if max_bytes is not None and (b"\x00" in data or looks_binary(data[:BINARY_SNIFF_BYTES])):
+        raise NotEditable(f"{path} appears to be a binary file; only text files can be edited.")
+    return data.decode("utf-8", errors="replace")
+
+
+def _check_client_text(path: Path, text: str, max_bytes: int | None) -> str:
+    if max_bytes is None:
+        return text
+    if len(text) > max_bytes:
+        raise NotEditable(
+            f"{path} is too large to edit ({len(text):,} characters; the limit is "
+            f"{max_bytes:,} bytes). Change it with a command (sed, a script) instead."
+        )
+    if "\x00" in text:
+        raise NotEditable(f"{path} appears to be a binary file; only text files can be edited.")
+    return text
+
+
+async def read_current_text(
+    path: Path, ctx: ToolContext, checked: Path, max_bytes: int | None = None
+) -> str | None:
     """The file's current text (None when it does not exist).
 
     Through the client when it can read files, so unsaved editor changes are what gets
     edited; a client error for a file that does not exist on disk counts as "no file".
     Locally the read is of ``checked`` (see the module docstring) and can be abandoned when
-    the call is cancelled.
+    the call is cancelled. With ``max_bytes``, a larger or binary file raises
+    :class:`NotEditable` (locally before more than the cap is read).
     """
     if ctx.fs_read is not None:
         try:
-            return await ctx.fs_read.read_text_file(os.fspath(path), None, None)
+            text = await ctx.fs_read.read_text_file(os.fspath(path), None, None)
         except Exception:
             if not await anyio.to_thread.run_sync(os.path.lexists, path):
                 return None
             raise
-    return await anyio.to_thread.run_sync(_read_local, checked, abandon_on_cancel=True)
+        return _check_client_text(path, text, max_bytes)
+    return await anyio.to_thread.run_sync(
+        _read_local, path, checked, max_bytes, abandon_on_cancel=True
+    )
 
 
 async def write_text(path: Path, content: str, ctx: ToolContext, checked: Path) -> str:
