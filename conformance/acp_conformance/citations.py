@@ -46,3 +46,14 @@ REMOTE_TRANSPORT = rfd(
     "Streamable HTTP & WebSocket Transport",
     "status codes as the official TypeScript SDK 2.4.0 AcpServer answers them",
 )
+
+
+#: The marker of a citation whose basis is a shape the published schema requires (the
+#: tier test accepts it in place of a MUST phrase).
+SCHEMA_REQUIRES = "required by the published ACP schema"
+
+
+def schema_requires(what: str, version: int = 1) -> str:
+    """A citation of a shape the published ACP schema (of protocol ``version``) requires."""
+    page = "schema" if version == 1 else f"v{version}/schema"
+    return f"{ACP_DOCS}/{page}#schema (Schema): {SCHEMA_REQUIRES}: {what}"

@@ -4,6 +4,7 @@ recorded transcripts."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -143,6 +144,31 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--token", metavar="T", help="with --url: bearer token sent in the Authorization header"
     )
+    run.add_argument(
+        "--cancel-prompt",
+        metavar="TEXT",
+        help="prompt of the turn the cancel checks cancel; for an agent on its own model "
+        "(--llm none) one that keeps it busy for a while (default: a request to take its time)",
+    )
+    run.add_argument(
+        "--prompt",
+        metavar="TEXT",
+        dest="prompt_text",
+        help="text of the prompts the prompt-content checks send (default: 'Describe what I "
+        "sent.')",
+    )
+    run.add_argument(
+        "--strict-coverage",
+        action="store_true",
+        help="fail the run when an applicable MUST/CAPABILITY requirement could not be "
+        "exercised (not applicable for a reason of the run's, such as no --llm)",
+    )
+    run.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="list not-applicable requirements too (by default each area only counts them)",
+    )
     run.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD [ARGS...]")
 
     lst = sub.add_parser("list", help="print the requirements table")
@@ -159,6 +185,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=tuple(RULE_PROFILES),
         default=DEFAULT_RULE_PROFILE,
         help="show tiers as judged under this rule profile (default acp)",
+    )
+    lst.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per requirement: id, tier, statement, citation, tck (the "
+        "official test kit's ids it covers, qualified by version: v1:ACP-INIT-003), ...",
     )
 
     val = sub.add_parser("validate", help="validate a recorded JSONL transcript offline")
@@ -236,6 +268,9 @@ def _config(args: argparse.Namespace) -> RunConfig:
         tools=args.tools,
         fuzz_examples=args.fuzz_examples,
         remote=remote,
+        strict_coverage=args.strict_coverage,
+        cancel_prompt=args.cancel_prompt,
+        prompt_text=args.prompt_text,
     )
 
 
@@ -266,7 +301,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         result = anyio.run(execute, config, progress)
     if expected is not None:
         baseline_mod.apply(result, expected)
-    print(terminal.render(result))
+    print(terminal.render(result, verbose=args.verbose))
     if args.write_baseline:
         entries = baseline_mod.failures_of(result, expected)
         baseline_mod.write(args.write_baseline, entries)
@@ -305,7 +340,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from .requirements import select
 
     _check_selection(list(args.only))
-    print(render_requirements(select(args.only, args.profile)))
+    chosen = select(args.only, args.profile)
+    if args.json:
+        print(json.dumps([req.to_json() for req in chosen], indent=2, ensure_ascii=False))
+        return 0
+    print(render_requirements(chosen))
     return 0
 
 

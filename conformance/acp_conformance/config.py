@@ -34,6 +34,14 @@ class RunConfig:
     fuzz_examples: int = 20
     #: A remote agent (``--url``): its endpoint, ``--ws`` and ``--token``; None for stdio runs.
     remote: RemoteTarget | None = None
+    #: ``--strict-coverage``: an applicable MUST/CAPABILITY requirement the run could not
+    #: exercise (not applicable for a reason of the run's) fails the run.
+    strict_coverage: bool = False
+    #: ``--cancel-prompt``: the text of the prompt whose running turn the cancel checks
+    #: cancel (for an agent on its own model, one that keeps it busy); None: the default.
+    cancel_prompt: str | None = None
+    #: ``--prompt``: the text of the prompt-content checks' prompts; None: the default.
+    prompt_text: str | None = None
 
     @property
     def shutdown_grace(self) -> float:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import anyio
 
 from .config import RunConfig
-from .harness.connection import id_key
+from .harness.connection import AgentExited, AgentTimeout, id_key
 from .harness.recorder import Frame
 from .outcomes import Outcome, Verdict, failed, harness_error
 from .scenarios.base import STARTUP_WAIT, AgentRun, Scenario, ScenarioRuntime, SetupError
@@ -76,7 +76,15 @@ async def _initialize_once(runtime: ScenarioRuntime, config: RunConfig) -> Prefl
     except SetupError as exc:
         return PreflightFailure(harness_error(f"the agent could not be started: {exc}"), None, None)
     conn = run.live
-    pending = await conn.start_request("initialize", runtime.initialize_params(run))
+    try:
+        # An agent that exits at once (`/bin/true`) may have closed its stdin before the
+        # request is written: that is the same verdict as an agent that never answers.
+        pending = await conn.start_request("initialize", runtime.initialize_params(run))
+    except (AgentExited, AgentTimeout) as exc:
+        why = f"initialize could not be sent: {exc}"
+        if isinstance(exc, AgentExited):
+            why = "the agent closed its stdin (or exited) before initialize could be sent"
+        return PreflightFailure(await _no_answer(run, why, gone=True), None, run)
     sent = id_key(pending.request.message["id"])
     try:
         frame = await conn.wait_for(
@@ -101,11 +109,11 @@ async def _initialize_once(runtime: ScenarioRuntime, config: RunConfig) -> Prefl
     return None
 
 
-async def _no_answer(run: AgentRun, why: str) -> Outcome:
+async def _no_answer(run: AgentRun, why: str, *, gone: bool = False) -> Outcome:
     process = run.process
     code = None
-    if process is not None and run.live.eof.is_set():
-        # Give an agent that closed stdout a moment to be reaped, for its exit code.
+    if process is not None and (gone or run.live.eof.is_set()):
+        # Give an agent that closed stdin or stdout a moment to be reaped, for its exit code.
         with anyio.move_on_after(1.0):
             await process.process.wait()
         code = process.returncode

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
@@ -32,8 +32,9 @@ class Progress:
     def scenario_done(self, scenario: str, outcomes: list[tuple[str, Outcome]]) -> None:
         """A scenario finished; ``outcomes`` pairs requirement ids with their outcomes."""
 
-    def finished(self) -> None:
-        """The run is over (run-wide checks included)."""
+    def finished(self, verdicts: Mapping[str, str] | None = None) -> None:
+        """The run is over (run-wide checks included); ``verdicts`` are the final verdict of
+        every requirement (None when no scenario ran)."""
 
 
 class _Counting(Progress):
@@ -81,18 +82,32 @@ class _Counting(Progress):
 
 
 class LineProgress(_Counting):
-    """For logs: the header, then one line per scenario group of areas as results come in."""
+    """For logs: the header, one line per scenario as soon as it finishes, then one line per
+    area with its final counts (run-wide checks included)."""
 
-    def finished(self) -> None:
+    def scenario_done(self, scenario: str, outcomes: list[tuple[str, Outcome]]) -> None:
+        super().scenario_done(scenario, outcomes)
         with self.lock:
-            if not self.verdicts:
+            counts: dict[str, int] = {}
+            for _, outcome in outcomes:
+                counts[outcome.verdict.value] = counts.get(outcome.verdict.value, 0) + 1
+            summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no checks"
+            self.out.write(
+                f"  [{self.done}/{self.total}] {scenario:<16} {summary}  ({self.elapsed():.1f} s)\n"
+            )
+            self.out.flush()
+
+    def finished(self, verdicts: Mapping[str, str] | None = None) -> None:
+        with self.lock:
+            if not self.verdicts and not verdicts:
                 self.out.write(f"  no scenario ran ({self.elapsed():.1f} s)\n")
                 self.out.flush()
                 return
             for area, ids in self.areas.items():
                 counts: dict[str, int] = {}
                 for req_id in ids:
-                    for verdict in set(self.verdicts.get(req_id, [])):
+                    final = [verdicts[req_id]] if verdicts and req_id in verdicts else None
+                    for verdict in set(final or self.verdicts.get(req_id, [])):
                         counts[verdict] = counts.get(verdict, 0) + 1
                 summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
                 self.out.write(f"  {area:<10} {len(ids):3} requirements  {summary}\n")
@@ -128,7 +143,7 @@ class TerminalProgress(_Counting):
         super().scenario_done(scenario, outcomes)
         self.redraw()
 
-    def finished(self) -> None:
+    def finished(self, verdicts: Mapping[str, str] | None = None) -> None:
         self.stop.set()
         with self.lock:
             self.out.write(f"\r\033[K{self.total} scenarios in {self.elapsed():.1f} s\n")

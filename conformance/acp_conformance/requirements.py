@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from .citations import ERROR_CODES, NOTIFICATION, RESPONSE, STDIO, acp, house, jsonrpc
+from .citations import ERROR_CODES, STDIO, acp, house, jsonrpc, schema_requires
+from .kit import COVERAGE as KIT_COVERAGE
 
 if TYPE_CHECKING:
     from .outcomes import Outcome
@@ -57,6 +58,25 @@ class Requirement:
     def blocking(self) -> bool:
         """Whether a failure makes the agent non-conformant."""
         return self.tier in (Tier.MUST, Tier.CAPABILITY)
+
+    @property
+    def tck(self) -> tuple[str, ...]:
+        """The official ACP test kit's ids this requirement judges (``v1:ACP-INIT-003``)."""
+        return KIT_COVERAGE.get(self.id, ())
+
+    def to_json(self) -> dict[str, Any]:
+        """The requirement as ``acp-conformance list --json`` prints it."""
+        return {
+            "id": self.id,
+            "area": self.area,
+            "tier": self.tier.value,
+            "statement": self.statement,
+            "citation": self.reference,
+            "tck": list(self.tck),
+            "gate": self.gate,
+            "needsLlm": self.llm,
+            "house": self.house,
+        }
 
 
 REQUIREMENTS: dict[str, Requirement] = {}
@@ -190,13 +210,15 @@ _req(
 )
 _req(
     "jsonrpc.method-not-found",
-    M,
+    S,
     "An unknown method is answered with -32601.",
-    jsonrpc(
-        "§5.1 Error object",
-        "error_object",
-        "-32601 Method not found: the method does not exist / is not available",
-    ),
+    acp(
+        "extensibility",
+        "Custom requests",
+        'it should respond with the standard "Method not found" error',
+    )
+    + "; "
+    + ERROR_CODES,
 )
 _req(
     "jsonrpc.invalid-params",
@@ -216,7 +238,9 @@ _req(
     "jsonrpc.error-shape",
     M,
     "Every error object has an integer code and a string message.",
-    jsonrpc("§5.1 Error object", "error_object", "code: A Number ... message: A String"),
+    jsonrpc("§5.1 Error object", "error_object", "code ... This MUST be an integer")
+    + "; "
+    + schema_requires("Error.code (integer) and Error.message (string)"),
 )
 
 # -- robustness -----------------------------------------------------------------------------
@@ -238,7 +262,11 @@ _req(
     "robustness.fuzz-valid-params",
     M,
     "Schema-drawn params for advertised methods get a valid result or error; the agent never dies.",
-    acp("schema", "Schema") + "; " + RESPONSE,
+    jsonrpc(
+        "§5 Response object",
+        "response_object",
+        "When a rpc call is made, the Server MUST reply with a Response",
+    ),
 )
 _req(
     "robustness.fuzz-invalid-params",
@@ -253,7 +281,7 @@ _req(
     "schema.agent-messages-valid",
     M,
     "Every agent message validates against its method's schema (responses: the request's method).",
-    acp("schema", "Schema"),
+    schema_requires("the params and result shapes of every method"),
 )
 _req(
     "schema.error-data-shapes",
@@ -278,7 +306,11 @@ _req(
     "init.responds",
     M,
     "initialize is answered with a result that has protocolVersion and agentCapabilities.",
-    acp("initialization", "Initialization"),
+    acp(
+        "initialization",
+        "Initialization",
+        "The Agent MUST respond with the chosen protocol version and the capabilities it supports",
+    ),
 )
 _req(
     "init.version-negotiation",
@@ -310,7 +342,7 @@ _req(
     "init.capabilities-shape",
     M,
     "agentCapabilities is an object; authMethods, when present, is an array.",
-    acp("initialization", "Capabilities"),
+    schema_requires("InitializeResponse.agentCapabilities (object), authMethods (array)"),
 )
 _req(
     "init.agent-info",
@@ -329,13 +361,20 @@ _req(
 _req(
     "auth.methods-shape",
     M,
-    "Every advertised auth method has a string id and name, and ids are unique.",
-    acp("initialization", "Initialization") + " (authMethods); " + acp("schema", "Schema"),
+    "Every advertised auth method has a string id and name.",
+    schema_requires("AuthMethod.id and AuthMethod.name (strings)"),
+)
+_req(
+    "auth.method-ids-unique",
+    S,
+    "The advertised auth methods have distinct ids.",
+    acp("initialization", "Initialization")
+    + " (authMethods; the schema describes the id as unique, with no MUST)",
 )
 _req(
     "auth.unknown-method-rejected",
     M,
-    "authenticate with a method id that was not advertised is rejected with an error.",
+    "authenticate with a method id that was not advertised is rejected with an error (any code).",
     house("authenticate rejects a method it never advertised", ERROR_CODES),
     house=True,
 )
@@ -343,8 +382,12 @@ _req(
     "auth.authenticate-advertised",
     C,
     "authenticate with the advertised method chosen by --auth-method succeeds.",
-    acp("initialization", "Initialization") + " (authMethods)",
+    house(
+        "authenticate with an advertised method the operator chose succeeds",
+        acp("initialization", "Initialization") + " (authMethods)",
+    ),
     gate="authMethods",
+    house=True,
 )
 
 # -- sessions -------------------------------------------------------------------------------
@@ -352,13 +395,21 @@ _req(
     "session.new-returns-id",
     M,
     "session/new returns a non-empty string sessionId.",
-    acp("session-setup", "Session ID"),
+    acp(
+        "session-setup",
+        "Session ID",
+        "The Agent MUST respond with a unique Session ID that identifies this conversation",
+    ),
 )
 _req(
     "session.new-unique-ids",
     M,
     "Two session/new calls return different session ids.",
-    acp("session-setup", "Session ID", "a unique identifier for the conversation context"),
+    acp(
+        "session-setup",
+        "Session ID",
+        "The Agent MUST respond with a unique Session ID that identifies this conversation",
+    ),
 )
 _req(
     "session.new-relative-cwd-rejected",
@@ -374,14 +425,26 @@ _req(
     "session.new-mcp-servers",
     M,
     "session/new accepts an mcpServers list (empty) and _meta without failing.",
-    acp("session-setup", "MCP servers"),
+    acp(
+        "initialization",
+        "Session Capabilities",
+        "As a baseline, all Agents MUST support session/new",
+    )
+    + "; "
+    + acp("session-setup", "MCP servers"),
 )
 _req(
     "session.new-unadvertised-mcp-transport",
     M,
     "session/new naming an MCP server over a transport the agent did not advertise (http, sse) "
     "is answered (result or error) and the agent stays usable.",
-    acp("session-setup", "MCP servers") + "; " + RESPONSE,
+    jsonrpc(
+        "§5 Response object",
+        "response_object",
+        "When a rpc call is made, the Server MUST reply with a Response",
+    )
+    + "; "
+    + acp("session-setup", "MCP servers"),
 )
 _req(
     "session.unknown-id-rejected",
@@ -394,13 +457,31 @@ _req(
     "session.additional-directories",
     C,
     "session/new accepts absolute additionalDirectories when the capability is advertised.",
-    acp("session-setup", "Additional directories"),
+    house(
+        "an advertised capability is honoured",
+        acp("session-setup", "Additional Workspace Roots"),
+    ),
     gate=f"{_SC}.additionalDirectories",
+    house=True,
 )
 _req(
     "session.load-replays-before-response",
     C,
     "session/load replays history as session/update before its response, and nothing after it.",
+    acp(
+        "session-setup",
+        "Loading sessions",
+        "When all the conversation entries have been streamed to the Client, the Agent MUST "
+        "respond to the original session/load request",
+    ),
+    gate=_LOAD,
+)
+_req(
+    "session.load-state-before-response",
+    S,
+    "session/load and session/resume send every session/update of the session, the live state "
+    "(available_commands_update) included, before their response: a client reading the load "
+    "stops at its answer (the official test kit fails any update after it).",
     acp(
         "session-setup",
         "Loading sessions",
@@ -420,7 +501,12 @@ _req(
     "session.resume-works",
     C,
     "session/resume of an existing session succeeds without replaying history.",
-    acp("session-setup", "Resuming sessions"),
+    acp(
+        "session-setup",
+        "Resuming sessions",
+        "the Agent MUST NOT replay the conversation history via session/update notifications "
+        "before responding",
+    ),
     gate=f"{_SC}.resume",
 )
 _req(
@@ -435,14 +521,23 @@ _req(
     "session.list-shape",
     C,
     "session/list returns a sessions array of {sessionId, cwd} entries.",
-    acp("session-list", "Listing sessions"),
+    acp(
+        "session-list",
+        "Listing sessions",
+        "The Agent MUST respond with a list of sessions and optional pagination metadata",
+    ),
     gate=f"{_SC}.list",
 )
 _req(
     "session.list-cwd-filter",
     C,
-    "session/list filtered by cwd returns only sessions with that cwd.",
-    acp("session-list", "Filtering"),
+    "session/list filtered by cwd returns only sessions with that cwd (an empty array when "
+    "none match).",
+    acp(
+        "session-list",
+        "Listing sessions",
+        "When no sessions match the criteria, the Agent MUST return an empty sessions array",
+    ),
     gate=f"{_SC}.list",
 )
 _req(
@@ -457,7 +552,12 @@ _req(
     "session.close-works",
     C,
     "session/close succeeds, and the closed session no longer accepts prompts.",
-    acp("session-setup", "Closing sessions"),
+    acp(
+        "session-setup",
+        "Closing Active Sessions",
+        "then free the resources associated with the session (the Agent MUST cancel any "
+        "ongoing work)",
+    ),
     gate=f"{_SC}.close",
 )
 _req(
@@ -470,13 +570,12 @@ _req(
 )
 _req(
     "session.delete-works",
-    C,
+    S,
     "session/delete succeeds and the session disappears from session/list.",
-    house(
-        "session/delete (an iac-code session capability)", acp("session-list", "Listing sessions")
-    ),
+    # Stable ACP (its own page), but stated without a MUST: "Deleted sessions no longer appear
+    # in future session/list results", "On success, the Agent returns an empty result".
+    acp("session-delete", "Semantics") + " (Deleted sessions no longer appear in session/list)",
     gate=f"{_SC}.delete",
-    house=True,
 )
 _req(
     "session.delete-unknown-id",
@@ -490,8 +589,12 @@ _req(
     "session.fork-works",
     C,
     "session/fork returns a new, different session id.",
-    acp("session-setup", "Forking sessions"),
+    house(
+        "an advertised session/fork answers a new session id",
+        acp("session-setup", "Forking sessions"),
+    ),
     gate=f"{_SC}.fork",
+    house=True,
 )
 _req(
     "session.fork-unknown-id",
@@ -507,13 +610,18 @@ _req(
     "modes.set-mode-works",
     C,
     "session/set_mode with an advertised mode succeeds.",
-    acp("session-modes", "Setting the current mode"),
+    house(
+        "set_mode to an advertised mode succeeds",
+        acp("session-modes", "Setting the current mode"),
+    ),
     gate="session.modes",
+    house=True,
 )
 _req(
     "modes.current-mode-update",
     S,
-    "session/set_mode is followed by a current_mode_update naming the new mode.",
+    "A current_mode_update that follows session/set_mode names the new mode (none is owed "
+    "after the client's own change: ACP describes the update for changes the agent makes).",
     acp("session-modes", "From the Agent"),
     gate="session.modes",
 )
@@ -539,7 +647,8 @@ _req(
     acp(
         "session-config-options",
         "Setting a config option",
-        "the complete list of all configuration options",
+        "The Agent MUST respond with the complete list of all configuration options and their "
+        "current values",
     ),
     gate="session.configOptions",
 )
@@ -587,35 +696,57 @@ _req(
     "prompt.image-accepted",
     C,
     "A prompt with an image block is accepted when promptCapabilities.image is advertised.",
-    acp("content", "Image content"),
+    house(
+        "advertised prompt content is accepted (ACP: agents MAY support it)",
+        acp("content", "Image content"),
+    ),
     gate="agentCapabilities.promptCapabilities.image",
+    house=True,
 )
 _req(
     "prompt.audio-accepted",
     C,
     "A prompt with an audio block is accepted when promptCapabilities.audio is advertised.",
-    acp("content", "Audio content"),
+    house(
+        "advertised prompt content is accepted (ACP: agents MAY support it)",
+        acp("content", "Audio content"),
+    ),
     gate="agentCapabilities.promptCapabilities.audio",
+    house=True,
 )
 _req(
     "prompt.embedded-context-accepted",
     C,
     "A prompt with an embedded resource is accepted when embeddedContext is advertised.",
-    acp("content", "Embedded resource"),
+    house(
+        "advertised prompt content is accepted (ACP: agents MAY support it)",
+        acp("content", "Embedded resource"),
+    ),
     gate="agentCapabilities.promptCapabilities.embeddedContext",
+    house=True,
 )
 _req(
     "prompt.updates-before-response",
     M,
     "No turn update (message/thought chunk, tool call, plan) follows the prompt's response.",
-    acp("prompt-turn", "Check for completion"),
+    house(
+        "a turn's updates come before its response",
+        acp(
+            "prompt-turn",
+            "Check for completion",
+            "the turn ends and the Agent MUST respond to the original session/prompt request",
+        ),
+    ),
+    house=True,
 )
 _req(
     "prompt.updates-name-known-session",
     M,
     "Every session/update names a session the agent handed out or one the client named in a "
     "request the agent did not reject.",
-    acp("session-setup", "Session ID"),
+    schema_requires("SessionNotification.sessionId: the session the update pertains to")
+    + "; "
+    + acp("session-setup", "Session ID"),
 )
 _req(
     "prompt.updates-after-session-handed-out",
@@ -655,8 +786,12 @@ _req(
     "prompt.tool-call-permission-same-id",
     M,
     "A permission request names the toolCallId of a tool_call announced earlier in the turn.",
-    acp("tool-calls", "Requesting permission"),
+    house(
+        "a permission request names an announced tool call",
+        acp("tool-calls", "Requesting permission"),
+    ),
     llm=True,
+    house=True,
 )
 
 # -- cancellation ---------------------------------------------------------------------------
@@ -703,7 +838,9 @@ _req(
     "cancel.cancel-request-unknown-ignored",
     M,
     "$/cancel_request naming no in-flight request is ignored: no answer, the agent stays usable.",
-    acp("cancellation", "$/cancel_request") + "; " + NOTIFICATION,
+    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification")
+    + "; "
+    + acp("cancellation", "$/cancel_request"),
 )
 
 # -- client capability gating ---------------------------------------------------------------
@@ -730,13 +867,16 @@ _req(
     "ext.unknown-notification-ignored",
     M,
     "An unknown extension notification is ignored: no answer, agent alive.",
-    acp("extensibility", "Custom notifications") + "; " + NOTIFICATION,
+    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification")
+    + "; "
+    + acp("extensibility", "Custom notifications"),
 )
 _req(
     "ext.meta-accepted",
     M,
     "_meta fields in params are accepted.",
-    acp("extensibility", "The _meta field"),
+    house("_meta in params is accepted", acp("extensibility", "The _meta field")),
+    house=True,
 )
 
 # -- shutdown -------------------------------------------------------------------------------
@@ -767,8 +907,12 @@ _req(
     "turn.streamed-text",
     M,
     "Scripted model text arrives as agent_message_chunk updates and the turn ends with end_turn.",
-    acp("prompt-turn", "Agent reports output"),
+    house(
+        "scripted text streams as agent_message_chunk",
+        acp("prompt-turn", "Agent reports output"),
+    ),
     llm=True,
+    house=True,
 )
 _req(
     "turn.thinking",
@@ -781,22 +925,25 @@ _req(
     "turn.tool-call-lifecycle",
     M,
     "A tool call is announced by tool_call and ends completed/failed before the prompt response.",
-    acp("tool-calls", "Updating"),
+    house("a tool call is announced and ends before the response", acp("tool-calls", "Updating")),
     llm=True,
+    house=True,
 )
 _req(
     "turn.permission-allow",
     M,
     "An allowed write happens on disk.",
-    acp("tool-calls", "Requesting permission"),
+    house("an allowed write happens", acp("tool-calls", "Requesting permission")),
     llm=True,
+    house=True,
 )
 _req(
     "turn.permission-reject",
     M,
     "A rejected write does not happen on disk and its tool call does not end completed.",
-    acp("tool-calls", "Requesting permission"),
+    house("a rejected write does not happen", acp("tool-calls", "Requesting permission")),
     llm=True,
+    house=True,
 )
 _req(
     "turn.allow-always-remembered",
@@ -824,7 +971,12 @@ _req(
     "turn.load-replay-fidelity",
     C,
     "session/load replays the messages and tool calls that were streamed during the turn.",
-    acp("session-setup", "Loading sessions", "replay the entire conversation"),
+    acp(
+        "session-setup",
+        "Loading sessions",
+        "The Agent MUST replay the entire conversation to the Client in the form of "
+        "session/update notifications",
+    ),
     gate=_LOAD,
     llm=True,
 )
@@ -839,6 +991,18 @@ _req(
 
 # -- result consistency and client-capability features (checks in scenarios.consistency) ----
 _req(
+    "schema.stable-root-fields",
+    S,
+    "A v1 session/prompt result carries at its root only what the stable schema defines "
+    "(stopReason, _meta): `usage` exists only in the unstable schema, a removed/unstable "
+    "upstream field, so its numbers belong in _meta.",
+    acp(
+        "extensibility",
+        "The _meta field",
+        "MUST NOT add any custom fields at the root of a type that's part of the specification",
+    ),
+)
+_req(
     "schema.no-unknown-root-keys",
     M,
     "Results carry no root fields the schema does not define (e.g. the removed `models`).",
@@ -852,14 +1016,19 @@ _req(
     "modes.current-mode-valid",
     M,
     "A session's currentModeId is one of its availableModes.",
-    acp("session-modes", "Initial state"),
+    house("currentModeId is an offered mode", acp("session-modes", "Initial state")),
+    house=True,
 )
 _req(
     "config.current-value-valid",
     M,
     "Every config option's currentValue is one of its offered values (a boolean for boolean "
     "options).",
-    acp("session-config-options", "Initial State"),
+    acp(
+        "session-config-options",
+        "Default Values and Graceful Degradation",
+        "Agents MUST always provide a default value for every configuration option",
+    ),
 )
 _req(
     "config.boolean-only-when-advertised",
@@ -892,21 +1061,34 @@ _req(
     "session.new-without-auth-methods",
     M,
     "With no authMethods advertised, session/new never demands authentication (-32000).",
-    acp("initialization", "Initialization") + " (authMethods); " + acp("overview", "Overview"),
+    house(
+        "no -32000 without auth methods",
+        acp("initialization", "Initialization") + " (authMethods)",
+    ),
+    house=True,
 )
 _req(
     "session.close-cancels-prompt",
     C,
     "session/close of a session with a running prompt ends that prompt (cancelled or an error).",
-    acp("session-setup", "Closing sessions"),
+    acp(
+        "session-setup",
+        "Closing Active Sessions",
+        "The Agent MUST cancel any ongoing work for that session as if session/cancel had been "
+        "called",
+    ),
     gate=f"{_SC}.close",
 )
 _req(
     "auth.logout-works",
     C,
     "logout succeeds when agentCapabilities.auth.logout is advertised, and the agent stays usable.",
-    acp("initialization", "Agent capabilities") + " (auth.logout)",
+    house(
+        "an advertised logout succeeds",
+        acp("initialization", "Agent capabilities") + " (auth.logout)",
+    ),
     gate="agentCapabilities.auth.logout",
+    house=True,
 )
 _req(
     "ext.null-and-empty-tolerated",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
@@ -13,11 +13,21 @@ from . import scenarios as _scenarios  # noqa: F401  (registers every check)
 from .config import RunConfig
 from .harness.connection import AgentExited, AgentTimeout
 from .harness.remote import AccessDenied
-from .outcomes import Outcome, Verdict, combine, failed, harness_error, not_applicable
+from .outcomes import (
+    NO_DEADLINE,
+    Outcome,
+    Verdict,
+    combine,
+    failed,
+    harness_error,
+    not_applicable,
+    out_of_scope,
+    soft_failed,
+)
 from .preflight import PreflightFailure, preflight
 from .progress import Progress
 from .remote_scope import exemption
-from .requirements import CHECKS, REQUIREMENTS, Check, Requirement, effective, select
+from .requirements import CHECKS, REQUIREMENTS, Check, Requirement, Tier, effective, select
 from .scenarios.base import (
     SCENARIOS,
     AgentRun,
@@ -42,6 +52,22 @@ class RequirementResult:
     #: failing) or None.
     baseline: str | None = None
     baseline_reason: str | None = None
+    #: A blocking requirement reported as SHOULD because every failure was soft.
+    softened: bool = False
+
+    @property
+    def exercised(self) -> bool:
+        """Whether the checks reached a verdict on the agent (pass or fail)."""
+        return self.verdict in (Verdict.PASS, Verdict.FAIL)
+
+    @property
+    def out_of_scope(self) -> bool:
+        """Not applicable only because the rule does not apply to this agent."""
+        return (
+            self.verdict is Verdict.NOT_APPLICABLE
+            and bool(self.outcomes)
+            and all(o.scope for o in self.outcomes)
+        )
 
     @property
     def reason(self) -> str:
@@ -84,12 +110,36 @@ class RunResult:
     def harness_errors(self) -> list[RequirementResult]:
         return self.counted(Verdict.HARNESS_ERROR)
 
+    def _blocking(self) -> list[RequirementResult]:
+        """The MUST and CAPABILITY requirements (those reported as SHOULD after soft failures
+        included) that apply to this agent."""
+        return [
+            r
+            for r in self.results.values()
+            if (r.requirement.blocking or r.softened) and not r.out_of_scope
+        ]
+
+    @property
+    def coverage(self) -> tuple[int, int]:
+        """(exercised, applicable) MUST/CAPABILITY requirements: exercised means a pass or a
+        fail; applicable leaves out those that do not apply to this agent at all."""
+        applicable = self._blocking()
+        return sum(1 for r in applicable if r.exercised), len(applicable)
+
+    @property
+    def unexercised(self) -> list[RequirementResult]:
+        """Applicable MUST/CAPABILITY requirements the run could not judge (not applicable
+        for a reason of the run's, such as no model): ``--strict-coverage`` fails on them."""
+        return [r for r in self._blocking() if r.verdict is Verdict.NOT_APPLICABLE]
+
     @property
     def status(self) -> str:
         if self.aborted is not None:
             failed_agent = self.aborted.verdict is Verdict.FAIL
             return "not-conformant" if failed_agent else "inconclusive"
         if self.blocking_failures or self.stale:
+            return "not-conformant"
+        if self.config.strict_coverage and self.unexercised:
             return "not-conformant"
         if self.harness_errors:
             return "inconclusive"
@@ -115,6 +165,10 @@ class RunResult:
             parts.append(
                 f"{len(self.stale)} stale baseline entr{'ies' if len(self.stale) != 1 else 'y'}"
             )
+        if self.config.strict_coverage and self.unexercised:
+            parts.append(
+                f"{len(self.unexercised)} MUST/CAPABILITY not exercised (--strict-coverage)"
+            )
         should = len(self.counted(Verdict.FAIL, blocking=False))
         extra = []
         if should:
@@ -122,11 +176,13 @@ class RunResult:
         if self.harness_errors:
             extra.append(f"{len(self.harness_errors)} harness errors")
         tail = f" ({', '.join(extra)})" if extra else ""
+        done, applicable = self.coverage
+        exercised = f" — {done} of {applicable} MUST/CAPABILITY exercised" if applicable else ""
         if self.status == "not-conformant":
-            return "NOT CONFORMANT: " + ", ".join(parts) + tail
+            return "NOT CONFORMANT: " + ", ".join(parts) + tail + exercised
         if self.status == "inconclusive":
-            return "INCONCLUSIVE: " + ", ".join(extra)
-        return "CONFORMANT" + tail
+            return "INCONCLUSIVE: " + ", ".join(extra) + exercised
+        return "CONFORMANT" + tail + exercised
 
 
 def _plan(requirements: list[Requirement]) -> tuple[dict[str, list[Check]], list[Check]]:
@@ -154,7 +210,7 @@ def _plan(requirements: list[Requirement]) -> tuple[dict[str, list[Check]], list
 async def _gate(ctx: CheckContext) -> Outcome | None:
     req = ctx.requirement
     if (reason := exemption(req, ctx.config)) is not None:
-        return not_applicable(reason)
+        return out_of_scope(reason)
     if req.llm and ctx.config.llm == "none":
         return not_applicable("needs a scripted LLM (--llm anthropic|openai)")
     if req.gate is None:
@@ -164,17 +220,43 @@ async def _gate(ctx: CheckContext) -> Outcome | None:
     except (AgentTimeout, AgentExited) as exc:
         raise SetupError(f"could not read the advertised capabilities: {exc}") from exc
     if not advertised(surface_value(surface, req.gate)):
-        return not_applicable(f"{req.gate} is not advertised")
+        return out_of_scope(f"{req.gate} is not advertised")
     return None
 
 
 def _timed_out(exc: AgentTimeout, ctx: CheckContext) -> Outcome:
-    """A wait that ran out is the agent's failure, except a prompt under ``--llm none``: the
-    agent's model is then unreachable, and whether its turn ever ends says nothing about ACP
-    (checks that cancel the turn judge the answer to the cancel themselves)."""
+    """A wait that ran out is the agent's failure, but only at SHOULD: ACP sets no time limit,
+    so a late answer is not a broken MUST (checks that can show the agent answered later
+    requests instead judge that themselves). A prompt under ``--llm none`` is not judged at
+    all: the agent's model is then unreachable, and whether its turn ever ends says nothing
+    about ACP (checks that cancel the turn judge the answer to the cancel themselves)."""
+    if exc.null_id_error is not None:
+        # Answered, but without the request's id: a wrong answer, not a late one.
+        return failed(str(exc), frames=[exc.null_id_error.seq])
     if exc.method == "session/prompt" and ctx.config.llm == "none":
         return not_applicable(f"{exc}; {UNREACHABLE_MODEL}")
-    return failed(str(exc))
+    return soft_failed(str(exc), NO_DEADLINE)
+
+
+def judged(requirement: Requirement, outcomes: list[Outcome]) -> RequirementResult:
+    """The requirement's result: a blocking requirement whose every failure is soft (see
+    :attr:`Outcome.soft`) is reported as SHOULD, with the reason on its outcomes. A house rule
+    is left as it is: its strictness, time limits included, is the project's own, and it
+    blocks only under ``--profile iac-code``."""
+    verdict = combine(outcomes)
+    failures = [o for o in outcomes if o.verdict is Verdict.FAIL]
+    if (
+        requirement.blocking
+        and not requirement.house
+        and failures
+        and all(o.soft for o in failures)
+    ):
+        requirement = replace(requirement, tier=Tier.SHOULD)
+        for outcome in failures:
+            if outcome.soft and outcome.soft not in outcome.reason:
+                outcome.reason = f"{outcome.reason} ({outcome.soft})"
+        return RequirementResult(requirement, verdict, outcomes, softened=True)
+    return RequirementResult(requirement, verdict, outcomes)
 
 
 async def _run_check(chk: Check, requirement: Requirement, runtime: ScenarioRuntime) -> Outcome:
@@ -299,15 +381,12 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
     for chk in run_wide:
         reason = exemption(REQUIREMENTS[chk.requirement], config)
         if reason is not None:
-            outcomes[chk.requirement].append(not_applicable(reason))
+            outcomes[chk.requirement].append(out_of_scope(reason))
             continue
         outcomes[chk.requirement].extend(_run_wide(chk, record))
-    progress.finished()
+    results = {req.id: judged(req, outcomes[req.id]) for req in requirements}
+    progress.finished({rid: item.verdict.value for rid, item in results.items()})
 
-    results = {
-        req.id: RequirementResult(req, combine(outcomes[req.id]), outcomes[req.id])
-        for req in requirements
-    }
     agent_info = next(
         (
             run.init_result.get("agentInfo")

@@ -6,15 +6,17 @@ this module imports only the standard library and the start-up fast path.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from dataclasses import replace
-from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
 
 from iac_code import __version__
 
+TYPE_CHECKING = False  # not imported from typing: start-up cost (mypy knows the name)
 if TYPE_CHECKING:
+    from typing import NoReturn
+
+if TYPE_CHECKING:
+    import argparse
+
     from iac_code.settings import Settings
 
 
@@ -33,14 +35,21 @@ def _env_help() -> str:
     )
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line on stderr and exit status 2 (editors show one line well)."""
+def _parser_class() -> type[argparse.ArgumentParser]:
+    import argparse
 
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+    class _Parser(argparse.ArgumentParser):
+        """Usage errors as one line on stderr and exit status 2 (editors show one line well)."""
+
+        def error(self, message: str) -> NoReturn:
+            self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    return _Parser
 
 
 def _positive_int(text: str) -> int:
+    import argparse
+
     try:
         value = int(text)
     except ValueError:
@@ -51,6 +60,8 @@ def _positive_int(text: str) -> int:
 
 
 def _log_level(text: str) -> str:
+    import argparse
+
     from iac_code.settings import LOG_LEVELS
 
     level = text.upper()
@@ -60,7 +71,10 @@ def _log_level(text: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    import argparse
+    from pathlib import Path
+
+    parser = _parser_class()(
         prog="iac-code",
         description="An infrastructure-as-code coding agent for editors (Agent Client Protocol).",
     )
@@ -70,8 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     acp = commands.add_parser(
         "acp",
         help="serve the Agent Client Protocol on stdin/stdout (what editors run)",
-        description="Serve ACP v1 over stdio: newline-delimited JSON-RPC 2.0 on stdin/stdout,"
-        " logs on stderr.",
+        description="Serve the Agent Client Protocol (v1, and v2 to clients that ask for it)"
+        " over stdio: newline-delimited JSON-RPC 2.0 on stdin/stdout, logs on stderr (and"
+        " --log-file). With --transport http, serve Streamable HTTP and WebSocket instead.",
         epilog=_env_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -86,6 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="DEBUG, INFO, WARNING or ERROR (env IAC_CODE_LOG_LEVEL)",
     )
     acp.add_argument("--log-file", type=Path, help="also append logs to this file")
+    account = acp.add_mutually_exclusive_group()
+    account.add_argument(
+        "--login",
+        action="store_true",
+        help="ask for the API key on this terminal, check it with the endpoint, save it in"
+        " $IAC_CODE_HOME and exit (what ACP terminal authentication runs)",
+    )
+    account.add_argument("--logout", action="store_true", help="remove the saved API key and exit")
     acp.add_argument(
         "--max-line-bytes",
         type=_positive_int,
@@ -132,11 +155,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--idle-timeout", type=float, help="seconds before an unused connection closes (600)"
     )
 
+    for name, text in (
+        ("login", "ask for the API key on this terminal, check it and save it"),
+        ("logout", "remove the saved API key"),
+    ):
+        command = commands.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        command.add_argument("--home", type=Path, help="state folder (env IAC_CODE_HOME)")
+        if name == "login":
+            command.add_argument("--base-url", help="endpoint to check the key with")
+
     return parser
+
+
+def _account_settings(args: argparse.Namespace) -> Settings:
+    from iac_code.settings import load_settings
+
+    settings = load_settings()
+    if args.home is not None:
+        settings = settings.with_overrides(home=args.home)
+    return settings.with_overrides(base_url=getattr(args, "base_url", None))
 
 
 def acp_settings(args: argparse.Namespace) -> Settings:
     """Settings for ``iac-code acp``: config file, then environment, then flags."""
+    from dataclasses import replace
+
     from iac_code.settings import load_settings
 
     settings = load_settings()
@@ -161,8 +204,31 @@ def acp_settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
+#: What ``--transport http`` imports beyond a stdio session: the ``[http]`` extra.
+HTTP_EXTRA_MODULES = ("starlette", "hypercorn")
+
+
+def _missing_http_extra() -> str | None:
+    """A one-line message when the ``[http]`` extra is not installed, else None."""
+    import importlib.util
+
+    missing = [name for name in HTTP_EXTRA_MODULES if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (
+        f"iac-code: --transport http needs the http extra (missing: {', '.join(missing)});"
+        " install iac-code-acp[http], e.g. pipx install --preinstall ./generated './runtime[http]'"
+    )
+
+
 def _serve_http(args: argparse.Namespace) -> int:
     import os
+    from dataclasses import replace
+
+    problem = _missing_http_extra()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
 
     from iac_code.remote.options import TOKEN_ENV, RemoteLimits, RemoteOptions
     from iac_code.remote.serve import run_http_server
@@ -182,9 +248,60 @@ def _serve_http(args: argparse.Namespace) -> int:
     return run_http_server(acp_settings(args), options)
 
 
+def _plain_acp_arguments() -> argparse.Namespace:
+    """What ``build_parser().parse_args(["acp"])`` gives, without importing argparse (a test
+    keeps the two equal)."""
+    from types import SimpleNamespace
+
+    values: dict[str, object] = {
+        name: None
+        for name in (
+            "model",
+            "base_url",
+            "home",
+            "log_level",
+            "log_file",
+            "max_line_bytes",
+            "max_turn_requests",
+            "max_open_sessions",
+            "child_env_allow",
+            "max_connections",
+            "idle_timeout",
+        )
+    }
+    values.update(
+        command="acp",
+        login=False,
+        logout=False,
+        transport="stdio",
+        host="127.0.0.1",
+        port=8765,
+        allow_origin=[],
+    )
+    return SimpleNamespace(**values)  # type: ignore[return-value]
+
+
 def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments == ["acp"]:
+        # What editors run: answer initialize before even argparse is imported (the
+        # arguments are parsed, the same way as always, once the answer is on its way).
+        from iac_code.prelude import run_acp
+        from iac_code.settings_core import SessionDefaults
+
+        return run_acp(
+            lambda: acp_settings(_plain_acp_arguments()), session_defaults=SessionDefaults
+        )
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "login" or (args.command == "acp" and args.login):
+        from iac_code.login import run_login
+
+        return run_login(_account_settings(args))
+    if args.command == "logout" or (args.command == "acp" and args.logout):
+        from iac_code.login import run_logout
+
+        return run_logout(_account_settings(args))
     if args.command == "acp" and args.transport == "http":
         return _serve_http(args)
     if args.command == "acp":

@@ -17,13 +17,17 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import threading
-from collections.abc import Callable
-from typing import Any
 
 from iac_code.agent import info
 from iac_code.protocol_versions import negotiate_initialize
 from iac_code.v2 import info as v2_info
+
+TYPE_CHECKING = False  # typing is not imported on the start-up path (mypy knows the name)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 _MAX_PRELUDE_LINE = 1 << 20  # longer first lines go to the full runtime and its size limit
 _JSON_ID_TYPES = (int, str)
@@ -128,15 +132,29 @@ def initialize_response_bytes(request_id: int | str, params: dict[str, Any]) -> 
     if negotiate_initialize(params) >= 2:
         result = v2_info.initialize_result()
     else:
-        result = info.initialize_result(params["protocolVersion"])
+        result = info.initialize_result(
+            params["protocolVersion"], client_capabilities=params.get("clientCapabilities")
+        )
     frame = {"jsonrpc": "2.0", "id": request_id, "result": result}
     return json.dumps(frame, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
 
-def _read_first_line(fd: int) -> bytes:
-    """Read until the first newline (or EOF, or the prelude's size limit)."""
+#: How long the first line may take before the runtime's import starts anyway.
+_QUIET_CLIENT_SECONDS = 0.02
+
+
+def _read_first_line(fd: int, on_quiet: Callable[[], None] | None = None) -> bytes:
+    """Read until the first newline (or EOF, or the prelude's size limit).
+
+    ``on_quiet`` runs once if no byte has come after a short while (a client that waits
+    before sending ``initialize``): the time is better spent importing the runtime."""
     buffer = bytearray()
     while b"\n" not in buffer and len(buffer) < _MAX_PRELUDE_LINE:
+        if on_quiet is not None:
+            ready, _, _ = select.select([fd], [], [], _QUIET_CLIENT_SECONDS)
+            if not ready:
+                on_quiet()
+                on_quiet = None
         chunk = os.read(fd, 65536)
         if not chunk:
             break
@@ -158,9 +176,11 @@ class _Importer(threading.Thread):
             self.error = exc
 
 
-def answer_first_initialize(in_fd: int, out_fd: int) -> tuple[bytes, dict[str, Any] | None]:
+def answer_first_initialize(
+    in_fd: int, out_fd: int, on_quiet: Callable[[], None] | None = None
+) -> tuple[bytes, dict[str, Any] | None]:
     """Answer a leading plain ``initialize``; return (unprocessed bytes, its params or None)."""
-    data = _read_first_line(in_fd)
+    data = _read_first_line(in_fd, on_quiet)
     line, newline, rest = data.partition(b"\n")
     if not newline:
         return data, None
@@ -172,22 +192,181 @@ def answer_first_initialize(in_fd: int, out_fd: int) -> tuple[bytes, dict[str, A
     if plain is None:
         return data, None
     request_id, params = plain
-    frame = initialize_response_bytes(request_id, params)
-    view = memoryview(frame)
-    while view:
-        view = view[os.write(out_fd, view) :]
+    _write_all(out_fd, initialize_response_bytes(request_id, params))
     return rest, params
 
 
-def run_acp(make_settings: Callable[[], Any]) -> int:
-    """Serve ACP on stdio; ``make_settings`` runs after the first answer is on its way."""
+class FastSession:
+    """A session the fast path answered ``session/new`` for; the runtime creates it on disk
+    and sends its ``available_commands_update`` once it takes over."""
+
+    __slots__ = ("cwd", "session_id")
+
+    def __init__(self, session_id: str, cwd: str) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+
+
+def plain_session_new(message: object) -> tuple[int | str, str] | None:
+    """``(id, cwd)`` when ``message`` is certainly a valid ``session/new`` the fast path may
+    answer: an existing absolute ``cwd``, no MCP servers, no extra directories. Anything else
+    (``None``) is left to the runtime and its validation and errors."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    if message.get("method") != "session/new" or set(message) - {
+        "jsonrpc",
+        "id",
+        "method",
+        "params",
+    }:
+        return None
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, _JSON_ID_TYPES):
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict) or set(params) - {"cwd", "mcpServers", "_meta"}:
+        return None
+    if params.get("mcpServers", []) != [] or not _optional_object(params.get("_meta")):
+        return None
+    cwd = params.get("cwd")
+    if not isinstance(cwd, str) or not os.path.isabs(cwd) or "\x00" in cwd:
+        return None
+    cwd = os.path.normpath(cwd)
+    return (request_id, cwd) if os.path.isdir(cwd) else None
+
+
+def session_new_result(session_id: str, settings: Any) -> dict[str, Any]:
+    """The ``session/new`` result, built like the handler's (same helpers, same data)."""
+    from iac_code.agent.options import DEFAULT_MODE, SessionConfig, config_options, modes_state
+
+    config = SessionConfig(model=settings.model)
+    return {
+        "sessionId": session_id,
+        "modes": modes_state(DEFAULT_MODE),
+        "configOptions": config_options(config, settings.models),
+    }
+
+
+class _Window:
+    """The fast path between the ``initialize`` answer and the runtime taking over."""
+
+    def __init__(self, in_fd: int, out_fd: int, buffer: bytes) -> None:
+        self.in_fd = in_fd
+        self.out_fd = out_fd
+        self.buffer = buffer
+        self.sessions: list[FastSession] = []
+
+    def serve(self, settings: Any, importer: threading.Thread) -> None:
+        """Answer plain ``session/new`` requests until the runtime is imported, anything
+        else arrives, or the input ends; unanswered bytes stay in ``buffer``."""
+        from iac_code.session_id import new_session_id
+
+        while importer.is_alive():
+            line, newline, rest = self.buffer.partition(b"\n")
+            if not newline:
+                if len(self.buffer) >= _MAX_PRELUDE_LINE or not self._read_more(importer):
+                    return
+                continue
+            try:
+                plain = plain_session_new(json.loads(line))
+            except ValueError:
+                return
+            if plain is None or len(self.sessions) >= settings.max_open_sessions:
+                return
+            if not self.sessions and not _store_writable(settings.sessions_dir):
+                return  # the runtime answers with the store's own, precise error
+            request_id, cwd = plain
+            session = FastSession(new_session_id(), cwd)
+            result = session_new_result(session.session_id, settings)
+            frame = {"jsonrpc": "2.0", "id": request_id, "result": result}
+            _write_all(self.out_fd, _encode(frame))
+            self.sessions.append(session)
+            self.buffer = rest
+
+    def _read_more(self, importer: threading.Thread) -> bool:
+        """Wait for input while the runtime is still importing; False: stop the fast path."""
+        while importer.is_alive():
+            ready, _, _ = select.select([self.in_fd], [], [], 0.01)
+            if ready:
+                chunk = os.read(self.in_fd, 65536)
+                if not chunk:
+                    return False  # end of input: the runtime sees it too
+                self.buffer += chunk
+                return True
+        return False
+
+
+def _store_writable(sessions_dir: Any) -> bool:
+    """Whether the store could create a session under ``sessions_dir``: it, or its nearest
+    existing ancestor, is a writable folder (nothing is created here: the store makes its
+    folders itself, with its own modes)."""
+    path = os.path.abspath(sessions_dir)
+    while not os.path.lexists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+    return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK)
+
+
+def _encode(frame: dict[str, Any]) -> bytes:
+    return json.dumps(frame, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def run_acp(
+    make_settings: Callable[[], Any], *, session_defaults: Callable[[], Any] | None = None
+) -> int:
+    """Serve ACP on stdio; ``make_settings`` runs after the first answers are on their way.
+
+    With ``session_defaults`` (``iac-code acp`` without flags: what editors run), a plain
+    ``session/new`` that arrives while the runtime still imports is answered here too, from
+    the defaults it returns (an :class:`iac_code.settings_core.SessionDefaults`).
+    """
+    import sys
+
     importer = _Importer()
-    importer.start()
-    prefix, initialize_params = answer_first_initialize(0, 1)
+    # The import starts once initialize is answered (it would compete with the answer for
+    # the interpreter), or earlier when the client is slow to send anything.
+    prefix, initialize_params = answer_first_initialize(0, 1, on_quiet=importer.start)
+    defaults = None
+    if (
+        session_defaults is not None
+        and initialize_params is not None
+        and negotiate_initialize(initialize_params) == 1
+    ):
+        # What the session/new answer needs is loaded before the import competes for the
+        # interpreter. A configuration that cannot be read is left to make_settings.
+        try:
+            defaults = session_defaults()
+        except (SystemExit, OSError, ValueError, TypeError):
+            defaults = None
+        import iac_code.agent.options
+        import iac_code.session_id  # noqa: F401
+    if importer.ident is None:
+        importer.start()
+    sessions: list[FastSession] = []
+    if defaults is not None:
+        # The import thread would otherwise keep the interpreter for 5 ms at a time.
+        previous = sys.getswitchinterval()
+        sys.setswitchinterval(min(previous, 0.0005))
+        try:
+            window = _Window(0, 1, prefix)
+            window.serve(defaults, importer)
+        finally:
+            sys.setswitchinterval(previous)
+        prefix, sessions = window.buffer, window.sessions
     settings = make_settings()
     importer.join()
     if importer.error is not None:
         raise importer.error
     from iac_code import server
 
-    return server.run_stdio_server(settings, prefix=prefix, initialize_params=initialize_params)
+    return server.run_stdio_server(
+        settings, prefix=prefix, initialize_params=initialize_params, fast_sessions=sessions
+    )

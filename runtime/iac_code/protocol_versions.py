@@ -7,8 +7,11 @@ given ``initialize`` alike.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported on the start-up path (mypy knows the name)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
 
 #: Versions with handlers, oldest first. v1 is the full protocol (SPEC §2); v2 is the
 #: upstream draft, served by :mod:`iac_code.v2` over the same agent.

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 
 from iac_code.agent.server import IacAgent
+from iac_code.llm.preload import GATE, IdleGate
 from iac_code.logs import start_logging
 from iac_code.router import build_models
 from iac_code.rpc.stdio import serve_stdio
@@ -25,9 +26,13 @@ from iac_code.versioned_router import VersionedRouter
 build_models(IacAgent)
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from anyio.abc import TaskGroup
 
+    from iac_code.prelude import FastSession
     from iac_code.rpc.connection import Connection
+    from iac_code.rpc.context import RequestContext
     from iac_code.settings import Settings
 
 
@@ -63,8 +68,33 @@ def warm_handler_modules() -> None:
         logging.getLogger(__name__).debug("warming handler modules failed", exc_info=True)
 
 
+class _CountedHandler:
+    """The connection's handler, telling the preload gate while a request is handled."""
+
+    def __init__(self, inner: VersionedRouter, gate: IdleGate) -> None:
+        self._inner = inner
+        self._gate = gate
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def handle_request(self, ctx: RequestContext, method: str, params: object) -> object:
+        self._gate.enter()
+        try:
+            return await self._inner.handle_request(ctx, method, params)
+        finally:
+            self._gate.leave()
+
+    async def handle_notification(self, method: str, params: object) -> None:
+        await self._inner.handle_notification(method, params)
+
+
 def run_stdio_server(
-    settings: Settings, *, prefix: bytes = b"", initialize_params: dict[str, Any] | None = None
+    settings: Settings,
+    *,
+    prefix: bytes = b"",
+    initialize_params: dict[str, Any] | None = None,
+    fast_sessions: Sequence[FastSession] = (),
 ) -> int:
     start_logging(settings)
     raise_open_file_limit()
@@ -72,15 +102,21 @@ def run_stdio_server(
     agents: list[IacAgent] = []
     background: list[TaskGroup] = []
 
-    def make_handler(connection: Connection) -> VersionedRouter:
+    def make_handler(connection: Connection) -> _CountedHandler:
         # The agent sends through a peer that speaks whichever version initialize agreed on.
         peer = VersionedPeer(connection)
         agent = IacAgent(settings, cast("Connection", peer), background=background[0])
         router = VersionedRouter(agent, peer)
         if initialize_params is not None:
             router.adopt_fast_initialize(initialize_params)
+        for fast in fast_sessions:  # answered by the fast path: create and open them now
+            agent.adopt_fast_session(fast.session_id, fast.cwd)
+            background[0].start_soon(agent.announce_commands, fast.session_id)
         agents.append(agent)
-        return router
+        # initialize has been answered (or is the next request): load the model SDK while
+        # the agent waits for the client, pausing whenever a request is being handled.
+        agent.models.start_preload()
+        return _CountedHandler(router, GATE)
 
     async def on_shutdown() -> None:
         for agent in agents:

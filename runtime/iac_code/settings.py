@@ -11,12 +11,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-DEFAULT_MODEL = "claude-sonnet-4-6"
-#: Models offered in the ``model`` config option; IAC_CODE_MODEL is added when not listed.
-DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-opus-4-6", "claude-haiku-4-5")
+from iac_code.settings_core import (
+    DEFAULT_MAX_OPEN_SESSIONS,
+    DEFAULT_MODEL,
+    DEFAULT_MODELS,
+    home_path,
+    model_choices,
+    read_config,
+)
+
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
 DEFAULT_MAX_OUTPUT_BACKLOG_BYTES = 16 * 2**20
-DEFAULT_MAX_OPEN_SESSIONS = 2_000
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 DEFAULT_LOG_LEVEL = "WARNING"
 
@@ -68,24 +73,11 @@ class Settings:
 
 
 def default_home(env: Mapping[str, str] | None = None) -> Path:
-    source: Mapping[str, str] = os.environ if env is None else env
-    configured = source.get("IAC_CODE_HOME")
-    return Path(configured).expanduser() if configured else Path.home() / ".iac-code"
+    return Path(home_path(os.environ if env is None else env))
 
 
 def _read_config_file(home: Path) -> dict[str, Any]:
-    path = home / "config.toml"
-    if not path.exists():
-        return {}
-    import tomllib  # only when there is a file: its import is a few ms of start-up
-
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SystemExit(f"iac-code: cannot read {path}: {exc}") from exc
+    return read_config(str(home))
 
 
 def load_settings(env: dict[str, str] | None = None) -> Settings:
@@ -93,10 +85,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
     env = dict(os.environ if env is None else env)
     home = default_home(env)
     config = _read_config_file(home)
-    model = env.get("IAC_CODE_MODEL") or str(config.get("model") or DEFAULT_MODEL)
-    models = tuple(config.get("models") or DEFAULT_MODELS)
-    if model not in models:
-        models = (model, *models)
+    model, models = model_choices(env, config)
     log_file = config.get("log_file")
     log_level, log_level_warning = _log_level(env, config)
     return Settings(

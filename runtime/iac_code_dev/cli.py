@@ -46,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--seed", type=int, help="kill9: seed of the random kill moments")
     bench.add_argument(
+        "--agent",
+        metavar="CMD",
+        help="the agent command to measure (quoted; default: this environment's iac-code acp)",
+    )
+    bench.add_argument(
         "--compare",
         metavar="CMD",
         help="another agent command to measure spawn→initialize side by side (quoted)",
@@ -56,6 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Start `iac-code acp` as a subprocess, drive it through a real ACP client"
         " against the built-in scripted model server, and print the conversation.",
     )
+    coverage = commands.add_parser(
+        "coverage",
+        help="print the ACP protocol coverage table (Markdown)",
+        description="Print which ACP methods, updates and capabilities the agent supports,"
+        " derived from schema/index.json and the agent itself.",
+    )
+    coverage.add_argument("--write", type=Path, help="write the table to this file instead")
     return parser
 
 
@@ -70,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         from iac_code_dev.demo import main as demo_main
 
         return demo_main()
+    if args.command == "coverage":
+        from iac_code_dev.coverage import main as coverage_main
+
+        return coverage_main(["--write", str(args.write)] if args.write else [])
     parser.print_help(sys.stderr)
     return 2
 

@@ -33,10 +33,15 @@ _READ_CHUNK = 64 * 1024
 class AgentTimeout(Exception):
     """The agent did not produce an expected frame within the bound (an agent failure)."""
 
-    def __init__(self, message: str, *, method: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, method: str | None = None, null_id_error: Frame | None = None
+    ) -> None:
         super().__init__(message)
         #: The request whose answer did not come, when the wait was for one.
         self.method = method
+        #: An error response with ``id: null`` that arrived after the request instead: the
+        #: agent did answer, without the request's id (not a late answer).
+        self.null_id_error = null_id_error
 
 
 class AgentExited(Exception):
@@ -124,8 +129,28 @@ class Pending:
                 raise AgentExited(f"agent exited before answering {self.method}")
             self._conn.recorder.abandoned.add(self.request.seq)
             message = f"no response to {self.method} within {bound:g} s"
-            raise AgentTimeout(message, method=self.method)
+            stray = self._null_id_error()
+            if stray is not None:
+                message = (
+                    f"no response to {self.method} (id {self.request.message.get('id')!r}) "
+                    f"carried its id: an error with id null arrived instead (#{stray.seq}: "
+                    f"{stray.text(160)})"
+                )
+            raise AgentTimeout(message, method=self.method, null_id_error=stray)
         return self.response
+
+    def _null_id_error(self) -> Frame | None:
+        """The first error response with ``id: null`` the agent sent after this request."""
+        for frame in self._conn.agent_frames(self.request.seq):
+            msg = frame.message
+            if (
+                isinstance(msg, dict)
+                and "method" not in msg
+                and msg.get("id", 0) is None
+                and "error" in msg
+            ):
+                return frame
+        return None
 
 
 class AgentConnection:

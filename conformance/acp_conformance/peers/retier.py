@@ -42,11 +42,43 @@ def _verdict_line(report: Mapping[str, Any], status: str) -> str:
     if harness:
         extra.append(f"{harness} harness errors")
     tail = f" ({', '.join(extra)})" if extra else ""
+    done, applicable = _coverage(report)
+    exercised = f" — {done} of {applicable} MUST/CAPABILITY exercised" if applicable else ""
     if status == "not-conformant":
-        return "NOT CONFORMANT: " + ", ".join(parts) + tail
+        return "NOT CONFORMANT: " + ", ".join(parts) + tail + exercised
     if status == "inconclusive":
-        return "INCONCLUSIVE: " + ", ".join(extra)
-    return "CONFORMANT" + tail
+        return "INCONCLUSIVE: " + ", ".join(extra) + exercised
+    return "CONFORMANT" + tail + exercised
+
+
+def _coverage(report: Mapping[str, Any]) -> tuple[int, int]:
+    """(exercised, applicable) MUST/CAPABILITY requirements, as ``RunResult.coverage`` counts
+    them; (0, 0) for a report written before the checker counted coverage."""
+    if "coverage" not in report:
+        return 0, 0
+    done = applicable = 0
+    for entry in report.get("requirements", []):
+        outcomes = entry.get("outcomes") or []
+        req = REQUIREMENTS.get(entry.get("id", ""))
+        softened = req is not None and req.blocking and not req.house and _softened(entry)
+        if entry.get("tier") not in _BLOCKING and not softened:
+            continue
+        if (
+            entry.get("verdict") == "not-applicable"
+            and outcomes
+            and all(o.get("outOfScope") for o in outcomes)
+        ):
+            continue
+        applicable += 1
+        done += entry.get("verdict") in ("pass", "fail")
+    return done, applicable
+
+
+def _softened(entry: Mapping[str, Any]) -> bool:
+    """Whether every failure of the entry was judged as SHOULD by its check (a late answer,
+    a turn of the agent's own model): no profile makes those block."""
+    failures = [o for o in entry.get("outcomes", []) if o.get("verdict") == "fail"]
+    return bool(failures) and all(o.get("judgedAsShould") for o in failures)
 
 
 def under_profile(report: Mapping[str, Any], profile: str) -> dict[str, Any]:
@@ -55,8 +87,9 @@ def under_profile(report: Mapping[str, Any], profile: str) -> dict[str, Any]:
     if out.get("aborted"):
         return out  # stopped by the preflight: one verdict, the same under every profile
     for entry in out.get("requirements", []):
-        if entry.get("id") in REQUIREMENTS:
-            entry["tier"] = effective(REQUIREMENTS[entry["id"]], profile).tier.value
+        req = REQUIREMENTS.get(entry.get("id", ""))
+        if req is not None and (req.house or not _softened(entry)):
+            entry["tier"] = effective(req, profile).tier.value
     blocking = [r for r in _counted(out, "fail") if r["tier"] in _BLOCKING]
     stale = [r for r in out.get("requirements", []) if r.get("baseline") == "stale"]
     if blocking or stale:

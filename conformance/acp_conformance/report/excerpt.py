@@ -22,10 +22,15 @@ def runs_by_id(result: RunResult) -> dict[str, AgentRun]:
 def excerpt(run: AgentRun, outcome: Outcome) -> dict[str, Any]:
     frames = run.frames
     if outcome.frames:
-        wanted: set[int] = set()
-        for seq in outcome.frames:
-            wanted.update(range(max(seq - CONTEXT, 0), min(seq + CONTEXT + 1, len(frames))))
-        chosen = [frames[i] for i in sorted(wanted)][:MAX_FRAMES]
+        # The frames the reason names always come first; context fills what room is left.
+        cited = sorted({seq for seq in outcome.frames if 0 <= seq < len(frames)})[:MAX_FRAMES]
+        wanted: set[int] = set(cited)
+        for distance in range(1, CONTEXT + 1):
+            for seq in cited:
+                for near in (seq - distance, seq + distance):
+                    if 0 <= near < len(frames) and len(wanted) < MAX_FRAMES:
+                        wanted.add(near)
+        chosen = [frames[i] for i in sorted(wanted)]
     else:
         chosen = frames[-TAIL:]
     stderr = run.recorder.stderr_text()

@@ -42,6 +42,10 @@ def to_data(result: RunResult) -> dict[str, Any]:
                 "runId": outcome.run_id,
                 "frames": outcome.frames,
             }
+            if outcome.soft:
+                entry["judgedAsShould"] = outcome.soft
+            if outcome.scope:
+                entry["outOfScope"] = True
             if needs_transcript(outcome) and outcome.run_id in runs:
                 entry["transcript"] = excerpt(runs[outcome.run_id], outcome)
             outcomes.append(entry)
@@ -84,6 +88,12 @@ def to_data(result: RunResult) -> dict[str, Any]:
         "verdictLine": result.verdict_line(),
         "exitCode": result.exit_code,
         "summary": summary,
+        "coverage": {
+            "exercised": result.coverage[0],
+            "applicable": result.coverage[1],
+            "notExercised": [r.requirement.id for r in result.unexercised],
+            "strict": config.strict_coverage,
+        },
         "notes": result.notes,
         "aborted": _aborted(result),
         "requirements": requirements,

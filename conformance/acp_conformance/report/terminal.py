@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import textwrap
 from collections.abc import Iterable
 
 from ..requirements import Requirement
@@ -24,12 +25,22 @@ def _label(result: RequirementResult) -> str:
     return _LABEL[result.verdict.value]
 
 
-def _shorten(text: str, width: int) -> str:
+def _wrapped(head: str, text: str, width: int) -> list[str]:
+    """``head`` followed by the whole of ``text``, wrapped under itself (never cut)."""
     text = " ".join(text.split())
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+    room = max(width - len(head), 40)
+    chunks = textwrap.wrap(text, room, break_long_words=True, break_on_hyphens=False) or [""]
+    pad = " " * len(head)
+    return [head + chunks[0]] + [pad + chunk for chunk in chunks[1:]]
 
 
-def render(result: RunResult, *, width: int | None = None) -> str:
+#: Reasons of n/a results that come from running without a model (``--llm none``).
+_NO_MODEL = ("--llm", "model is unreachable", "agent's own model")
+
+
+def render(result: RunResult, *, width: int | None = None, verbose: bool = False) -> str:
+    """The report. Not-applicable rows are counted per area, and listed only when
+    ``verbose``; every reason is shown whole, wrapped to ``width``."""
     width = width or shutil.get_terminal_size((120, 40)).columns
     lines: list[str] = []
     agent = result.agent_info or {}
@@ -44,19 +55,76 @@ def render(result: RunResult, *, width: int | None = None) -> str:
     for item in result.results.values():
         areas.setdefault(item.requirement.area, []).append(item)
     id_width = max((len(r) for r in result.results), default=10)
+    hidden = 0
     for area, items in areas.items():
+        shown = [i for i in items if verbose or _label(i) != "n/a"]
+        skipped = len(items) - len(shown)
+        hidden += skipped
         lines.append("")
-        lines.append(f"{area}")
-        for item in items:
+        lines.append(f"{area}" + (f"  (+{skipped} n/a)" if skipped else ""))
+        for item in shown:
             reason = item.baseline_reason if item.baseline == "expected" else item.reason
             req = item.requirement
             head = f"  {req.id:<{id_width}}  {req.tier.value:<10}  {_label(item):<7}  "
-            lines.append(head + _shorten(reason or "", max(width - len(head), 20)))
+            lines += _wrapped(head, reason or "", width)
+            if item.verdict.value == "fail" and item.baseline != "expected":
+                lines += _evidence(result, item, " " * len(head), width)
     lines.append("")
+    if hidden:
+        lines.append(f"{hidden} not-applicable requirements are counted per area; -v lists them")
+    if (hint := _no_model_hint(result)) is not None:
+        lines += textwrap.wrap(hint, max(width, 60), break_on_hyphens=False)
     if result.aborted is None or result.results:
         lines.append(summary_line(result.results.values()))
     lines.append(result.verdict_line())
     return "\n".join(lines)
+
+
+#: How many of a failure's cited frames the terminal shows, and how much of each.
+EVIDENCE_FRAMES = 3
+EVIDENCE_CHARS = 110
+
+
+def _evidence(result: RunResult, item: RequirementResult, pad: str, width: int) -> list[str]:
+    """The frames a failure rests on (ids kept, the rest of each line cut with …) and a
+    one-line hint on where to see all of it."""
+    runs = {run.id: run for run in result.runs}
+    out: list[str] = []
+    failure = next((o for o in item.outcomes if o.verdict.value == "fail"), None)
+    run = runs.get(failure.run_id or "") if failure is not None else None
+    if failure is not None and run is not None:
+        for seq in failure.frames[:EVIDENCE_FRAMES]:
+            if 0 <= seq < len(run.frames):
+                frame = run.frames[seq]
+                text = " ".join(frame.text(EVIDENCE_CHARS * 4).split())
+                room = max(min(EVIDENCE_CHARS, width - len(pad) - 16), 30)
+                cut = text if len(text) <= room else text[: room - 1] + "…"
+                out.append(f"{pad}{run.id} #{seq} {frame.direction}: {cut}")
+        more = len(failure.frames) - EVIDENCE_FRAMES
+        if more > 0:
+            out.append(f"{pad}… and {more} more frames")
+    source = item.requirement.reference.split(" ", 1)[0]
+    out.append(f"{pad}hint: --html or --report-json for the transcript; the rule: {source}")
+    return out
+
+
+def _no_model_hint(result: RunResult) -> str | None:
+    """A hint when prompt-turn requirements were not applicable for want of a model."""
+    if result.config.llm != "none" or result.aborted is not None:
+        return None
+    idle = [
+        r
+        for r in result.results.values()
+        if r.verdict.value == "not-applicable" and any(m in r.reason for m in _NO_MODEL)
+    ]
+    if not idle:
+        return None
+    blocking = sum(1 for r in idle if r.requirement.blocking)
+    return (
+        f"hint: {len(idle)} prompt-turn requirements ({blocking} MUST/CAPABILITY) were not "
+        "applicable because no model was given; run with --llm anthropic (or openai) and point "
+        "the agent at the scripted model ({llm_url} in --agent-env) to exercise them"
+    )
 
 
 def _aborted(result: RunResult) -> list[str]:

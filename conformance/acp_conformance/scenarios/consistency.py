@@ -15,7 +15,7 @@ from typing import Any
 from ..fuzzing import resolved_schema
 from ..harness.connection import id_key
 from ..harness.recorder import Frame
-from ..outcomes import Outcome, not_applicable, passed
+from ..outcomes import Outcome, Verdict, not_applicable, out_of_scope, passed, soften
 from ..requirements import run_check
 from ..validation import method_index
 from ..versions import DEFAULT_VERSION, schema_version
@@ -83,21 +83,117 @@ def result_keys(method: str, version: int = DEFAULT_VERSION) -> frozenset[str] |
     return frozenset(names | {"_meta"} | UNSTABLE_RESULT_FIELDS.get(method, frozenset()))
 
 
+#: Root fields of agent results that a published ACP schema defines or once defined (stable
+#: or unstable, any release; v1 and the v2 drafts), beyond what the project's schema of that
+#: version may model, with where they are (or were) published. Such a field is ACP's own,
+#: not a custom one, so an agent that still sends it is told so at SHOULD. Entries marked
+#: "removed" are gone from today's schemas; the others are in the published schemas under
+#: ../shared/reference (`tests/conformance/test_conformance_tiers_follow_text.py`).
+_REMOVED_MODELS = (
+    "removed: the unstable model-selection state (SessionModelState), 2025-09 to 2026-06"
+)
+_V2_SDK = "the v2 draft of the official TypeScript SDK 2.4.0"
+PUBLISHED_RESULT_FIELDS: dict[str, dict[str, str]] = {
+    "session/new": {
+        "models": _REMOVED_MODELS,
+        "modes": "v1 schema",
+        "configOptions": "v1 and v2 schemas",
+        "availableCommands": _V2_SDK,
+    },
+    "session/load": {
+        "models": _REMOVED_MODELS,
+        "modes": "v1 schema",
+        "configOptions": "v1 schema",
+        "authMethods": "removed: an early v1 draft (2025-08)",
+        "authRequired": "removed: an early v1 draft (2025-08)",
+    },
+    "session/resume": {
+        "models": _REMOVED_MODELS,
+        "modes": "v1 schema",
+        "configOptions": "v1 and v2 schemas",
+        "availableCommands": _V2_SDK,
+    },
+    "session/fork": {
+        "models": _REMOVED_MODELS,
+        "modes": "v1 unstable schema",
+        "configOptions": "v1 unstable and v2 schemas",
+        "availableCommands": _V2_SDK,
+    },
+    "session/prompt": {
+        "usage": "v1 unstable schema",
+        "stopReason": "v1 schema",
+        "userMessageId": "removed: the unstable message-id proposal (2026-03 to 2026-04)",
+        "messageId": _V2_SDK,
+    },
+    "initialize": {
+        "agentInfo": "v1 schema",
+        "agentCapabilities": "v1 schema",
+        "info": "v2 schemas",
+        "capabilities": "v2 schemas",
+    },
+}
+#: Why such a field is reported at SHOULD rather than as a custom root field.
+UPSTREAM_FIELD = (
+    "removed/unstable upstream field: a published ACP schema defines or defined it, so it is "
+    "not a custom root field; judged as SHOULD"
+)
+
+
+def _extra_root_keys(run: AgentRun) -> Iterator[tuple[Frame, str, list[str], list[str]]]:
+    """(response, method, custom fields, published-upstream fields) per offending result."""
+    version = schema_version(run)  # a v2 run is judged by the v2 schemas
+    if version is None:
+        return  # a version without schemas: nothing to judge the results by
+    for method, response in _results(run):
+        allowed = result_keys(method, version)
+        if allowed is None:
+            continue
+        extra = sorted(set(response.message["result"]) - allowed)
+        upstream = PUBLISHED_RESULT_FIELDS.get(method, {})
+        custom = [key for key in extra if key not in upstream]
+        known = [key for key in extra if key in upstream]
+        if extra:
+            yield response, method, custom, known
+
+
 @run_check("schema.no-unknown-root-keys")
 def no_unknown_root_keys(record: RunRecord) -> list[Outcome]:
-    def find(run: AgentRun) -> Iterator[Offence]:
-        version = schema_version(run)  # a v2 run is judged by the v2 schemas
-        if version is None:
-            return  # a version without schemas: nothing to judge the results by
-        for method, response in _results(run):
-            allowed = result_keys(method, version)
-            if allowed is None:
-                continue
-            extra = sorted(set(response.message["result"]) - allowed)
-            if extra:
-                yield response, f"{method} result has fields the schema does not define: {extra}"
+    def custom(run: AgentRun) -> Iterator[Offence]:
+        for response, method, fields, _ in _extra_root_keys(run):
+            if fields:
+                yield response, f"{method} result has fields the schema does not define: {fields}"
 
-    return _per_run(record, find, "results with unknown root fields")
+    def upstream(run: AgentRun) -> Iterator[Offence]:
+        for response, method, _, fields in _extra_root_keys(run):
+            if fields:
+                yield response, f"{method} result has fields ACP no longer defines: {fields}"
+
+    hard = _per_run(record, custom, "results with unknown root fields")
+    soft = [
+        soften(outcome, UPSTREAM_FIELD)
+        for outcome in _per_run(record, upstream, "results with removed/unstable upstream fields")
+    ]
+    failures = [o for o in hard + soft if o.verdict is Verdict.FAIL]
+    return failures or hard
+
+
+@run_check("schema.stable-root-fields")
+def stable_root_fields_only(record: RunRecord) -> list[Outcome]:
+    """Fields of the unstable schema at the root of a v1 result (the checker never opts in)."""
+
+    def find(run: AgentRun) -> Iterator[Offence]:
+        if schema_version(run) != DEFAULT_VERSION:
+            return  # v2 results are judged by the v2 schemas alone
+        for method, response in _results(run, frozenset(UNSTABLE_RESULT_FIELDS)):
+            unstable = sorted(set(response.message["result"]) & UNSTABLE_RESULT_FIELDS[method])
+            if unstable:
+                yield (
+                    response,
+                    f"{method} result has unstable-only root fields {unstable} "
+                    "(removed/unstable upstream field; put the numbers in _meta)",
+                )
+
+    return _per_run(record, find, "results with unstable-only root fields")
 
 
 # -- current values -------------------------------------------------------------------------
@@ -250,7 +346,9 @@ def session_new_needs_no_auth_without_methods(record: RunRecord) -> list[Outcome
 
     outcomes = _per_run(record, find, "session/new calls that demanded authentication")
     if not judged:
-        return [not_applicable("the agent advertised auth methods (or no session/new was sent)")]
+        if any(run.init_result and run.init_result.get("authMethods") for run in record.runs):
+            return [out_of_scope("the agent advertises auth methods: the rule does not apply")]
+        return [not_applicable("no session/new was sent to an agent without auth methods")]
     if all(o.verdict.value == "pass" for o in outcomes):
         return [passed(f"{judged} session/new calls without auth methods: none demanded auth")]
     return outcomes

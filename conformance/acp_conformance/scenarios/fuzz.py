@@ -17,7 +17,7 @@ import anyio
 
 from ..fuzzing import drawn_params, mutations, resolved_schema
 from ..harness.connection import AgentExited, AgentTimeout, Response
-from ..outcomes import Outcome, failed, not_applicable, passed
+from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import check
 from ..validation import load_backend, method_index
 from .base import AgentRun, CheckContext, advertised, scenario, surface_value
@@ -172,7 +172,7 @@ async def _send(
         raise _Dead(failed(what, sent=sent)) from exc
     except AgentTimeout as exc:
         what = f"no answer to {method} ({label}) with params {params!r:.300}"
-        raise _Dead(failed(what, sent=sent)) from exc
+        raise _Dead(soft_failed(what, NO_DEADLINE, sent=sent)) from exc
 
 
 @check("robustness.fuzz-valid-params", scenario=FUZZ)

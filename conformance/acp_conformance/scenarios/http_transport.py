@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from ..citations import REMOTE_TRANSPORT
+from ..citations import REMOTE_TRANSPORT, house
 from ..harness.http_probe import Exchange, HttpProbe, SseReader, StreamEvent, answers, rpc
 from ..harness.remote import RemoteConnection, RemoteTarget
 from ..outcomes import Outcome, failed, not_applicable, passed
@@ -24,6 +24,14 @@ from .base import CheckContext, scenario
 HTTP = scenario("http-transport", "Streamable HTTP status codes, headers, streams and resume")
 
 _RFD = REMOTE_TRANSPORT
+#: The requirements whose rule the RFD states with a MUST (its words, shortened).
+_RFD_MUST = {
+    "http.content-type": "POST Content-Type MUST be application/json (415 otherwise)",
+    "http.accept-event-stream": "GET Accept MUST include text/event-stream (406 otherwise)",
+    "http.session-header": "POST requests for session-scoped operations MUST include both "
+    "Acp-Connection-Id and Acp-Session-Id headers",
+}
+_SDK_RULE = "the remote transport answers as the official TypeScript SDK's AcpServer does"
 M, S = Tier.MUST, Tier.SHOULD
 for _id, _tier, _statement in (
     (
@@ -113,7 +121,13 @@ for _id, _tier, _statement in (
         "A request naming an unsupported Acp-Protocol-Version is refused with 400.",
     ),
 ):
-    define_requirement(_id, _tier, _statement, _RFD)
+    if _id in _RFD_MUST:
+        define_requirement(_id, _tier, _statement, f'{_RFD}: "{_RFD_MUST[_id]}"')
+    elif _tier is M:
+        # The RFD states no MUST here: the status code is the official SDK's behaviour.
+        define_requirement(_id, _tier, _statement, house(_SDK_RULE, _RFD), house=True)
+    else:
+        define_requirement(_id, _tier, _statement, _RFD)
 del M, S
 
 

@@ -92,11 +92,15 @@ async def set_mode_sends_current_mode_update(ctx: CheckContext) -> Outcome:
 
     try:
         frame = await run.live.wait_for(
-            is_update, since=start, timeout=min(ctx.timeout, 2.0), what="current_mode_update"
+            is_update, since=start, timeout=min(ctx.timeout, 1.0), what="current_mode_update"
         )
     except AgentTimeout:
-        return failed(
-            "no current_mode_update followed session/set_mode", frames=[response.frame.seq]
+        # ACP describes current_mode_update for changes the agent makes itself; after the
+        # client's own set_mode the response is the confirmation, and no update is owed.
+        return passed(
+            f"session/set_mode to {target!r} was answered and no current_mode_update followed "
+            "(none is required after the client's own change)",
+            frames=[response.frame.seq],
         )
     got = frame.message["params"]["update"].get("currentModeId")
     if got != target:

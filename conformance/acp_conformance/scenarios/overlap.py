@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..harness.connection import AgentExited, AgentTimeout, Response
-from ..outcomes import Outcome, failed, not_applicable, passed
+from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import check
 from ._expect import brief, result_dict
 from .base import AgentRun, CheckContext, text_prompt
-from .prompting import CANCEL, STOP_REASONS, start_slow_turn, wait_turn_running
+from .prompting import CANCEL, STOP_REASONS, on_own_model, start_slow_turn, wait_turn_running
 
 REQUEST_CANCELLED = -32800
 
@@ -166,6 +166,10 @@ async def a_second_prompt_never_interleaves(ctx: CheckContext) -> Outcome:
 
 @check("session.close-cancels-prompt", scenario=CANCEL)
 async def close_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
+    return on_own_model(ctx, await _close_verdict(ctx))
+
+
+async def _close_verdict(ctx: CheckContext) -> Outcome:
     turn = await start_slow_turn(ctx, "before the session could be closed")
     if isinstance(turn, Outcome):
         return turn
@@ -184,8 +188,9 @@ async def close_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
         response = await pending.wait()
     except AgentTimeout:
         await run.live.notify("session/cancel", {"sessionId": session_id})
-        return failed(
+        return soft_failed(
             f"the prompt did not end within {ctx.timeout:g} s of session/close",
+            NO_DEADLINE,
             frames=[pending.request.seq, close.frame.seq],
         )
     frames = [pending.request.seq, close.frame.seq, response.frame.seq]

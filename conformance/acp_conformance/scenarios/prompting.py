@@ -8,7 +8,16 @@ from typing import Any
 import anyio
 
 from ..harness.connection import AgentTimeout, Pending, Response
-from ..outcomes import Outcome, failed, not_applicable, passed
+from ..outcomes import (
+    AGENTS_OWN_MODEL,
+    NO_DEADLINE,
+    Outcome,
+    Verdict,
+    failed,
+    not_applicable,
+    passed,
+    soft_failed,
+)
 from ..requirements import check
 from ._expect import brief, result_dict
 from .base import AgentRun, CheckContext, scenario, text_prompt
@@ -49,6 +58,19 @@ WAV_EMPTY = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
 SLOW_PROMPT = "Take your time: think about this for a while before answering."
 
 
+def slow_prompt(ctx: CheckContext) -> str:
+    """The prompt of a turn that is to be cancelled (``--cancel-prompt``, else the default)."""
+    return ctx.config.cancel_prompt or SLOW_PROMPT
+
+
+def on_own_model(ctx: CheckContext, outcome: Outcome) -> Outcome:
+    """``outcome`` judged as SHOULD when the turn ran on the agent's own model (``--llm
+    none``): whether that turn was still running, or ended, is not the checker's to control."""
+    if ctx.config.llm == "none" and outcome.verdict is Verdict.FAIL:
+        outcome.soft = AGENTS_OWN_MODEL  # the more telling reason, over a plain late answer
+    return outcome
+
+
 def _stop_reason(response: Response) -> Any:
     return result_dict(response).get("stopReason")
 
@@ -56,7 +78,7 @@ def _stop_reason(response: Response) -> Any:
 async def _prompt_with(ctx: CheckContext, blocks: list[dict[str, Any]], what: str) -> Outcome:
     run = await ctx.turn_agent()
     session_id = await ctx.new_session(run)
-    prompt = text_prompt(session_id, "Describe what I sent.")
+    prompt = text_prompt(session_id, ctx.config.prompt_text or "Describe what I sent.")
     prompt["prompt"] += blocks
     try:
         response = await run.live.request("session/prompt", prompt)
@@ -168,7 +190,9 @@ async def start_slow_turn(ctx: CheckContext, before: str) -> SlowTurn | Outcome:
     is known to run, the check is not applicable (``before``: "before it could be ...")."""
     run = await ctx.turn_agent(llm_script=[SLOW_MODEL_TURN])
     session_id = await ctx.new_session(run)
-    pending = await run.live.start_request("session/prompt", text_prompt(session_id, SLOW_PROMPT))
+    pending = await run.live.start_request(
+        "session/prompt", text_prompt(session_id, slow_prompt(ctx))
+    )
     if not await wait_turn_running(ctx, run, pending):
         assert pending.response is not None
         return not_applicable(f"the prompt ended {before} ({brief(pending.response.frame, 120)})")
@@ -218,7 +242,7 @@ async def _run_cancelled_turn(ctx: CheckContext) -> CancelObservation:
     obs.run = run
     obs.session_id = await ctx.new_session(run)
     pending: Pending = await run.live.start_request(
-        "session/prompt", text_prompt(obs.session_id, SLOW_PROMPT)
+        "session/prompt", text_prompt(obs.session_id, slow_prompt(ctx))
     )
     if not await wait_turn_running(ctx, run, pending):
         obs.finished_early = pending.response
@@ -263,11 +287,15 @@ def _too_short(obs: CancelObservation) -> Outcome | None:
 
 @check("cancel.prompt-returns-cancelled", scenario=CANCEL)
 async def cancelled_prompt_says_cancelled(ctx: CheckContext) -> Outcome:
+    return on_own_model(ctx, await _cancelled_prompt_verdict(ctx))
+
+
+async def _cancelled_prompt_verdict(ctx: CheckContext) -> Outcome:
     obs = await _observe_cancel(ctx)
     if (na := _too_short(obs)) is not None:
         return na
     if obs.no_answer is not None:
-        return failed(obs.no_answer, frames=[obs.cancel_seq])
+        return soft_failed(obs.no_answer, NO_DEADLINE, frames=[obs.cancel_seq])
     assert obs.response is not None
     frames = [obs.cancel_seq, obs.response.frame.seq]
     if obs.response.is_error:
@@ -283,6 +311,10 @@ async def cancelled_prompt_says_cancelled(ctx: CheckContext) -> Outcome:
 
 @check("cancel.no-updates-after-response", scenario=CANCEL)
 async def nothing_follows_the_cancelled_response(ctx: CheckContext) -> Outcome:
+    return on_own_model(ctx, await _after_cancelled_response(ctx))
+
+
+async def _after_cancelled_response(ctx: CheckContext) -> Outcome:
     obs = await _observe_cancel(ctx)
     if (na := _too_short(obs)) is not None:
         return na

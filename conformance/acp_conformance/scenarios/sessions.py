@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..harness.connection import AgentExited, AgentTimeout, Response
-from ..outcomes import Outcome, failed, not_applicable, passed
+from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import check
 from ._expect import (
     UNKNOWN_SESSION_CODES,
@@ -141,7 +141,7 @@ async def unadvertised_mcp_transport_does_not_break_the_agent(ctx: CheckContext)
     except AgentExited:
         return failed(f"the agent exited after {what}")
     except AgentTimeout as exc:
-        return failed(f"no answer to {what}: {exc}")
+        return soft_failed(f"no answer to {what}: {exc}", NO_DEADLINE)
     try:
         after = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
     except AgentExited:
@@ -202,6 +202,38 @@ async def load_replays_history_before_responding(ctx: CheckContext) -> Outcome:
             frames=_frames(response),
         )
     return passed(f"{len(replayed)} updates replayed before the response", frames=_frames(response))
+
+
+@check("session.load-state-before-response", scenario=SESSIONS)
+async def load_sends_everything_before_responding(ctx: CheckContext) -> Outcome:
+    """Nothing for the session, live state included, between a load's answer and a barrier."""
+    run = await ctx.agent()
+    session_id = await ctx.new_session(run)
+    await run.live.barrier()  # session/new's own live state is behind us
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("session/load", {"sessionId": session_id, "cwd": str(ctx.work), "mcpServers": []})
+    ]
+    surface = await ctx.surface()
+    if advertised(surface_value(surface, "agentCapabilities.sessionCapabilities.resume")):
+        calls.append(
+            ("session/resume", {"sessionId": session_id, "cwd": str(ctx.work), "mcpServers": []})
+        )
+    frames: list[int] = []
+    for method, params in calls:
+        response = await run.live.request(method, params)
+        if (bad := expect_result(response, method)) is not None:
+            return bad
+        barrier = await run.live.barrier()
+        late = session_updates(run, session_id, response.frame.seq, barrier.frame.seq)
+        frames.append(response.frame.seq)
+        if late:
+            kinds = sorted({str(update.get("sessionUpdate")) for _, update in late})
+            return failed(
+                f"{len(late)} updates ({', '.join(kinds)}) arrived after the {method} response",
+                frames=[response.frame.seq, *[seq for seq, _ in late[:5]]],
+            )
+    names = " and ".join(method for method, _ in calls)
+    return passed(f"{names}: every update before the response", frames=frames)
 
 
 @check("session.load-unknown-id", scenario=SESSIONS)
@@ -282,7 +314,20 @@ async def list_filter_by_cwd(ctx: CheckContext) -> Outcome:
             f"cwd filter returned sessions of other directories: {wrong[:2]!r}",
             frames=_frames(response),
         )
-    return passed(f"{len(sessions)} sessions, all in the requested cwd", frames=_frames(response))
+    unused = ctx.runtime.tmp / "cwd-no-session-uses"
+    empty = await run.live.request("session/list", {"cwd": str(unused)})
+    if (bad := expect_result(empty, "session/list with a cwd no session uses")) is not None:
+        return bad
+    listed = result_dict(empty).get("sessions")
+    if listed != []:
+        return failed(
+            f"session/list with a cwd no session uses answered sessions {listed!r}, not []",
+            frames=_frames(empty),
+        )
+    return passed(
+        f"{len(sessions)} sessions, all in the requested cwd; [] for a cwd no session uses",
+        frames=_frames(response) + _frames(empty),
+    )
 
 
 @check("session.list-bad-cursor", scenario=SESSIONS)

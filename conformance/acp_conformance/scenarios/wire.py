@@ -12,13 +12,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..fuzzing import resolved_schema
 from ..harness.connection import id_key
 from ..harness.process import Rung
 from ..harness.recorder import Frame
-from ..outcomes import Outcome, failed, harness_error, not_applicable, passed
+from ..outcomes import Outcome, failed, harness_error, not_applicable, passed, soften
 from ..requirements import run_check
 from ..validation import method_index, validate_frames
-from ..versions import negotiated_version, schemas_for
+from ..versions import negotiated_version, schema_version, schemas_for
 from .base import AgentRun, RunRecord, advertised, surface_value
 
 TURN_UPDATE_KINDS = frozenset(
@@ -73,12 +74,24 @@ def _agent_frames(run: AgentRun) -> Iterator[Frame]:
 # -- transport ------------------------------------------------------------------------------
 
 
+def _is_batch(message: Any) -> bool:
+    return (
+        isinstance(message, list)
+        and bool(message)
+        and all(isinstance(item, dict) for item in message)
+    )
+
+
 @run_check("transport.stdout-only-json")
 def stdout_only_json(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
+        # The v2 draft allows a batch: a non-empty array of message objects on one line.
+        batches = negotiated_version(run) >= 2
         for frame in _agent_frames(run):
             if not frame.is_json:
                 yield frame, f"not JSON ({frame.decode_error})"
+            elif batches and _is_batch(frame.message):
+                continue
             elif not isinstance(frame.message, dict):
                 yield frame, "JSON but not an object"
 
@@ -268,16 +281,47 @@ def agent_messages_valid(record: RunRecord) -> list[Outcome]:
     for run, violation in found:
         if violation.direction == "a2c" and violation.part != "error-data":
             by_run.setdefault(run.id, []).append(violation)
+    runs = {run.id: run for run in record.runs}
     for run_id, violations in by_run.items():
-        outcome = failed(
-            f"{len(violations)} schema violations in {run_id}: {violations[0].describe()}",
-            frames=[v.seq for v in violations[:10]],
-            violations=[v.to_json() for v in violations[:20]],
-        )
-        outcome.run_id = run_id
-        outcomes.append(outcome)
+        null = [v for v in violations if _null_for_optional_object(runs[run_id], v)]
+        hard = [v for v in violations if v not in null]
+        for group, soft in ((hard, None), (null, NULL_RESULT)):
+            if not group:
+                continue
+            outcome = failed(
+                f"{len(group)} schema violations in {run_id}: {group[0].describe()}",
+                frames=[v.seq for v in group[:10]],
+                violations=[v.to_json() for v in group[:20]],
+            )
+            outcome.run_id = run_id
+            outcomes.append(soften(outcome, soft) if soft else outcome)
     total = sum(1 for run in record.runs for f in run.frames if f.direction == "a2c" and f.is_json)
     return outcomes or [passed(f"{total} agent messages validated")]
+
+
+#: Why ``result: null`` for a result object without required fields is judged as SHOULD.
+NULL_RESULT = (
+    "result null where the schema defines an object with no required field (the spec once "
+    "showed null for session/load; judged as SHOULD)"
+)
+
+
+def _null_for_optional_object(run: AgentRun, violation: Any) -> bool:
+    """Whether ``violation`` is a ``result: null`` answering a method whose result is an object
+    with no required field (``{}`` would do): ACP's own examples used null there."""
+    if violation.part != "result" or violation.seq >= len(run.frames):
+        return False
+    msg = run.frames[violation.seq].message
+    if not (isinstance(msg, dict) and "result" in msg and msg["result"] is None):
+        return False
+    version = schema_version(run)
+    if version is None:
+        return False
+    entry = method_index(version).get(violation.method) or {}
+    if not entry.get("result"):
+        return False
+    schema = resolved_schema(entry["file"], entry["result"], version)
+    return not schema.get("required")
 
 
 @run_check("schema.error-data-shapes")

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 
-from ..citations import REMOTE_TRANSPORT
+from ..citations import REMOTE_TRANSPORT, house
 from ..harness.http_probe import initialize_request
 from ..harness.remote import CONNECTION_HEADER, RemoteTarget
 from ..outcomes import Outcome, failed, not_applicable, passed
@@ -20,19 +20,24 @@ from .http_transport import endpoint
 
 WS = scenario("ws-transport", "WebSocket upgrade, its connection id and text frames")
 
-_RFD = REMOTE_TRANSPORT
+_RFD = house(
+    "the remote transport answers as the official TypeScript SDK's AcpServer does",
+    REMOTE_TRANSPORT,
+)
 define_requirement(
     "ws.upgrade",
     Tier.MUST,
     "GET with Upgrade: websocket is answered 101 with an Acp-Connection-Id header; initialize "
     "sent as a text frame is answered with a text frame.",
     _RFD,
+    house=True,
 )
 define_requirement(
     "ws.token-required",
     Tier.MUST,
     "With a token configured (--token), an upgrade without it is refused with 401.",
     _RFD,
+    house=True,
 )
 
 

@@ -32,8 +32,6 @@ __all__ = [
     "RequestCancelledError",
     "ResourceNotFoundError",
     "RpcError",
-    "UNSUPPORTED_PROTOCOL_VERSION",
-    "UnsupportedProtocolVersionError",
     "error_from_wire",
 ]
 
@@ -43,7 +41,6 @@ INTERNAL_ERROR = -32603
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
 INVALID_REQUEST = -32600
-UNSUPPORTED_PROTOCOL_VERSION = -32022
 RESOURCE_NOT_FOUND = -32002
 AUTH_REQUIRED = -32000
 
@@ -116,13 +113,6 @@ class InvalidRequestError(RpcError):
     default_message = "Invalid request"
 
 
-class UnsupportedProtocolVersionError(RpcError):
-    """``-32022`` — Unsupported protocol version. Wire shape: ``UnsupportedProtocolVersionErrorObject``."""
-
-    code = UNSUPPORTED_PROTOCOL_VERSION
-    default_message = "Unsupported protocol version"
-
-
 class ResourceNotFoundError(RpcError):
     """``-32002`` — Resource not found. Wire shape: ``ResourceNotFoundErrorObject``."""
 
@@ -144,7 +134,6 @@ ERRORS_BY_CODE: dict[int, type[RpcError]] = {
     INVALID_PARAMS: InvalidParamsError,
     METHOD_NOT_FOUND: MethodNotFoundError,
     INVALID_REQUEST: InvalidRequestError,
-    UNSUPPORTED_PROTOCOL_VERSION: UnsupportedProtocolVersionError,
     RESOURCE_NOT_FOUND: ResourceNotFoundError,
     AUTH_REQUIRED: AuthRequiredError,
 }

@@ -88,11 +88,40 @@ class _ClientTerminals:
         await self._call("terminal/release", terminalId=terminal_id)
 
 
+class _ClientElicitation:
+    """Form elicitations tied to this session (and to the tool call that asks)."""
+
+    def __init__(self, request: RequestClient, session_id: str) -> None:
+        self._request = request
+        self._session_id = session_id
+
+    async def ask(self, tool_call_id: str, message: str, schema: dict[str, Any]) -> Any:
+        from acp_bindings.models import CreateElicitationRequest
+
+        params = {
+            "sessionId": self._session_id,
+            "toolCallId": tool_call_id,
+            "mode": "form",
+            "message": message,
+            "requestedSchema": schema,
+        }
+        # What we send is checked against the protocol's shapes first (ValueError if not).
+        CreateElicitationRequest.model_validate(params)
+        return await self._request("elicitation/create", params)
+
+
+def client_accepts_forms(caps: Mapping[str, Any]) -> bool:
+    """``clientCapabilities.elicitation.form`` is present (an object)."""
+    elicitation = caps.get("elicitation")
+    return isinstance(elicitation, Mapping) and isinstance(elicitation.get("form"), Mapping)
+
+
 @dataclass(frozen=True)
 class ClientDelegates:
     fs_read: _ClientFs | None
     fs_write: _ClientFs | None
     terminal: _ClientTerminals | None
+    elicitation: _ClientElicitation | None = None
 
 
 def client_delegates(
@@ -105,4 +134,5 @@ def client_delegates(
         fs_read=fs if fs_caps.get("readTextFile") is True else None,
         fs_write=fs if fs_caps.get("writeTextFile") is True else None,
         terminal=_ClientTerminals(request, session_id) if caps.get("terminal") is True else None,
+        elicitation=_ClientElicitation(request, session_id) if client_accepts_forms(caps) else None,
     )

@@ -7,9 +7,11 @@ fast path both build their answer here, which keeps the two byte-for-byte identi
 
 from __future__ import annotations
 
-from typing import Any
-
 from iac_code import __version__
+
+TYPE_CHECKING = False  # typing is not imported on the start-up path (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 AGENT_NAME = "iac-code"
 AGENT_TITLE = "iac-code"
@@ -17,6 +19,9 @@ AGENT_TITLE = "iac-code"
 PROTOCOL_VERSION = 1
 #: Clients that ask for a newer version get ours; 0 (pre-release drafts) also gets ours.
 API_KEY_AUTH_METHOD_ID = "anthropic-api-key"
+#: ACP terminal authentication: the client runs our command plus these arguments in a terminal.
+TERMINAL_AUTH_METHOD_ID = "terminal-login"
+TERMINAL_AUTH_ARGS = ("--login",)
 
 
 def negotiate_protocol_version(requested: int) -> int:
@@ -25,14 +30,40 @@ def negotiate_protocol_version(requested: int) -> int:
     return PROTOCOL_VERSION
 
 
-def auth_methods() -> list[dict[str, Any]]:
-    return [
+def client_runs_terminal_auth(client_capabilities: Any) -> bool:
+    """Whether ``clientCapabilities.auth.terminal`` is true (the only way to get that method)."""
+    if not isinstance(client_capabilities, dict):
+        return False
+    auth = client_capabilities.get("auth")
+    return isinstance(auth, dict) and auth.get("terminal") is True
+
+
+def auth_methods(client_capabilities: Any = None) -> list[dict[str, Any]]:
+    """The env-var method always; the terminal login only for clients that can run it."""
+    methods: list[dict[str, Any]] = [
         {
             "id": API_KEY_AUTH_METHOD_ID,
             "name": "Anthropic API key",
             "description": "Set ANTHROPIC_API_KEY in the environment iac-code is started with.",
         }
     ]
+    if client_runs_terminal_auth(client_capabilities):
+        # Keys in the order of the generated model's fields (see agent_capabilities).
+        methods.append(
+            {
+                "id": TERMINAL_AUTH_METHOD_ID,
+                "name": "Log in with an API key",
+                "description": "Type an Anthropic API key in a terminal; iac-code checks it"
+                " with the endpoint and saves it for later sessions.",
+                "args": list(TERMINAL_AUTH_ARGS),
+                "type": "terminal",
+            }
+        )
+    return methods
+
+
+def auth_method_ids(client_capabilities: Any = None) -> list[str]:
+    return [method["id"] for method in auth_methods(client_capabilities)]
 
 
 def agent_capabilities(*, images: bool) -> dict[str, Any]:
@@ -51,13 +82,16 @@ def agent_capabilities(*, images: bool) -> dict[str, Any]:
             "close": {},
             "fork": {},
         },
+        "auth": {"logout": {}},
     }
 
 
-def initialize_result(requested_version: int, *, images: bool = True) -> dict[str, Any]:
+def initialize_result(
+    requested_version: int, *, images: bool = True, client_capabilities: Any = None
+) -> dict[str, Any]:
     return {
         "protocolVersion": negotiate_protocol_version(requested_version),
         "agentCapabilities": agent_capabilities(images=images),
-        "authMethods": auth_methods(),
+        "authMethods": auth_methods(client_capabilities),
         "agentInfo": {"name": AGENT_NAME, "title": AGENT_TITLE, "version": __version__},
     }

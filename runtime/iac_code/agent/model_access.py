@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from iac_code.credentials import stored_api_key
 from iac_code.llm.base import (
     MessageFinished,
     ModelClient,
@@ -54,17 +55,41 @@ class ModelAccess:
         self._client = client
         self._on_retry = on_retry
 
+    def api_key(self) -> str | None:
+        """The environment's (or config file's) key, else the one saved by the terminal login.
+
+        The saved key is read each time it is needed, so a login done in a terminal while
+        this agent runs is used by the next prompt.
+        """
+        return self._settings.api_key or stored_api_key(self._settings.home)
+
     def client(self) -> ModelClient | None:
         """The model client, or None without an API key (``anthropic`` is imported here)."""
         if self._client is None:
-            if not self._settings.api_key:
+            api_key = self.api_key()
+            if not api_key:
                 return None
             from iac_code.llm.anthropic_client import AnthropicModelClient
 
-            self._client = AnthropicModelClient(
-                api_key=self._settings.api_key, base_url=self._settings.base_url
-            )
+            self._client = AnthropicModelClient(api_key=api_key, base_url=self._settings.base_url)
         return self._client
+
+    def start_preload(self) -> bool:
+        """Begin loading the SDK in the background (see :mod:`iac_code.llm.preload`).
+
+        Only for the SDK client this creates itself, and only with an API key: without
+        one no prompt can reach the model, so the seconds of CPU would be spent for nothing.
+        """
+        if self._client is not None or not self.api_key():
+            return False
+        from iac_code.llm.preload import PRELOADER
+
+        client = self.client()
+        warm_up = getattr(client, "warm_up", None)
+        if warm_up is None:
+            return False
+        PRELOADER.start(warm_up)
+        return True
 
     def forget_client(self) -> None:
         """Drop the current client; the next use creates one from the settings again."""

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported on the start-up path (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
-from acp_bindings.errors import InvalidParamsError
+    from acp_bindings.errors import InvalidParamsError
+
+
+def _invalid_params(message: str, data: Any = None) -> InvalidParamsError:
+    # Imported here: the start-up fast path builds session/new answers with this module
+    # before the generated bindings are loaded.
+    from acp_bindings.errors import InvalidParamsError
+
+    return InvalidParamsError(message, data=data)
+
 
 DEFAULT_MODE = "default"
 MODES: dict[str, tuple[str, str]] = {
@@ -36,18 +46,33 @@ def modes_state(current: str) -> dict[str, Any]:
 
 def check_mode(mode_id: str) -> str:
     if mode_id not in MODES:
-        raise InvalidParamsError(
+        raise _invalid_params(
             "Unknown mode.", data={"modeId": f"must be one of: {', '.join(MODES)}"}
         )
     return mode_id
 
 
-@dataclass
 class SessionConfig:
-    """The current values of a session's config options."""
+    """The current values of a session's config options.
 
-    model: str
-    thought_level: str = DEFAULT_THOUGHT_LEVEL
+    A plain class rather than a dataclass: the start-up fast path builds ``session/new``
+    answers with this module, and importing ``dataclasses`` costs more than the answer."""
+
+    __slots__ = ("model", "thought_level")
+
+    def __init__(self, model: str, thought_level: str = DEFAULT_THOUGHT_LEVEL) -> None:
+        self.model = model
+        self.thought_level = thought_level
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionConfig):
+            return NotImplemented
+        return (self.model, self.thought_level) == (other.model, other.thought_level)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
+
+    def __repr__(self) -> str:
+        return f"SessionConfig(model={self.model!r}, thought_level={self.thought_level!r})"
 
     @property
     def thinking_budget(self) -> int:
@@ -92,11 +117,11 @@ def apply_config_value(
     elif config_id == "thought_level":
         allowed = tuple(THOUGHT_LEVELS)
     else:
-        raise InvalidParamsError(
+        raise _invalid_params(
             "Unknown config option.", data={"configId": "must be one of: model, thought_level"}
         )
     if not isinstance(value, str) or value not in allowed:
-        raise InvalidParamsError(
+        raise _invalid_params(
             "Unknown config value.", data={"value": f"must be one of: {', '.join(allowed)}"}
         )
     setattr(config, config_id, value)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from acp_bindings.agent import AgentHandlers
-from acp_bindings.errors import AuthRequiredError, InvalidParamsError
+from acp_bindings.errors import AuthRequiredError, InternalError, InvalidParamsError
 from acp_bindings.models import (
     AuthenticateRequest,
     AuthenticateResponse,
@@ -35,6 +35,8 @@ from acp_bindings.models import (
     ListSessionsResponse,
     LoadSessionRequest,
     LoadSessionResponse,
+    LogoutRequest,
+    LogoutResponse,
     NewSessionRequest,
     NewSessionResponse,
     PromptRequest,
@@ -72,6 +74,7 @@ from iac_code.agent.timestamps import utc_now
 from iac_code.agent.tool_runner import ToolRunner
 from iac_code.agent.turn import Turn, TurnDependencies, close_open_tool_calls
 from iac_code.child_env import child_env_policy
+from iac_code.credentials import remove_api_key
 from iac_code.llm.retry import RetryNotice
 from iac_code.rpc.context import current_request
 from iac_code.rpc.errors import ConnectionClosedError
@@ -254,6 +257,28 @@ class IacAgent(AgentHandlers):
             base_env=self.child_environment(),
         )
 
+    def adopt_fast_session(self, session_id: str, cwd: str) -> None:
+        """The start-up fast path answered ``session/new`` with this id: make it real.
+
+        A disk that refuses the new session is logged (the answer is already out); the
+        session then lives in memory, like a session whose later writes fail (SPEC §12).
+        """
+        try:
+            self.store.create(session_id, cwd)
+        except StoreWriteError as exc:
+            log.error("cannot create session %s on disk: %s", session_id, exc)
+        try:
+            self._open(session_id, Path(cwd), [], [])
+        except Exception:
+            log.exception("cannot open session %s answered at start-up", session_id)
+
+    async def announce_commands(self, session_id: str) -> None:
+        """``available_commands_update`` of a session answered by the fast path."""
+        try:
+            await self._after_response(session_id)
+        except ConnectionClosedError:
+            log.debug("commands of %s not announced: output closed", session_id)
+
     async def _after_response(self, session_id: str) -> None:
         await self.notify(
             session_id,
@@ -315,7 +340,9 @@ class IacAgent(AgentHandlers):
         self.client_capabilities = wire(caps) if caps is not None else {}
         # The same data the start-up fast path sends, so both answers agree.
         result = info.initialize_result(
-            params.protocol_version, images=self._models_accept_images()
+            params.protocol_version,
+            images=self._models_accept_images(),
+            client_capabilities=self.client_capabilities,
         )
         return InitializeResponse.model_validate(result)
 
@@ -324,17 +351,35 @@ class IacAgent(AgentHandlers):
         self.client_capabilities = raw.get("clientCapabilities", {})
 
     async def authenticate(self, params: AuthenticateRequest) -> AuthenticateResponse:
+        if params.method_id == info.TERMINAL_AUTH_METHOD_ID:
+            # ACP: a terminal method is run by the client as a command, never authenticated.
+            raise InvalidParamsError(
+                "The terminal login is run as a command in a terminal, not through authenticate.",
+                data={"methodId": f"must be {info.API_KEY_AUTH_METHOD_ID}"},
+            )
         if params.method_id != info.API_KEY_AUTH_METHOD_ID:
             raise InvalidParamsError(
                 "Unknown authentication method.",
                 data={"methodId": f"must be {info.API_KEY_AUTH_METHOD_ID}"},
             )
-        if not self.settings.api_key:
+        if not self.models.api_key():
             raise AuthRequiredError(
                 "ANTHROPIC_API_KEY is not set in the agent's environment.",
-                data={"authMethods": [info.API_KEY_AUTH_METHOD_ID]},
+                data={"authMethods": info.auth_method_ids(self.client_capabilities)},
             )
         return AuthenticateResponse()
+
+    async def logout(self, params: LogoutRequest) -> LogoutResponse:
+        """Forget the key saved by the terminal login (the environment's key is not ours)."""
+        del params
+        try:
+            removed = remove_api_key(self.settings.home)
+        except OSError as exc:
+            log.error("could not remove the saved API key: %s", exc)
+            raise InternalError("The saved API key could not be removed.") from exc
+        if removed:
+            self.models.forget_client()
+        return LogoutResponse()
 
     async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
         cwd = _absolute_dir(params.cwd, "cwd")
@@ -357,12 +402,14 @@ class IacAgent(AgentHandlers):
         session = await self._activate(params)
         for update in replay_updates(session.events):
             await self.notify(session.session_id, update)
-        current_request().after_response(lambda: self._after_response(session.session_id))
+        # The client knows the session id already: everything about the session goes out
+        # before the answer, which is where a client reading the replay stops.
+        await self._after_response(session.session_id)
         return LoadSessionResponse.model_validate(self._session_state(session))
 
     async def session_resume(self, params: ResumeSessionRequest) -> ResumeSessionResponse:
         session = await self._activate(params)
-        current_request().after_response(lambda: self._after_response(session.session_id))
+        await self._after_response(session.session_id)  # before the answer, as on load
         return ResumeSessionResponse.model_validate(self._session_state(session))
 
     async def _activate(self, params: LoadSessionRequest | ResumeSessionRequest) -> Session:
@@ -449,6 +496,17 @@ class IacAgent(AgentHandlers):
         return SetSessionConfigOptionResponse.model_validate({"configOptions": options})
 
     async def session_prompt(self, params: PromptRequest) -> PromptResponse:
+        return await self.run_prompt(params)
+
+    async def run_prompt(
+        self, params: PromptRequest, *, on_turn: Callable[[Turn], None] | None = None
+    ) -> PromptResponse:
+        """``session/prompt``; ``on_turn`` sees the turn as soon as it is the session's.
+
+        The v2 handlers start the turn after their answer, so a cancel may arrive before
+        the turn exists; ``on_turn`` lets them hand such a cancel on (``Turn.cancel`` before
+        the loop starts still keeps the user message and ends ``cancelled``).
+        """
         session = self._active(params.session_id)
         if session.turn is not None:
             raise InvalidParamsError(
@@ -465,6 +523,8 @@ class IacAgent(AgentHandlers):
             return turn.cancelled_before_start()
         session.turn = turn
         request.on_cancel(turn.cancel)
+        if on_turn is not None:
+            on_turn(turn)
         # ``messageId`` (unstable) is not in the v1 model: it arrives as an extra field.
         message_id = (params.model_extra or {}).get("messageId")
         try:

@@ -18,11 +18,12 @@ import anyio
 import anyio.lowlevel
 from acp_bindings.errors import RpcError
 
-from iac_code.agent.client_delegates import client_delegates
+from iac_code.agent.client_delegates import client_accepts_forms, client_delegates
 from iac_code.agent.history import interrupted_result_event
 from iac_code.agent.permission_rules import memory_for, rule_key
 from iac_code.llm.base import ModelRequest, ModelResponse, Usage
 from iac_code.rpc.errors import ConnectionClosedError
+from iac_code.tools.ask_user import AskUserTool
 from iac_code.tools.base import Tool, ToolContext, ToolOutcome
 from iac_code.tools.permissions import (
     Verdict,
@@ -72,12 +73,17 @@ class ToolRunner:
         self.port = port
         self.tools = default_tools()
         self.subagent_tools = default_tools(include_agent=False)
+        self.ask_tool = AskUserTool()
 
     def tools_for(self, session: Session) -> dict[str, Tool]:
-        """The built-in tools plus the session's MCP tools (all named ``mcp__...``)."""
+        """The built-in tools, ``ask_user`` when the client can show forms, plus the
+        session's MCP tools (all named ``mcp__...``)."""
+        tools = self.tools
+        if client_accepts_forms(self.port.client_capabilities()):
+            tools = {**tools, self.ask_tool.name: self.ask_tool}
         if session.mcp is None:
-            return self.tools
-        return {**self.tools, **session.mcp.tools()}
+            return tools
+        return {**tools, **session.mcp.tools()}
 
     def specs(self, session: Session) -> list[dict[str, Any]]:
         return tool_specs_for_model(self.tools_for(session))
@@ -125,6 +131,11 @@ class ToolRunner:
             run_subagent=partial(self._run_subagent, turn, tool_call_id),
             report_content=partial(self._report_content, session, tool_call_id),
             report_plan=partial(self._report_plan, session),
+            ask_user=(
+                partial(delegates.elicitation.ask, tool_call_id)
+                if delegates.elicitation is not None
+                else None
+            ),
             env=self.port.child_environment(),
         )
 

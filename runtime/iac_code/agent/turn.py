@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -89,6 +90,18 @@ class _Streamed:
         return blocks
 
 
+def wants_unstable_fields(client_capabilities: Mapping[str, Any]) -> bool:
+    """Whether the client opted into root fields of ACP's unstable schema.
+
+    The opt-in is ``clientCapabilities._meta.iac_code.unstable: true`` on ``initialize``;
+    without it results carry only what the stable schema defines (the same numbers are
+    always in ``_meta.iac_code``).
+    """
+    meta = client_capabilities.get("_meta")
+    house = meta.get("iac_code") if isinstance(meta, Mapping) else None
+    return isinstance(house, Mapping) and house.get("unstable") is True
+
+
 class Turn:
     def __init__(self, session: Session, deps: TurnDependencies) -> None:
         self.session = session
@@ -138,7 +151,7 @@ class Turn:
         if client is None:
             raise AuthRequiredError(
                 "Set ANTHROPIC_API_KEY to use the model.",
-                data={"authMethods": [info.API_KEY_AUTH_METHOD_ID]},
+                data={"authMethods": info.auth_method_ids(self.port.client_capabilities())},
             )
         session = self.session
         first_prompt = session.untitled
@@ -166,9 +179,11 @@ class Turn:
             try:
                 stop_reason = await self._loop(client)
             except ModelAuthError as exc:
+                # A key saved by a later terminal login is picked up by the next prompt.
+                self.port.model.forget_client()
                 raise AuthRequiredError(
                     f"The model endpoint rejected the API key: {exc}",
-                    data={"authMethods": [info.API_KEY_AUTH_METHOD_ID]},
+                    data={"authMethods": info.auth_method_ids(self.port.client_capabilities())},
                 ) from exc
             except ModelError as exc:
                 raise InternalError(f"The model request failed: {exc}") from exc
@@ -292,18 +307,20 @@ class Turn:
 
     def _response(self, stop_reason: str) -> PromptResponse:
         usage = self.usage
+        result: dict[str, Any] = {"stopReason": stop_reason}
+        if wants_unstable_fields(self.port.client_capabilities()):
+            # The unstable ACP ``usage`` field (an extra to the v1 model): stable ACP allows
+            # only ``stopReason`` and ``_meta`` here, so only clients that asked get it.
+            result["usage"] = {
+                "totalTokens": usage.total_tokens,
+                "inputTokens": usage.input_tokens,
+                "outputTokens": usage.output_tokens,
+                "cachedReadTokens": usage.cache_read_tokens,
+                "cachedWriteTokens": usage.cache_write_tokens,
+            }
         return PromptResponse.model_validate(
             {
-                "stopReason": stop_reason,
-                # The unstable ACP ``usage`` field (an extra to the v1 model), for clients
-                # that already read it.
-                "usage": {
-                    "totalTokens": usage.total_tokens,
-                    "inputTokens": usage.input_tokens,
-                    "outputTokens": usage.output_tokens,
-                    "cachedReadTokens": usage.cache_read_tokens,
-                    "cachedWriteTokens": usage.cache_write_tokens,
-                },
+                **result,
                 "_meta": {
                     "iac_code": {
                         "usage": {

@@ -21,8 +21,9 @@ import email.utils
 import json
 import os
 import socket
+import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -38,11 +39,60 @@ from .base import (
     ModelResponseError,
     StreamEvent,
 )
+from .preload import hurry
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
 StreamApi = Literal["sse", "raw", "helper"]
+
+#: The answer of the in-memory transport that `AnthropicModelClient.warm_up` streams from.
+_WARM_UP_STREAM = b"".join(
+    b"event: " + kind.encode() + b"\ndata: " + json.dumps(data).encode() + b"\n\n"
+    for kind, data in (
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_warm_up",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "warm-up",
+                    "content": [],
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 1, "output_tokens": 0},
+                },
+            },
+        ),
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "ok"},
+            },
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 1},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    )
+)
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 # Block types the API refuses cache_control on.
 _UNCACHEABLE_BLOCKS = frozenset({"thinking", "redacted_thinking"})
@@ -79,19 +129,70 @@ class AnthropicModelClient:
         self._prompt_caching = prompt_caching
         self._stream_api = stream_api
         self._sdk_client: AsyncAnthropic | None = None
+        self._sdk_lock = threading.Lock()  # the client may be built by the preload thread
+
+    def _new_sdk_client(self, **extra: Any) -> AsyncAnthropic:
+        import anthropic  # deferred: see the module docstring
+        import httpx2
+
+        return anthropic.AsyncAnthropic(
+            api_key=self._api_key,
+            base_url=self._base_url,
+            max_retries=0,
+            timeout=httpx2.Timeout(self._timeout, connect=self._connect_timeout),
+            **extra,
+        )
+
+    def prepare(self) -> None:
+        """Import the SDK and build its client (any thread; the import is the slow part)."""
+        preload_sdk()
+        with self._sdk_lock:
+            if self._sdk_client is None:
+                self._sdk_client = self._new_sdk_client()
 
     def _sdk(self) -> AsyncAnthropic:
         if self._sdk_client is None:
-            import anthropic  # deferred: see the module docstring
-            import httpx2
-
-            self._sdk_client = anthropic.AsyncAnthropic(
-                api_key=self._api_key,
-                base_url=self._base_url,
-                max_retries=0,
-                timeout=httpx2.Timeout(self._timeout, connect=self._connect_timeout),
-            )
+            self.prepare()
+        assert self._sdk_client is not None
         return self._sdk_client
+
+    def warm_up(self, checkpoint: Callable[[], None] = lambda: None) -> None:
+        """Get everything the first request needs ready, in the calling (non-loop) thread.
+
+        Builds the client, then streams one made-up request through the same code path as
+        a real one, but over an in-memory transport (no network), on a private event loop:
+        the SDK's request building and header caches, the HTTP client's stream reading and
+        this module's decoding all have their one-time costs paid here. ``checkpoint`` is
+        called between the steps (the preload pauses there while the agent is busy).
+        """
+        self.prepare()
+        checkpoint()
+        import asyncio
+
+        import httpx2
+
+        def answer(_request: Any) -> Any:
+            return httpx2.Response(
+                200, headers={"content-type": "text/event-stream"}, content=_WARM_UP_STREAM
+            )
+
+        async def one_request() -> None:
+            http_client = httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
+            sdk = self._new_sdk_client(http_client=http_client)
+            request = ModelRequest(
+                model="warm-up",
+                messages=[{"role": "user", "content": "warm-up"}],
+                system="warm-up",
+                tools=[{"name": "t", "description": "d", "input_schema": {"type": "object"}}],
+            )
+            try:
+                async for _event in self._stream_with(sdk, request):
+                    pass
+            finally:
+                await sdk.close()
+
+        asyncio.run(one_request())
+        checkpoint()
 
     async def aclose(self) -> None:
         """Close the SDK's connection pool (if a call ever created it)."""
@@ -109,9 +210,16 @@ class AnthropicModelClient:
             # The first call imports the SDK (seconds on a busy machine) in a worker thread:
             # on the event loop it would hold up every other request meanwhile, a
             # session/cancel of this very turn included. A cancel abandons the wait; the
-            # import finishes in the background and the next call finds it done.
-            await anyio.to_thread.run_sync(preload_sdk, abandon_on_cancel=True)
-        client = self._sdk()
+            # import finishes in the background and the next call finds it done. A
+            # background preload (iac_code.llm.preload) may be under way: it must not pause.
+            hurry()
+            await anyio.to_thread.run_sync(self.prepare, abandon_on_cancel=True)
+        async for event in self._stream_with(self._sdk(), request):
+            yield event
+
+    async def _stream_with(
+        self, client: AsyncAnthropic, request: ModelRequest
+    ) -> AsyncGenerator[StreamEvent, None]:
         params = build_params(request, prompt_caching=self._prompt_caching)
         assembler = StreamAssembler()
         try:

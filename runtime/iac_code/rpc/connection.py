@@ -14,6 +14,14 @@ fixed order:
 2. the ``on_close`` hook runs (the agent cancels its turns and flushes);
 3. in-flight handlers get the rest of the grace period, then :meth:`cancel_all`;
 4. the writer drains what is queued (bounded), and both streams are closed.
+
+Batches (a JSON array of messages on one line) are answered only when
+:attr:`Connection.accepts_batches` is set — the v2 router sets it once protocol v2 is agreed,
+because the v2 draft allows them and v1 does not. A batch is taken apart into its entries,
+which run like single messages; the answers to its requests (and a ``-32600`` for each
+invalid entry) go out together as one array, in the order they finished; a batch of only
+notifications and responses gets no reply, and an empty array one ``-32600`` object. Under v1
+every array is one invalid request, as before.
 """
 
 from __future__ import annotations
@@ -104,11 +112,35 @@ class _PendingRequest:
 
 
 class _InboundRequest:
-    __slots__ = ("context", "scope")
+    __slots__ = ("batch", "context", "scope")
 
-    def __init__(self, context: RequestContext) -> None:
+    def __init__(self, context: RequestContext, batch: _Batch | None = None) -> None:
         self.context = context
         self.scope = anyio.CancelScope()
+        self.batch = batch
+
+
+class _Batch:
+    """The answers of one inbound batch, collected until its last request is answered."""
+
+    __slots__ = ("answers", "delivered", "outstanding", "sealed", "written")
+
+    def __init__(self) -> None:
+        self.answers: list[bytes] = []
+        self.outstanding = 0
+        self.sealed = False  # every entry has been taken apart
+        self.written = anyio.Event()
+        self.delivered = False  # the array was queued (False: the output had closed)
+
+    @property
+    def complete(self) -> bool:
+        return self.sealed and self.outstanding == 0
+
+    def frame(self) -> bytes | None:
+        """The one array line of every answer, or None when nothing needs answering."""
+        if not self.answers:
+            return None
+        return b"[" + b",".join(answer.rstrip(b"\n") for answer in self.answers) + b"]\n"
 
 
 class Connection:
@@ -155,6 +187,8 @@ class Connection:
         self._served = False
         self._close_requested = False
         self._input_open = True
+        #: Whether a JSON array is a batch (v2) or one invalid request (v1, the default).
+        self.accepts_batches = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -282,6 +316,9 @@ class Connection:
         if isinstance(value, DecodeFailure):
             await self._send_error(None, ParseError(data={"reason": value.reason}))
             return
+        if isinstance(value, list) and self.accepts_batches:
+            await self._on_batch(value)
+            return
         message = classify(value)
         if isinstance(message, Request):
             await self._start_request(message)
@@ -292,10 +329,52 @@ class Connection:
         else:
             await self._on_invalid(message)
 
+    async def _on_batch(self, entries: list[Any]) -> None:
+        if not entries:
+            await self._send_error(None, InvalidRequestError(data={"reason": "an empty batch"}))
+            return
+        batch = _Batch()
+        for entry in entries:
+            message = classify(entry)
+            if isinstance(message, Request):
+                if message.id in self._inbound:
+                    reason = "a request with this id is in progress"
+                    batch.answers.append(
+                        _error_frame(message.id, InvalidRequestError(data={"reason": reason}))
+                    )
+                else:
+                    self._begin_request(message, batch)
+            elif isinstance(message, Notification):
+                self._start_notification(message)
+            elif isinstance(message, Response):
+                self._resolve_response(message)
+            elif message.response_like:
+                self._on_broken_response(message)
+            else:
+                error = InvalidRequestError(data={"reason": message.reason})
+                batch.answers.append(_error_frame(message.id, error))
+        batch.sealed = True
+        if batch.complete:
+            await self._write_batch(batch)
+
+    async def _write_batch(self, batch: _Batch) -> None:
+        frame = batch.frame()
+        try:
+            if frame is not None:
+                await self._writer.enqueue(frame)
+            batch.delivered = True
+        except ConnectionClosedError:
+            self._logger.debug("batch answer dropped: output closed")
+        finally:
+            batch.written.set()
+
     async def _on_invalid(self, message: InvalidMessage) -> None:
         if not message.response_like:
             await self._send_error(message.id, InvalidRequestError(data={"reason": message.reason}))
             return
+        self._on_broken_response(message)
+
+    def _on_broken_response(self, message: InvalidMessage) -> None:
         self._logger.warning("malformed response from the peer (%s)", message.reason)
         if isinstance(message.id, int):
             waiter = self._pending.pop(message.id, None)
@@ -308,9 +387,14 @@ class Connection:
             error = InvalidRequestError(data={"reason": "a request with this id is in progress"})
             await self._send_error(request.id, error)
             return
+        self._begin_request(request)
+
+    def _begin_request(self, request: Request, batch: _Batch | None = None) -> None:
         assert self._task_group is not None
-        inbound = _InboundRequest(RequestContext(self, request.id, request.method))
+        inbound = _InboundRequest(RequestContext(self, request.id, request.method), batch)
         self._inbound[request.id] = inbound
+        if batch is not None:
+            batch.outstanding += 1
         self._running_handlers += 1
         self._task_group.start_soon(self._run_request, request, inbound)
 
@@ -338,17 +422,34 @@ class Connection:
                 # Our scope swallowed the cancellation: $/cancel_request or cancel_all().
                 error = RequestCancelledError().to_wire()
             frame = self._response_frame(request, result, error)
-            try:
-                await self._writer.enqueue(frame)
-            except ConnectionClosedError:
-                self._logger.debug("response to %r dropped: output closed", request.id)
+            if inbound.batch is not None:
+                written = await self._answer_in_batch(inbound.batch, frame)
             else:
-                if error is None:
-                    await self._run_after_response(context)
+                written = await self._answer(request.id, frame)
+            if written and error is None:
+                await self._run_after_response(context)
         finally:
             # Counted as running until the answer is queued, so shutdown never closes the
             # writer in front of it.
             self._handler_finished()
+
+    async def _answer(self, request_id: RequestId, frame: bytes) -> bool:
+        try:
+            await self._writer.enqueue(frame)
+        except ConnectionClosedError:
+            self._logger.debug("response to %r dropped: output closed", request_id)
+            return False
+        return True
+
+    async def _answer_in_batch(self, batch: _Batch, frame: bytes) -> bool:
+        """Add the answer to its batch; the last one writes the array. True once written."""
+        batch.answers.append(frame)
+        batch.outstanding -= 1
+        if batch.complete:
+            await self._write_batch(batch)
+        else:
+            await batch.written.wait()
+        return batch.delivered
 
     async def _run_after_response(self, context: RequestContext) -> None:
         for callback in context._take_after_response():
@@ -422,7 +523,7 @@ class Connection:
             waiter.resolve(result=response.result)
 
     async def _send_error(self, request_id: RequestId | None, error: RpcError) -> None:
-        frame = encode_message({"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()})
+        frame = _error_frame(request_id, error)
         try:
             await self._writer.enqueue(frame)
         except ConnectionClosedError:
@@ -466,3 +567,7 @@ class Connection:
         if params is not None:
             message["params"] = params
         await self._writer.enqueue(encode_message(message))
+
+
+def _error_frame(request_id: RequestId | None, error: RpcError) -> bytes:
+    return encode_message({"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()})

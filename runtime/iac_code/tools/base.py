@@ -86,6 +86,10 @@ ContentReporter = Callable[[list[JsonDict]], Awaitable[None]]
 PlanReporter = Callable[[list[JsonDict]], Awaitable[None]]
 """``async (entries)``: replace the session's plan (sent as a ``plan`` session update)."""
 
+UserAsker = Callable[[str, JsonDict], Awaitable[Any]]
+"""``async (message, requested_schema)``: ask the user through the client's form elicitation;
+returns the client's ``elicitation/create`` result (raises on a JSON-RPC error)."""
+
 
 SEARCH_TIMEOUT_ENV = "IAC_CODE_SEARCH_TIMEOUT_S"
 
@@ -141,6 +145,7 @@ class ToolContext:
     run_subagent: SubagentRunner | None = None
     report_content: ContentReporter | None = None
     report_plan: PlanReporter | None = None
+    ask_user: UserAsker | None = None
     limits: ToolLimits = field(default_factory=ToolLimits)
     # Environment for local subprocesses; None inherits the agent's own environment.
     env: Mapping[str, str] | None = None

@@ -79,12 +79,16 @@ async def read_current_text(
     """The file's current text (None when it does not exist).
 
     Through the client when it can read files, so unsaved editor changes are what gets
-    edited; a client error for a file that does not exist on disk counts as "no file".
-    Locally the read is of ``checked`` (see the module docstring) and can be abandoned when
-    the call is cancelled. With ``max_bytes``, a larger or binary file raises
+    edited. A file that does not exist on disk is new: the client is not asked at all (it
+    would answer "not found", and clients such as acpx show that error to the user although
+    nothing went wrong), and a client error for a file that vanished meanwhile also counts as
+    "no file". Locally the read is of ``checked`` (see the module docstring) and can be
+    abandoned when the call is cancelled. With ``max_bytes``, a larger or binary file raises
     :class:`NotEditable` (locally before more than the cap is read).
     """
     if ctx.fs_read is not None:
+        if not await anyio.to_thread.run_sync(os.path.lexists, path):
+            return None
         try:
             text = await ctx.fs_read.read_text_file(os.fspath(path), None, None)
         except Exception:

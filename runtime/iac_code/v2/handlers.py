@@ -3,12 +3,16 @@
 Each handler receives params the router validated against the v2 bindings, turns them into
 the v1 params of the matching agent method (validated again, against the v1 model, so the
 agent never sees a shape it does not know), and answers in v2 shape. Methods v2 added that
-the agent does not offer (``auth/logout``, ``tool_call/cancel``, ``terminal/cancel``) have no
-handler here, so the router answers -32601; none of them is advertised.
+the agent does not offer (``auth/logout``) have no handler here, so the router answers
+-32601; none of them is advertised.
 
 The one change of behaviour is ``session/prompt``: v2 answers as soon as the user message
-is part of the conversation (with its ``messageId``) and reports the end of the turn as a
-``state_update`` (``running`` ... ``idle`` with the stop reason).
+is part of the conversation (with its ``messageId``), reports that message as a
+``user_message`` update and the end of the turn as a ``state_update`` (``running`` ...
+``idle`` with the stop reason). Because the turn starts only after that answer, a
+``session/cancel`` or ``session/close`` may arrive before the v1 turn exists: the accepted
+prompt is tracked here (:class:`_AcceptedPrompt`) so that either one still ends the work
+``cancelled``, and ``session/close`` answers only after that idle.
 """
 
 from __future__ import annotations
@@ -76,12 +80,39 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from iac_code.agent.server import IacAgent
+    from iac_code.agent.turn import Turn
     from iac_code.v2.peer import VersionedPeer
 
 log = logging.getLogger(__name__)
 
 #: How the v1 agent reports a session id it does not hold open.
 _UNKNOWN_SESSION_DATA = {"sessionId": "unknown session"}
+
+
+#: Bound on how long ``session/close`` waits for a cancelled turn to report its idle.
+_CLOSE_WAIT_S = 30.0
+
+
+class _AcceptedPrompt:
+    """A prompt answered with its ``messageId`` whose turn has not reported idle yet."""
+
+    __slots__ = ("cancelled", "done", "turn")
+
+    def __init__(self) -> None:
+        self.cancelled = False
+        self.done = anyio.Event()
+        self.turn: Turn | None = None
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self.turn is not None:
+            self.turn.cancel()
+
+    def bind(self, turn: Turn) -> None:
+        """The v1 turn now exists; a cancel that came first is handed on to it."""
+        self.turn = turn
+        if self.cancelled:
+            turn.cancel()
 
 
 def _wire(params: BaseModel) -> dict[str, Any]:
@@ -117,7 +148,7 @@ class V2Handlers(AgentHandlers):
         self.peer = peer
         #: Sessions whose prompt was acknowledged and whose turn has not ended yet (the
         #: turn starts only after the answer is written, so ``session.turn`` lags behind).
-        self._turns: set[str] = set()
+        self._turns: dict[str, _AcceptedPrompt] = {}
 
     async def initialize(self, params: InitializeRequest) -> InitializeResponse:
         # v2 clients cannot serve fs or terminal requests, so the agent is told the client
@@ -155,7 +186,8 @@ class V2Handlers(AgentHandlers):
             if replay:
                 # v1 ``session/load`` replays the stored history as updates; the peer turns
                 # them into v2 updates on the way out.
-                result = await self.agent.session_load(_v1(V1LoadSessionRequest, v1_params))
+                with self.peer.replay(raw["sessionId"]):
+                    result = await self.agent.session_load(_v1(V1LoadSessionRequest, v1_params))
             else:
                 result = await self.agent.session_resume(_v1(V1ResumeSessionRequest, v1_params))
         return ResumeSessionResponse.model_validate(
@@ -167,14 +199,26 @@ class V2Handlers(AgentHandlers):
         return ListSessionsResponse.model_validate(_as_dict(result))
 
     async def session_delete(self, params: DeleteSessionRequest) -> DeleteSessionResponse:
+        await self._end_accepted_turn(_wire(params)["sessionId"])
         await self.agent.session_delete(_v1(V1DeleteSessionRequest, _wire(params)))
         return DeleteSessionResponse()
 
     async def session_close(self, params: CloseSessionRequest) -> CloseSessionResponse:
         raw = _wire(params)
+        # Work in flight is cancelled as ``session/cancel`` would (idle ``cancelled``), and
+        # only then is the session freed.
+        await self._end_accepted_turn(raw["sessionId"])
         with _v2_errors(raw["sessionId"]):
             await self.agent.session_close(_v1(V1CloseSessionRequest, raw))
         return CloseSessionResponse()
+
+    async def _end_accepted_turn(self, session_id: str) -> None:
+        accepted = self._turns.get(session_id)
+        if accepted is None:
+            return
+        accepted.cancel()
+        with anyio.move_on_after(_CLOSE_WAIT_S):
+            await accepted.done.wait()
 
     async def session_set_config_option(
         self, params: SetSessionConfigOptionRequest
@@ -193,7 +237,11 @@ class V2Handlers(AgentHandlers):
         return SetSessionConfigOptionResponse.model_validate({"configOptions": options})
 
     async def session_cancel(self, params: CancelSessionNotification) -> None:
-        await self.agent.session_cancel(_v1(V1CancelNotification, _wire(params)))
+        raw = _wire(params)
+        accepted = self._turns.get(raw["sessionId"])
+        if accepted is not None:
+            accepted.cancel()  # also before the v1 turn exists (the SDK import, ``running``)
+        await self.agent.session_cancel(_v1(V1CancelNotification, raw))
 
     async def session_prompt(self, params: PromptRequest) -> PromptResponse:
         raw = _wire(params)
@@ -219,35 +267,68 @@ class V2Handlers(AgentHandlers):
             V1PromptRequest,
             {"sessionId": session_id, "prompt": raw["prompt"], "messageId": message_id},
         )
-        self._turns.add(session_id)
-        current_request().after_response(lambda: self._run_turn(session_id, v1_params))
+        accepted = self._turns[session_id] = _AcceptedPrompt()
+        current_request().after_response(
+            lambda: self._run_turn(session_id, v1_params, accepted, message_id, raw["prompt"])
+        )
         return PromptResponse.model_validate({"messageId": message_id})
 
-    async def _run_turn(self, session_id: str, v1_params: V1PromptRequest) -> None:
+    async def _run_turn(
+        self,
+        session_id: str,
+        v1_params: V1PromptRequest,
+        accepted: _AcceptedPrompt,
+        message_id: str,
+        prompt: list[dict[str, Any]],
+    ) -> None:
         """Run the turn after the answer went out, framed by ``running`` and ``idle``."""
+        try:
+            await self._run_accepted(session_id, v1_params, accepted, message_id, prompt)
+        finally:
+            accepted.done.set()
+
+    async def _run_accepted(
+        self,
+        session_id: str,
+        v1_params: V1PromptRequest,
+        accepted: _AcceptedPrompt,
+        message_id: str,
+        prompt: list[dict[str, Any]],
+    ) -> None:
         idle: dict[str, Any] = {"state": "idle"}
         try:
+            # Where the user message went in: the draft makes this update the source of
+            # truth for the ``messageId`` the answer named.
+            await self._update(
+                session_id,
+                {"sessionUpdate": "user_message", "messageId": message_id, "content": prompt},
+            )
             await self._state(session_id, {"state": "running"})
-            if "anthropic" not in sys.modules:
+            if "anthropic" not in sys.modules and not accepted.cancelled:
                 # The first model call imports the SDK, which holds the event loop for a
                 # while; done in a worker thread, the answer already queued (and these
                 # updates) reach the client meanwhile instead of after the import.
                 await anyio.to_thread.run_sync(importlib.import_module, "anthropic")
-            result = _as_dict(await self.agent.session_prompt(v1_params))
+            result = _as_dict(await self.agent.run_prompt(v1_params, on_turn=accepted.bind))
             idle["stopReason"] = result.get("stopReason", "end_turn")
         except ConnectionClosedError:
             return
         except RpcError as exc:
-            idle.update(stopReason="error", error=exc.to_wire())
+            if accepted.cancelled:
+                idle["stopReason"] = "cancelled"
+            else:
+                idle.update(stopReason="error", error=exc.to_wire())
         except Exception:
             log.exception("v2 turn of session %s failed", session_id)
             idle.update(stopReason="error", error={"code": -32603, "message": "Internal error"})
         finally:
-            self._turns.discard(session_id)
+            self._turns.pop(session_id, None)
         await self._state(session_id, idle)
 
     async def _state(self, session_id: str, state: dict[str, Any]) -> None:
-        update = {"sessionUpdate": "state_update", **state}
+        await self._update(session_id, {"sessionUpdate": "state_update", **state})
+
+    async def _update(self, session_id: str, update: dict[str, Any]) -> None:
         await self.peer.send_notification(
             "session/update", {"sessionId": session_id, "update": update}
         )

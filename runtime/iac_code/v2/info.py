@@ -6,10 +6,12 @@ loaded; the full v2 handler returns the same value, so both answers are identica
 
 from __future__ import annotations
 
-from typing import Any
-
 from iac_code import __version__
 from iac_code.agent import info
+
+TYPE_CHECKING = False  # typing is not imported on the start-up path (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 PROTOCOL_VERSION = 2
 

@@ -8,6 +8,8 @@ v1 path costs one attribute check.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from acp_bindings.errors import MethodNotFoundError
@@ -38,13 +40,45 @@ class VersionedPeer:
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
-        self.version = 1
+        self._version = 1
+        #: Sessions being replayed → the message ids the replay has introduced so far.
+        self._replaying: dict[str, set[str]] = {}
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    @version.setter
+    def version(self, value: int) -> None:
+        """The agreed version; from 2 on the connection answers JSON-RPC batches."""
+        self._version = value
+        if hasattr(self.connection, "accepts_batches"):
+            self.connection.accepts_batches = value >= 2
+
+    @contextmanager
+    def replay(self, session_id: str) -> Iterator[None]:
+        """While history of ``session_id`` is replayed, each message starts whole.
+
+        The v2 draft asks a replay to introduce every message with its whole-message update
+        (``user_message`` / ``agent_message`` / ``agent_thought``, ``content: []``) before
+        the chunks that fill it.
+        """
+        self._replaying[session_id] = set()
+        try:
+            yield
+        finally:
+            self._replaying.pop(session_id, None)
 
     async def send_notification(self, method: str, params: object = None) -> None:
         if self.version >= 2 and method == "session/update" and isinstance(params, dict):
             update = translate.update(params["update"])
             if update is None:
                 return
+            seen = self._replaying.get(params.get("sessionId"))  # type: ignore[arg-type]
+            if seen is not None:
+                whole = translate.message_start(update, seen)
+                if whole is not None:
+                    await self.connection.send_notification(method, {**params, "update": whole})
             params = {**params, "update": update}
         await self.connection.send_notification(method, params)
 

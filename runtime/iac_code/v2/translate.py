@@ -12,8 +12,11 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-#: v1 update kinds with no v2 counterpart; they are not sent on a v2 connection.
-DROPPED_UPDATE_KINDS = frozenset({"current_mode_update"})
+#: v1 update kinds with no v2 counterpart; they are not sent on a v2 connection (the v2 draft
+#: 2.0.0-alpha.3 has no modes, notices or compaction updates).
+DROPPED_UPDATE_KINDS = frozenset(
+    {"current_mode_update", "notice", "compaction_update", "compaction_summary_chunk"}
+)
 
 #: The agent keeps one plan per session, so every plan update names the same plan.
 PLAN_ID = "plan"
@@ -22,8 +25,8 @@ _CHUNK_KINDS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_th
 
 
 def command(v1: dict[str, Any]) -> dict[str, Any]:
-    """A v1 available command as a v2 ``command`` entry (its input gains a ``text`` tag)."""
-    entry: dict[str, Any] = {"type": "command", **v1}
+    """A v1 available command in v2 shape (its input gains a ``text`` tag)."""
+    entry: dict[str, Any] = dict(v1)
     hint = v1.get("input")
     if isinstance(hint, dict) and "hint" in hint:
         entry["input"] = {"type": "text", **hint}
@@ -117,6 +120,35 @@ def update(v1: dict[str, Any]) -> dict[str, Any] | None:
         # v2 requires every chunk to name its message; a chunk without one is its own message.
         return {**v1, "messageId": new_message_id()}
     return v1
+
+
+#: Chunk kind → the whole-message update kind of the same message.
+_WHOLE_MESSAGE_KINDS = {
+    "user_message_chunk": "user_message",
+    "agent_message_chunk": "agent_message",
+    "agent_thought_chunk": "agent_thought",
+}
+
+
+def message_start(v2: dict[str, Any], seen: set[str]) -> dict[str, Any] | None:
+    """The whole-message update that must precede the v2 chunk ``v2`` in a replay, if any.
+
+    ``seen`` holds the message ids already introduced (it is updated): a chunk of a new id
+    gets ``{<message kind>, messageId, content: []}``; a whole-message update counts as its
+    own introduction; anything else needs nothing.
+    """
+    kind = v2.get("sessionUpdate")
+    message_id = v2.get("messageId")
+    if not isinstance(message_id, str):
+        return None
+    if kind in _WHOLE_MESSAGE_KINDS.values():
+        seen.add(message_id)
+        return None
+    whole = _WHOLE_MESSAGE_KINDS.get(kind)  # type: ignore[arg-type]
+    if whole is None or message_id in seen:
+        return None
+    seen.add(message_id)
+    return {"sessionUpdate": whole, "messageId": message_id, "content": []}
 
 
 def permission_request(v1: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import concurrency, conformance, hardening, llm, remote, sessions, startup
+from . import concurrency, conformance, first_turn, hardening, llm, remote, sessions, startup
 from ._client import HarnessError
 from .context import BenchContext, default_agent_argv
 from .procinfo import machine_description
@@ -40,6 +40,10 @@ METRICS: tuple[Metric, ...] = (
     Metric("startup", "≤ 100 ms median, ≤ 45 MiB", startup.run),
     Metric("session_new", "≤ 10 ms median", sessions.run_session_new),
     Metric("first_chunk", "≤ 20 ms beyond LLM", llm.run_first_chunk),
+    Metric("cold_new", "≤ 30 ms median", first_turn.run_cold_new),
+    Metric("prompt_idle", "≤ 30 ms after the model's first byte", first_turn.run_prompt_idle),
+    Metric("cold_prompt", "≤ 0.5x the compared agent", first_turn.run_cold_prompt),
+    Metric("preload_load", "≤ 2x warm", first_turn.run_preload_load),
     Metric("relay", "≥ 20,000 chunks/s", llm.run_relay),
     Metric("load", "≤ 1 s incl. replay", sessions.run_load),
     Metric("list", "≤ 100 ms first page", sessions.run_list),
@@ -103,14 +107,18 @@ def main(args: argparse.Namespace) -> int:
         names = ", ".join(m.name for m in METRICS)
         print(f"bench: no metric matches {patterns}; known: {names}", file=sys.stderr)
         return 1
+    agent = getattr(args, "agent", None)
     compare = getattr(args, "compare", None)
     compare_argv = shlex.split(compare) if compare else None
-    if compare_argv and not any(m.name == "startup" for m in metrics):
-        print("bench: --compare measures startup; add it to --only", file=sys.stderr)
+    if compare_argv and not any(m.name in ("startup", "cold_prompt") for m in metrics):
+        print(
+            "bench: --compare measures startup and cold_prompt; add one to --only",
+            file=sys.stderr,
+        )
     machine = machine_description()
     with tempfile.TemporaryDirectory(prefix="iac-code-bench-") as tmp:
         ctx = BenchContext(
-            agent_argv=default_agent_argv(),
+            agent_argv=shlex.split(agent) if agent else default_agent_argv(),
             root=Path(tmp),
             repeat=max(1, int(getattr(args, "repeat", 10) or 10)),
             compare_argv=compare_argv,

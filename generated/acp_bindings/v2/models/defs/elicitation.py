@@ -2,7 +2,6 @@
 # Regenerate: python -m acp_schema.codegen  (verify: python -m acp_schema.codegen --check)
 # Source hashes and generator versions: sources.json in this package.
 # Sources:
-#   schema/v2/defs/capabilities.json
 #   schema/v2/defs/common.json
 #   schema/v2/defs/content.json
 #   schema/v2/defs/diff.json
@@ -281,7 +280,7 @@ Identifier of a URL-mode elicitation.
 """
 
 
-ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | list[str] | Any)
+ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | list[str])
 """
 Value the user entered for one form field.
 """
@@ -493,7 +492,7 @@ class ElicitationSchema(BaseModel):
         extra='allow',
         populate_by_name=True,
     )
-    type: ElicitationSchemaType
+    type: ElicitationSchemaType | None = None
     """
     Always `object`.
     """
@@ -501,7 +500,7 @@ class ElicitationSchema(BaseModel):
     """
     Optional title of the form.
     """
-    properties: dict[str, ElicitationPropertySchema]
+    properties: dict[str, ElicitationPropertySchema] | None = None
     """
     Form fields by name.
     """

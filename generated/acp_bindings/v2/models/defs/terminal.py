@@ -2,7 +2,6 @@
 # Regenerate: python -m acp_schema.codegen  (verify: python -m acp_schema.codegen --check)
 # Source hashes and generator versions: sources.json in this package.
 # Sources:
-#   schema/v2/defs/capabilities.json
 #   schema/v2/defs/common.json
 #   schema/v2/defs/terminal.json
 # mypy: disable-error-code=assignment
@@ -18,7 +17,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
-from . import capabilities as capabilities_1
 from . import common
 
 TerminalId = TypeAliasType("TerminalId", str)
@@ -83,46 +81,6 @@ class TerminalExitStatus(BaseModel):
     """
 
 
-class TerminalSize(BaseModel):
-    model_config = ConfigDict(
-        defer_build=True,
-        extra='allow',
-        populate_by_name=True,
-    )
-    cols: Annotated[int, Field(ge=1, le=65535)]
-    """
-    Columns.
-    """
-    rows: Annotated[int, Field(ge=1, le=65535)]
-    """
-    Rows.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
-    """
-    Extension data; its keys are free-form and must not change the meaning of the message.
-    """
-
-
-class TerminalOutputChunk(BaseModel):
-    model_config = ConfigDict(
-        defer_build=True,
-        extra='allow',
-        populate_by_name=True,
-    )
-    terminal_id: Annotated[TerminalId, Field(alias='terminalId')]
-    """
-    The terminal that wrote the bytes.
-    """
-    data: Annotated[str, Field(json_schema_extra={'contentEncoding': 'base64'})]
-    """
-    The new bytes, base64 encoded on their own.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
-    """
-    Extension data; its keys are free-form and must not change the meaning of the message.
-    """
-
-
 class TerminalUpdate(BaseModel):
     model_config = ConfigDict(
         defer_build=True,
@@ -149,13 +107,25 @@ class TerminalUpdate(BaseModel):
     """
     How the command ended; absent while it runs.
     """
-    size: TerminalSize | None = None
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
     """
-    Size of the terminal, when known.
+    Extension data; its keys are free-form and must not change the meaning of the message.
     """
-    capabilities: capabilities_1.TerminalCapabilities | None = None
+
+
+class TerminalOutputChunk(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    terminal_id: Annotated[TerminalId, Field(alias='terminalId')]
     """
-    Controls the client may use on this terminal now.
+    The terminal that wrote the bytes.
+    """
+    data: Annotated[str, Field(json_schema_extra={'contentEncoding': 'base64'})]
+    """
+    The new bytes, base64 encoded on their own.
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
     """

@@ -1,0 +1,207 @@
+"""More of protocol version 2, on the v2 agent of :mod:`.protocol_v2`: distinct session ids
+(``mcpServers`` omitted or empty alike), a custom request answered, a notification not
+answered. Each is not applicable to an agent that does not speak v2 (out of scope), like
+the rest of the ``version.v2-*`` requirements."""
+
+from __future__ import annotations
+
+from ..citations import acp, jsonrpc
+from ..harness.connection import AgentExited, AgentTimeout, id_key
+from ..outcomes import NO_DEADLINE, Outcome, failed, out_of_scope, passed, soft_failed
+from ..requirements import Tier, check, define_requirement
+from ._expect import brief
+from .base import AgentRun, CheckContext
+from .protocol_v2 import V2_SCENARIO, _v2_run
+
+define_requirement(
+    "version.v2-session-ids",
+    Tier.MUST,
+    "On a v2 connection that advertises capabilities.session, session/new succeeds with "
+    "mcpServers omitted and with mcpServers [], and the two sessions get different ids.",
+    acp(
+        "v2/session-setup",
+        "Creating a session",
+        "The Agent MUST respond with a unique Session ID that identifies this conversation",
+    ),
+)
+define_requirement(
+    "version.v2-custom-request-answered",
+    Tier.MUST,
+    "On a v2 connection a custom (_-prefixed) request gets a response: a result or any error.",
+    acp(
+        "v2/extensibility",
+        "Custom requests",
+        "Upon receiving a custom request, implementations MUST respond accordingly with the "
+        "provided id",
+    ),
+)
+define_requirement(
+    "version.v2-notification-not-answered",
+    Tier.MUST,
+    "On a v2 connection a custom notification gets no response and the agent stays usable.",
+    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification"),
+)
+
+
+def _session_surface(run: AgentRun) -> bool:
+    capabilities = (run.init_result or {}).get("capabilities")
+    return isinstance(capabilities, dict) and isinstance(capabilities.get("session"), dict)
+
+
+@check("version.v2-session-ids", scenario=V2_SCENARIO)
+async def v2_sessions_get_distinct_ids(ctx: CheckContext) -> Outcome:
+    run, skip = await _v2_run(ctx)
+    if run is None:
+        assert skip is not None
+        return skip
+    if not _session_surface(run):
+        return out_of_scope("the v2 agent does not advertise capabilities.session")
+    ids, frames = [], []
+    for params in ({"cwd": str(ctx.work)}, {"cwd": str(ctx.work), "mcpServers": []}):
+        response = await run.live.request("session/new", params)
+        frames.append(response.frame.seq)
+        result = response.result if isinstance(response.result, dict) else {}
+        if response.is_error or not isinstance(result.get("sessionId"), str):
+            form = "with mcpServers []" if "mcpServers" in params else "without mcpServers"
+            return failed(f"v2 session/new {form} failed: {brief(response.frame)}", frames=frames)
+        ids.append(result["sessionId"])
+    if ids[0] == ids[1]:
+        return failed(f"two v2 sessions got the same id {ids[0]!r}", frames=frames)
+    return passed("two v2 sessions (mcpServers omitted, then []) got distinct ids", frames=frames)
+
+
+@check("version.v2-custom-request-answered", scenario=V2_SCENARIO)
+async def v2_custom_request_is_answered(ctx: CheckContext) -> Outcome:
+    run, skip = await _v2_run(ctx)
+    if run is None:
+        assert skip is not None
+        return skip
+    pending = await run.live.start_request("_acp_conformance/custom-probe", {"probe": True})
+    try:
+        response = await pending.wait()
+    except AgentTimeout as exc:
+        return await _unanswered(ctx, run, pending.request.seq, str(exc))
+    kind = f"error {response.error_code}" if response.is_error else "a result"
+    return passed(
+        f"a v2 custom request was answered with {kind}",
+        frames=[pending.request.seq, response.frame.seq],
+    )
+
+
+async def _unanswered(ctx: CheckContext, run: AgentRun, sent: int, why: str) -> Outcome:
+    """As for v1 (:mod:`.recall`): a MUST failure only when a later request is answered."""
+    request_id = run.frames[sent].message["id"]
+    try:
+        later = await run.live.request("session/new", {"cwd": str(ctx.work)})
+    except (AgentTimeout, AgentExited) as exc:
+        return soft_failed(
+            f"{why}; a later session/new was not answered either ({exc})",
+            NO_DEADLINE,
+            frames=[sent],
+        )
+    if any(
+        f.direction == "a2c"
+        and isinstance(f.message, dict)
+        and "method" not in f.message
+        and id_key(f.message.get("id")) == id_key(request_id)
+        for f in run.frames[sent:]
+    ):
+        return soft_failed(f"{why}; it was answered later", NO_DEADLINE, frames=[sent])
+    return failed(
+        f"the v2 custom request (id {request_id!r}) was never answered, although session/new "
+        f"sent after it was (#{later.frame.seq})",
+        frames=[sent, later.request.seq, later.frame.seq],
+    )
+
+
+@check("version.v2-notification-not-answered", scenario=V2_SCENARIO)
+async def v2_notification_is_not_answered(ctx: CheckContext) -> Outcome:
+    run, skip = await _v2_run(ctx)
+    if run is None:
+        assert skip is not None
+        return skip
+    conn = run.live
+    sent = await conn.notify("_acp_conformance/notice", {"hello": "world"})
+    try:
+        after = await conn.request("session/new", {"cwd": str(ctx.work)})
+    except AgentExited:
+        return failed("the agent exited after a v2 custom notification", frames=[sent.seq])
+    own = {
+        id_key(f.message["id"])
+        for f in conn.recorder.frames
+        if f.direction == "c2a" and isinstance(f.message, dict) and "id" in f.message
+    }
+    stray = [
+        f
+        for f in conn.agent_frames(sent.seq)
+        if f.seq < after.frame.seq
+        and isinstance(f.message, dict)
+        and "method" not in f.message
+        and id_key(f.message.get("id")) not in own
+    ]
+    if stray:
+        return failed(
+            f"the v2 notification was answered: {brief(stray[0])}", frames=[sent.seq, stray[0].seq]
+        )
+    return passed(
+        "a v2 custom notification got no answer; the next request was answered",
+        frames=[sent.seq, after.frame.seq],
+    )
+
+
+define_requirement(
+    "version.v2-auth-methods",
+    Tier.MUST,
+    "A v2 initialize answer to a client that declared no capabilities offers no terminal auth "
+    "method; every auth method type is agent, terminal or _-prefixed; a terminal method's env "
+    "names are unique.",
+    acp(
+        "v2/initialization",
+        "Capabilities",
+        "Clients and Agents MUST treat all capabilities omitted in the initialize request as "
+        "UNSUPPORTED",
+    )
+    + "; "
+    + acp(
+        "v2/extensibility",
+        "Enum and Tagged-Union Variants",
+        "Extensions MUST NOT define custom non-underscore values",
+    )
+    + '; AuthMethodTerminal.env in the published v2 schema: "Names MUST be unique"',
+)
+
+#: The auth method types the v2 schema defines (others must begin with "_").
+V2_AUTH_TYPES = frozenset({"agent", "terminal"})
+
+
+def _auth_problems(methods: object) -> list[str]:
+    problems = []
+    for method in methods if isinstance(methods, list) else []:
+        if not isinstance(method, dict):
+            continue
+        kind, name = method.get("type"), method.get("methodId")
+        if kind == "terminal":
+            problems.append(
+                f"terminal auth method {name!r} offered to a client without auth.terminal"
+            )
+            env = [e.get("name") for e in method.get("env") or [] if isinstance(e, dict)]
+            if len(env) != len(set(map(repr, env))):
+                problems.append(f"terminal auth method {name!r} repeats env names {env}")
+        elif not (kind in V2_AUTH_TYPES or (isinstance(kind, str) and kind.startswith("_"))):
+            problems.append(
+                f"auth method {name!r} has type {kind!r}: not agent/terminal nor _-prefixed"
+            )
+    return problems
+
+
+@check("version.v2-auth-methods", scenario=V2_SCENARIO)
+async def v2_auth_methods_follow_the_rules(ctx: CheckContext) -> Outcome:
+    run, skip = await _v2_run(ctx)
+    if run is None:
+        assert skip is not None
+        return skip
+    methods = (run.init_result or {}).get("authMethods")
+    if problems := _auth_problems(methods):
+        return failed("; ".join(problems))
+    count = len(methods) if isinstance(methods, list) else 0
+    return passed(f"{count} v2 auth methods, none of them terminal, every type known or _-prefixed")

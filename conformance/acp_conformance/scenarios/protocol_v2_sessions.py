@@ -1,0 +1,168 @@
+"""Protocol version 2's session surface beyond session/new, on the v2 agent of
+:mod:`.protocol_v2`: session/list (and its cwd filter), session/delete, and additional
+directories. Not applicable (out of scope) to an agent that does not speak v2 or does not
+advertise the capability."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import Any
+
+from ..citations import acp
+from ..harness.connection import Response
+from ..outcomes import Outcome, failed, out_of_scope, passed
+from ..requirements import Tier, check, define_requirement
+from ._expect import brief
+from .base import AgentRun, CheckContext
+from .protocol_v2 import V2_SCENARIO, _problems, _v2_run
+
+define_requirement(
+    "version.v2-session-list",
+    Tier.MUST,
+    "On a v2 connection with capabilities.session, session/list answers a valid v2 sessions "
+    "array of absolute cwds; filtered by a cwd it lists only that cwd, and [] for a cwd no "
+    "session uses.",
+    acp(
+        "v2/session-list",
+        "Listing Sessions",
+        "The Agent MUST respond with a list of sessions and optional pagination metadata",
+    )
+    + "; "
+    + acp(
+        "v2/session-list",
+        "Filtering",
+        "When no sessions match the criteria, the Agent MUST return an empty sessions array",
+    ),
+)
+define_requirement(
+    "version.v2-session-delete",
+    Tier.SHOULD,
+    "On a v2 connection with capabilities.session.delete, session/delete answers {} and the "
+    "session no longer appears in session/list.",
+    acp("v2/session-delete", "Semantics") + " (stated without a MUST)",
+    gate=None,
+)
+define_requirement(
+    "version.v2-additional-directories",
+    Tier.SHOULD,
+    "On a v2 connection with capabilities.session.additionalDirectories, session/new accepts "
+    "an absolute additional directory.",
+    acp("v2/session-setup", "Additional Workspace Roots") + " (stated without an agent MUST)",
+)
+
+
+def _session_caps(run: AgentRun) -> dict[str, Any] | None:
+    capabilities = (run.init_result or {}).get("capabilities")
+    session = capabilities.get("session") if isinstance(capabilities, dict) else None
+    return session if isinstance(session, dict) else None
+
+
+async def _v2_sessions(
+    ctx: CheckContext, marker: str | None
+) -> tuple[AgentRun | None, Outcome | None]:
+    """The v2 agent when it advertises ``capabilities.session`` (and ``marker`` under it)."""
+    run, skip = await _v2_run(ctx)
+    if run is None:
+        return None, skip
+    caps = _session_caps(run)
+    if caps is None:
+        return None, out_of_scope("the v2 agent does not advertise capabilities.session")
+    if marker is not None and not isinstance(caps.get(marker), dict):
+        return None, out_of_scope(f"the v2 agent does not advertise capabilities.session.{marker}")
+    return run, None
+
+
+async def _new_session(ctx: CheckContext, run: AgentRun, **extra: Any) -> Response:
+    return await run.live.request("session/new", {"cwd": str(ctx.work), **extra})
+
+
+def _sessions(response: Response) -> Any:
+    return response.result.get("sessions") if isinstance(response.result, dict) else None
+
+
+@check("version.v2-session-list", scenario=V2_SCENARIO)
+async def v2_session_list(ctx: CheckContext) -> Outcome:
+    run, skip = await _v2_sessions(ctx, None)
+    if run is None:
+        assert skip is not None
+        return skip
+    created = await _new_session(ctx, run)
+    frames = [created.frame.seq]
+    if created.is_error:
+        return failed(f"v2 session/new failed: {brief(created.frame)}", frames=frames)
+    unused = str(ctx.runtime.tmp / "v2-cwd-no-session-uses")
+    for params, what in (
+        ({}, "no filter"),
+        ({"cwd": str(ctx.work)}, "its cwd"),
+        ({"cwd": unused}, "an unused cwd"),
+    ):
+        response = await run.live.request("session/list", params)
+        frames.append(response.frame.seq)
+        if response.is_error:
+            return failed(
+                f"v2 session/list ({what}) failed: {brief(response.frame)}", frames=frames
+            )
+        errors = _problems("session/list", "result", response.result)
+        if errors:
+            return failed(
+                f"invalid v2 session/list result ({what}): {'; '.join(errors)}", frames=frames
+            )
+        sessions = _sessions(response)
+        cwds = [s.get("cwd") for s in sessions if isinstance(s, dict)]
+        relative = [c for c in cwds if not (isinstance(c, str) and PurePath(c).is_absolute())]
+        if relative:
+            return failed(f"v2 session/list names relative cwds {relative[:3]}", frames=frames)
+        if "cwd" in params and any(c != params["cwd"] for c in cwds):
+            if params["cwd"] == unused:
+                return failed(
+                    f"v2 session/list for a cwd no session uses answered {sessions!r:.200}, not []",
+                    frames=frames,
+                )
+            return failed(
+                f"v2 session/list filtered by cwd listed other cwds: {cwds[:3]}", frames=frames
+            )
+    return passed(
+        "v2 session/list: valid, absolute cwds, filtered by cwd, [] for an unused cwd",
+        frames=frames,
+    )
+
+
+@check("version.v2-session-delete", scenario=V2_SCENARIO)
+async def v2_session_delete(ctx: CheckContext) -> Outcome:
+    run, skip = await _v2_sessions(ctx, "delete")
+    if run is None:
+        assert skip is not None
+        return skip
+    created = await _new_session(ctx, run)
+    session_id = created.result.get("sessionId") if isinstance(created.result, dict) else None
+    if not isinstance(session_id, str):
+        return failed(f"v2 session/new gave no session id: {brief(created.frame)}")
+    deleted = await run.live.request("session/delete", {"sessionId": session_id})
+    frames = [created.frame.seq, deleted.frame.seq]
+    if deleted.is_error or not isinstance(deleted.result, dict):
+        return failed(f"v2 session/delete failed: {brief(deleted.frame)}", frames=frames)
+    listed = await run.live.request("session/list", {})
+    frames.append(listed.frame.seq)
+    ids = [s.get("sessionId") for s in _sessions(listed) or [] if isinstance(s, dict)]
+    if session_id in ids:
+        return failed(f"the deleted session {session_id!r} is still listed", frames=frames)
+    return passed("v2 session/delete answered {} and the session left session/list", frames=frames)
+
+
+@check("version.v2-additional-directories", scenario=V2_SCENARIO)
+async def v2_additional_directories(ctx: CheckContext) -> Outcome:
+    run, skip = await _v2_sessions(ctx, "additionalDirectories")
+    if run is None:
+        assert skip is not None
+        return skip
+    extra = ctx.runtime.tmp / "v2-extra-root"
+    extra.mkdir(exist_ok=True)
+    response = await _new_session(ctx, run, additionalDirectories=[str(extra)])
+    if response.is_error:
+        return failed(
+            f"v2 session/new with an additional directory failed: {brief(response.frame)}",
+            frames=[response.frame.seq],
+        )
+    return passed(
+        "v2 session/new accepted an absolute additional directory", frames=[response.frame.seq]
+    )

@@ -1,0 +1,134 @@
+"""Through a real ``iac-code acp``: bash and MCP servers never see the agent's credentials."""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp_scripted_llm import ScriptedLLMServer
+from acp_scripted_llm.script import Turn
+
+from tests.agent.process.stdio_harness import AgentProcess, agent_environment
+
+FAKE_MCP = Path(__file__).resolve().parents[1] / "mcp" / "fixtures" / "fake_mcp_server.py"
+pytestmark = pytest.mark.subprocess
+
+
+def _allow_permissions_until_reply(agent: AgentProcess, prompt_id: Any) -> dict[str, Any]:
+    """Answer every permission request with allow_once; return the prompt's answer frame."""
+    position = 0
+    while True:
+        index = agent.wait_for(
+            lambda f: (
+                f.get("method") == "session/request_permission"
+                or (f.get("id") == prompt_id and "method" not in f)
+            ),
+            start=position,
+        )
+        frame = agent.frames[index]
+        if "method" not in frame:
+            return frame
+        agent.send(
+            {
+                "jsonrpc": "2.0",
+                "id": frame["id"],
+                "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}},
+            }
+        )
+        position = index + 1
+
+
+def _run_env_through_bash(
+    tmp_path: Path, extra_env: dict[str, str], *args: str
+) -> tuple[str, bytes, bytes, str]:
+    """(bash tool output as the client saw it, agent stdout, events.jsonl, model request)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    home = tmp_path / "home"
+    script = [
+        Turn().tool_use("bash", {"command": "env"}, id="toolu_env").stop("tool_use"),
+        Turn().text("done").stop("end_turn"),
+    ]
+    with ScriptedLLMServer(script) as llm:
+        env = agent_environment(home, llm.url)
+        env.update(extra_env)
+        with AgentProcess(env, *args, stderr_path=tmp_path / "stderr.txt") as agent:
+            agent.initialize()
+            session_id = agent.new_session(workspace)
+            prompt_id = agent.prompt_id(session_id, "show the environment")
+            answer = _allow_permissions_until_reply(agent, prompt_id)
+            assert answer["result"]["stopReason"] == "end_turn", answer
+            shown = json.dumps(
+                [
+                    f["params"]["update"]
+                    for f in agent.frames
+                    if f.get("method") == "session/update"
+                    and f["params"]["update"].get("toolCallId") == "toolu_env"
+                ]
+            )
+            stdout = b"".join(agent.raw_lines)
+            agent.close_stdin()
+            assert agent.wait_exit() == 0
+        events = (home / "sessions" / session_id / "events.jsonl").read_bytes()
+        model_request = json.dumps(llm.model_requests[1].messages)
+    return shown, stdout, events, model_request
+
+
+def test_env_in_bash_shows_no_agent_credentials(tmp_path: Path) -> None:
+    api_key = f"sk-ant-{uuid.uuid4().hex}"
+    own_token = f"tok-{uuid.uuid4().hex}"
+    marker = f"visible-{uuid.uuid4().hex}"
+    shown, stdout, events, model_request = _run_env_through_bash(
+        tmp_path,
+        {"ANTHROPIC_API_KEY": api_key, "IAC_CODE_DEPLOY_TOKEN": own_token, "USER_MARK": marker},
+    )
+    assert marker in shown and marker in model_request  # the command did print the env
+    for secret in (api_key, own_token):
+        assert secret not in shown
+        assert secret.encode() not in stdout
+        assert secret.encode() not in events
+        assert secret not in model_request
+    assert "ANTHROPIC_API_KEY" not in shown
+
+
+def test_the_allow_list_flag_lets_a_named_variable_through(tmp_path: Path) -> None:
+    api_key = f"sk-ant-{uuid.uuid4().hex}"
+    own_token = f"tok-{uuid.uuid4().hex}"
+    shown, _, events, _ = _run_env_through_bash(
+        tmp_path,
+        {"ANTHROPIC_API_KEY": api_key, "IAC_CODE_DEPLOY_TOKEN": own_token},
+        "--child-env-allow",
+        "IAC_CODE_DEPLOY_TOKEN",
+    )
+    assert own_token in shown and own_token.encode() in events
+    assert api_key not in shown
+
+
+def test_an_mcp_server_does_not_inherit_the_api_key(tmp_path: Path) -> None:
+    api_key = f"sk-ant-{uuid.uuid4().hex}"
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    server = {"name": "fake", "command": sys.executable, "args": [str(FAKE_MCP)], "env": []}
+    script = [
+        Turn()
+        .tool_use("mcp__fake__whereami", {"var": "ANTHROPIC_API_KEY"}, id="toolu_where")
+        .stop("tool_use"),
+        Turn().text("done").stop("end_turn"),
+    ]
+    with ScriptedLLMServer(script) as llm:
+        env = agent_environment(tmp_path / "home", llm.url, api_key=api_key)
+        with AgentProcess(env, stderr_path=tmp_path / "stderr.txt") as agent:
+            agent.initialize()
+            reply = agent.call("session/new", {"cwd": str(workspace), "mcpServers": [server]})
+            prompt_id = agent.prompt_id(reply.result["sessionId"], "where is the server?")
+            answer = _allow_permissions_until_reply(agent, prompt_id)
+            assert answer["result"]["stopReason"] == "end_turn", answer
+            agent.close_stdin()
+            assert agent.wait_exit() == 0
+        results = json.dumps(llm.model_requests[1].messages)
+    assert '\\"value\\": null' in results, results  # the server saw no such variable
+    assert api_key not in results

@@ -1,0 +1,64 @@
+"""Seeded defects the official ACP test kit found in iac-code, each blamed on the checker's own
+requirement: v1 defects of the raw fixture agent, v2 defects of the raw v2 fixture agent. The
+correct fixtures pass the same requirements."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from acp_conformance.outcomes import Verdict
+
+from tests.checker.checks.conformance_checker_support import FIXTURES, raw_agent, run_checker
+
+RAW_V2_AGENT = FIXTURES / "raw_v2_agent.py"
+
+V1_DEFECTS = {
+    "usage-at-root": "schema.stable-root-fields",
+    "commands-after-load": "session.load-state-before-response",
+}
+V2_DEFECTS = {
+    "ignore-cancel": "version.v2-cancel-ends-cancelled",
+    "close-errors": "version.v2-close-cancels-turn",
+    "no-user-echo": "version.v2-user-message-echo",
+    "commands-after-resume": "version.v2-resume-updates-before-answer",
+    "chunks-without-whole": "version.v2-replay-message-whole-first",
+    "no-batches": "version.v2-batch-basics",
+}
+#: The v2 turn checks need a prompt turn, which the checker runs only with a model.
+WITH_MODEL = {"llm": "anthropic"}
+
+
+def raw_v2_agent(*args: str) -> list[str]:
+    return [sys.executable, str(RAW_V2_AGENT), *args]
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(("defect", "requirement"), sorted(V1_DEFECTS.items()))
+def test_seeded_v1_defect_fails_its_requirement(defect: str, requirement: str) -> None:
+    result = run_checker(raw_agent("--defect", defect), only=[requirement])
+    item = result.results[requirement]
+    assert item.verdict is Verdict.FAIL, (item.verdict, item.reason)
+
+
+@pytest.mark.subprocess
+def test_the_correct_v1_fixture_passes_those_requirements() -> None:
+    result = run_checker(raw_agent(), only=sorted(V1_DEFECTS.values()))
+    verdicts = {rid: (r.verdict, r.reason) for rid, r in result.results.items()}
+    assert {v for v, _ in verdicts.values()} == {Verdict.PASS}, verdicts
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(("defect", "requirement"), sorted(V2_DEFECTS.items()))
+def test_seeded_v2_defect_fails_its_requirement(defect: str, requirement: str) -> None:
+    result = run_checker(raw_v2_agent("--defect", defect), only=[requirement], **WITH_MODEL)
+    item = result.results[requirement]
+    assert item.verdict is Verdict.FAIL, (item.verdict, item.reason)
+
+
+@pytest.mark.subprocess
+def test_the_correct_v2_fixture_passes_every_new_v2_requirement() -> None:
+    judged = sorted({*V2_DEFECTS.values(), "version.v2-batch-requests"})
+    result = run_checker(raw_v2_agent(), only=judged, **WITH_MODEL)
+    verdicts = {rid: (r.verdict, r.reason) for rid, r in result.results.items()}
+    assert {v for v, _ in verdicts.values()} == {Verdict.PASS}, verdicts

@@ -1,0 +1,128 @@
+"""The JSON, JUnit and HTML reports are well-formed and carry what a reader needs; the
+baseline turns known failures into expected ones and flags stale entries."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from acp_conformance import baseline
+from acp_conformance.config import UsageError
+from acp_conformance.outcomes import Verdict
+from acp_conformance.report import html_report, json_report, junit_report, terminal
+from acp_conformance.requirements import REQUIREMENTS
+from acp_conformance.runner import RunResult
+
+from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
+
+
+@pytest.fixture(scope="module")
+def failing_run() -> RunResult:
+    return run_checker(raw_agent("--defect", "echo-version"), only=["init", "transport"])
+
+
+@pytest.mark.subprocess
+def test_json_report_has_every_requirement_and_failure_transcripts(
+    failing_run: RunResult, tmp_path: Path
+) -> None:
+    path = tmp_path / "report.json"
+    json_report.write(failing_run, path)
+    data = json.loads(path.read_text())
+    assert data["format"] == "acp-conformance-report"
+    assert data["status"] == "not-conformant" and data["exitCode"] == 1
+    assert data["agent"]["command"] == failing_run.config.argv
+    ids = {r["id"] for r in data["requirements"]}
+    assert ids == set(failing_run.results)
+    failure = next(
+        r for r in data["requirements"] if r["id"] == "init.unsupported-version-not-echoed"
+    )
+    assert failure["verdict"] == "fail" and failure["tier"] == "MUST"
+    transcript = failure["outcomes"][0]["transcript"]
+    assert any('"protocolVersion":65535' in f["line"] for f in transcript["frames"])
+
+
+@pytest.mark.subprocess
+def test_junit_report_has_one_testcase_per_requirement(
+    failing_run: RunResult, tmp_path: Path
+) -> None:
+    path = tmp_path / "junit.xml"
+    junit_report.write(failing_run, path)
+    root = ET.parse(path).getroot()
+    cases = root.findall(".//testcase")
+    assert len(cases) == len(failing_run.results)
+    failed = [c.get("name") for c in cases if c.find("failure") is not None]
+    # Echoing the requested version also breaks the version-0 rule.
+    assert failed == ["init.unsupported-version-not-echoed", "init.version-zero"]
+
+
+class _Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.external: list[str] = []
+        self.rows = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "tr" and "req" in (values.get("class") or ""):
+            self.rows += 1
+        for key in ("src", "href"):
+            if values.get(key):
+                self.external.append(str(values[key]))
+
+
+@pytest.mark.subprocess
+def test_html_report_is_self_contained_with_a_row_per_requirement(
+    failing_run: RunResult, tmp_path: Path
+) -> None:
+    path = tmp_path / "report.html"
+    html_report.write(failing_run, path)
+    parser = _Collector()
+    parser.feed(path.read_text())
+    assert parser.external == []
+    assert parser.rows == len(failing_run.results)
+    assert "<details>" in path.read_text()
+    # Failures first: the failing requirement's row precedes every passing one.
+    text = path.read_text()
+    rows = [part.split("</code>", 1)[0] for part in text.split('<tr class="req"')[1:]]
+    first = rows[0].rsplit("<code>", 1)[1]
+    assert first == "init.unsupported-version-not-echoed"
+
+
+@pytest.mark.subprocess
+def test_terminal_report_groups_by_area_and_ends_with_the_verdict(failing_run: RunResult) -> None:
+    text = terminal.render(failing_run, width=120)
+    assert text.splitlines()[-1].startswith("NOT CONFORMANT: 1 MUST failure")
+    assert "\ninit\n" in text and "\ntransport\n" in text
+
+
+@pytest.mark.subprocess
+def test_baseline_makes_known_failures_expected_and_passes_stale(failing_run: RunResult) -> None:
+    baseline.apply(
+        failing_run,
+        {"init.unsupported-version-not-echoed": "known bug", "init.responds": "old bug"},
+    )
+    try:
+        assert failing_run.results["init.unsupported-version-not-echoed"].baseline == "expected"
+        assert failing_run.results["init.responds"].baseline == "stale"
+        assert failing_run.blocking_failures == []
+        assert failing_run.exit_code == 1  # the stale entry fails the run
+        assert "stale" in failing_run.verdict_line()
+    finally:
+        for item in failing_run.results.values():
+            item.baseline = item.baseline_reason = None
+
+
+def test_baseline_entries_need_known_ids_and_reasons() -> None:
+    some_id = next(iter(REQUIREMENTS))
+    assert baseline.parse({"expectedFailures": {some_id: "why"}}) == {some_id: "why"}
+    with pytest.raises(UsageError):
+        baseline.parse({"expectedFailures": [{"id": some_id}]})
+    with pytest.raises(UsageError):
+        baseline.parse({"expectedFailures": [{"id": "no.such-thing", "reason": "x"}]})
+
+
+def test_report_verdicts_cover_the_four_kinds() -> None:
+    assert {v.value for v in Verdict} == {"pass", "fail", "not-applicable", "harness-error"}
