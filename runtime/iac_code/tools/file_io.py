@@ -49,15 +49,29 @@ def _read_local(path: Path, checked: Path, max_bytes: int | None) -> str | None:
     try:
         data = read_regular_bytes(checked, max_bytes)
     except FileTooLarge as exc:
-        raise NotEditable(
-            f"{path} is too large to edit ({exc.size:,} bytes; the limit is {exc.cap:,} bytes). "
-            "Change it with a command (sed, a script) instead."
-        ) from None
+        raise NotEditable(_too_large(path, exc.size, exc.cap)) from None
     if data is None:
         return None
     if max_bytes is not None and (b"\x00" in data or looks_binary(data[:BINARY_SNIFF_BYTES])):
         raise NotEditable(f"{path} appears to be a binary file; only text files can be edited.")
     return data.decode("utf-8", errors="replace")
+
+
+def _size_on_disk(path: Path) -> int | None:
+    """The size of what ``path`` names (following links), 0 for a dangling link, None if absent."""
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0 if os.path.lexists(path) else None
+    except OSError:
+        return 0  # the client may still be able to read it; its answer is checked below
+
+
+def _too_large(path: Path, size: int, cap: int) -> str:
+    return (
+        f"{path} is too large to edit ({size:,} bytes; the limit is {cap:,} bytes). "
+        "Change it with a command (sed, a script) instead."
+    )
 
 
 def _check_client_text(path: Path, text: str, max_bytes: int | None) -> str:
@@ -87,8 +101,12 @@ async def read_current_text(
     :class:`NotEditable` (locally before more than the cap is read).
     """
     if ctx.fs_read is not None:
-        if not await anyio.to_thread.run_sync(os.path.lexists, path):
+        size = await anyio.to_thread.run_sync(_size_on_disk, path)
+        if size is None:
             return None
+        if max_bytes is not None and size > max_bytes:
+            # Refused before the client is asked: its answer would be the whole huge text.
+            raise NotEditable(_too_large(path, size, max_bytes))
         try:
             text = await ctx.fs_read.read_text_file(os.fspath(path), None, None)
         except Exception:

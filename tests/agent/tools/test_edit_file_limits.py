@@ -56,6 +56,47 @@ async def test_a_sparse_gibibyte_is_refused_and_stays_sparse(workspace: Path) ->
     assert os.stat(sparse).st_size == 1024 * MIB
 
 
+class _RecordingClientFs:
+    """A client that can read and write files; it records what it was asked."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.reads: list[str] = []
+        self.writes: list[str] = []
+
+    async def read_text_file(self, path: str, line: int | None, limit: int | None) -> str:
+        self.reads.append(path)
+        return self.text
+
+    async def write_text_file(self, path: str, content: str) -> None:
+        self.writes.append(path)
+
+
+async def test_a_huge_file_is_refused_before_the_client_is_asked_for_it(workspace: Path) -> None:
+    _sparse(workspace / "sparse.log", 1024 * MIB)
+    client = _RecordingClientFs("needle\n")
+    ctx = ToolContext.for_session(workspace, fs_read=client, fs_write=client)
+    outcome = await EditFileTool().run(
+        {"path": "sparse.log", "old_string": "needle", "new_string": "pin"}, ctx
+    )
+    assert outcome.is_error and "too large to edit" in outcome.model_content
+    assert client.reads == [] and client.writes == []
+
+
+async def test_a_large_or_binary_text_from_the_client_is_refused(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("small on disk\n")
+    for text, word in (("needle\n" + "y" * 70_000, "too large"), ("needle\x00\n", "binary")):
+        client = _RecordingClientFs(text)
+        ctx = ToolContext.for_session(workspace, fs_read=client, fs_write=client).with_limits(
+            edit_max_bytes=64 * 1024
+        )
+        outcome = await EditFileTool().run(
+            {"path": "a.txt", "old_string": "needle", "new_string": "pin"}, ctx
+        )
+        assert outcome.is_error and word in outcome.model_content
+        assert client.writes == []
+
+
 async def test_binary_files_are_refused(workspace: Path) -> None:
     blob = workspace / "blob.dat"
     blob.write_bytes(b"needle\n" + b"\x00" * 20_000 + b"tail")
