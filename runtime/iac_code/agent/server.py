@@ -86,6 +86,7 @@ from iac_code.store import (
     StoreWriteError,
     new_session_id,
 )
+from iac_code.unicode_text import clean_json
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -186,7 +187,12 @@ class IacAgent(AgentHandlers):
         return True  # every Claude model offered in the model option accepts images
 
     def persist(self, session: Session, event: dict[str, Any]) -> None:
-        """Append an event to memory and disk; a failing disk is logged, never fatal (§12)."""
+        """Append an event to memory and disk; a failing disk is logged, never fatal (§12).
+
+        Lone surrogates (from the model, a tool or an MCP server) are replaced here, where
+        everything enters the history: stored, one would break every later model request.
+        """
+        event = clean_json(event)
         session.events.append(event)
         session.apply_event(event)
         try:
@@ -212,6 +218,8 @@ class IacAgent(AgentHandlers):
             lock=lock,
         )
         for event in events:
+            # Sessions stored before lone surrogates were replaced recover on load.
+            event = clean_json(event)
             session.events.append(event)
             session.apply_event(event)
         self.sessions[session_id] = session

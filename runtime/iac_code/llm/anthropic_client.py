@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from iac_code.unicode_text import clean_json
+
 from .assembler import StreamAssembler, error_from_api
 from .base import (
     ContentBlock,
@@ -259,17 +261,20 @@ def build_params(request: ModelRequest, *, prompt_caching: bool = True) -> dict[
 
     With `prompt_caching`, cache breakpoints go on the system prompt, the last tool and the
     last block of the last message (3 of the API's 4), so each call re-reads the previous
-    call's prefix from cache. The request's own lists are never mutated.
+    call's prefix from cache. The request's own lists are never mutated. Lone surrogates
+    are replaced (U+FFFD) in everything sent: one cannot be encoded as UTF-8, and a history
+    stored before they were replaced on entry would otherwise fail every request.
     """
+    messages = clean_json(request.messages)
     params: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
-        "messages": _mark_last_message(request.messages) if prompt_caching else request.messages,
+        "messages": _mark_last_message(messages) if prompt_caching else messages,
     }
     if request.system:
-        params["system"] = _system_blocks(request.system, prompt_caching)
+        params["system"] = _system_blocks(clean_json(request.system), prompt_caching)
     if request.tools:
-        tools = [dict(tool) for tool in request.tools]
+        tools = [dict(tool) for tool in clean_json(request.tools)]
         if prompt_caching:
             tools[-1]["cache_control"] = CACHE_CONTROL
         params["tools"] = tools

@@ -12,6 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from iac_code.unicode_text import clean_json, clean_text
+
 from .base import (
     BlockFinished,
     ContentBlock,
@@ -122,12 +124,14 @@ class StreamAssembler:
         return None
 
     def text(self, index: int, text: str) -> TextDelta:
+        # The raw piece is kept (a surrogate pair split over two deltas joins up again at
+        # block_stop); what is relayed has no lone surrogate.
         self._block(index).pieces.append(text)
-        return TextDelta(text, index)
+        return TextDelta(clean_text(text), index)
 
     def thinking(self, index: int, text: str) -> ThinkingDelta:
         self._block(index).pieces.append(text)
-        return ThinkingDelta(text, index)
+        return ThinkingDelta(clean_text(text), index)
 
     def signature(self, index: int, signature: str) -> ThinkingSignature:
         self._block(index).block["signature"] = signature
@@ -145,13 +149,13 @@ class StreamAssembler:
         block = opened.block
         kind = block.get("type")
         if kind == "text":
-            block["text"] = "".join(opened.pieces)
+            block["text"] = clean_text("".join(opened.pieces))
         elif kind == "thinking":
-            block["thinking"] = "".join(opened.pieces)
+            block["thinking"] = clean_text("".join(opened.pieces))
         elif kind == "tool_use":
             raw = "".join(opened.pieces)
             try:
-                block["input"] = json.loads(raw) if raw.strip() else {}
+                block["input"] = clean_json(json.loads(raw)) if raw.strip() else {}
             except ValueError as exc:
                 raise ModelResponseError(
                     f"tool input of {block['name']!r} is not valid JSON"

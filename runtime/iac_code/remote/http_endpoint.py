@@ -6,7 +6,8 @@ issue's hardening beyond it:
 ===========================================  ======
 POST ``initialize`` without a connection id   200 + ``Acp-Connection-Id`` (400 if it failed)
 POST anything else                            202, the answer arrives on a stream
-body not JSON / not an object / an array      400 (-32700 / -32600 body)
+body not JSON (NaN included) / not an object
+/ an array / an id with a lone surrogate       400 (-32700 / -32600 body)
 Content-Type not application/json             415
 missing / unknown ``Acp-Connection-Id``       400 / 404
 session method without / with another
@@ -27,7 +28,7 @@ from typing import Any
 
 import anyio
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from iac_code.remote.connection import ConnectionGone, RemoteConnection, Route
@@ -36,7 +37,9 @@ from iac_code.remote.protocol import (
     CONNECTION_HEADER,
     LAST_EVENT_ID_HEADER,
     SESSION_HEADER,
+    has_lone_surrogate_id,
     is_json_content_type,
+    loads_message,
     message_key,
     needs_session_header,
     params_session_id,
@@ -54,6 +57,7 @@ from iac_code.remote.streams import ReaderBusy, ResumeGone
 __all__ = ["AcpHttpEndpoint"]
 
 _ALLOWED = "GET, POST, DELETE"
+_MAX_EVENT_ID_DIGITS = 20
 
 
 class _Refused(Exception):
@@ -133,7 +137,7 @@ class AcpHttpEndpoint:
             if len(body) > limit:
                 raise _Refused(transport_error(413, f"Body larger than {limit} bytes"))
         try:
-            value = json.loads(bytes(body).decode("utf-8"))
+            value = loads_message(bytes(body).decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise _Refused(
                 transport_error(400, "Body is not valid JSON", code=PARSE_ERROR)
@@ -142,6 +146,8 @@ class AcpHttpEndpoint:
             raise _Refused(transport_error(400, "JSON-RPC batches are not supported"))
         if not isinstance(value, dict):
             raise _Refused(transport_error(400, "Body must be a JSON-RPC message object"))
+        if has_lone_surrogate_id(value):
+            raise _Refused(transport_error(400, "The id holds a lone UTF-16 surrogate"))
         return value
 
     async def _initialize(self, message: dict[str, Any]) -> Response:
@@ -153,20 +159,27 @@ class AcpHttpEndpoint:
             return transport_error(
                 503, f"Connection limit reached ({exc})", headers={"retry-after": "5"}
             )
+        kept = False
         try:
             with anyio.move_on_after(self.limits.initialize_timeout_seconds) as scope:
                 answer = await connection.initialize(message)
+            if scope.cancelled_caught:
+                return transport_error(504, "initialize timed out")
+            # ASCII-escaped like every other frame: whatever the answer holds can be encoded.
+            body = json.dumps(answer, separators=(",", ":"), allow_nan=False).encode("ascii")
+            if "result" not in answer:
+                # A connection that never initialized is useless; the body says why it failed.
+                return Response(body, status_code=400, media_type="application/json")
+            kept = True
+            return Response(
+                body, media_type="application/json", headers={"Acp-Connection-Id": connection.id}
+            )
         except ConnectionGone:
-            connection.abort()
             return transport_error(503, "The connection closed during initialize")
-        if scope.cancelled_caught:
-            connection.abort()
-            return transport_error(504, "initialize timed out")
-        if "result" not in answer:
-            # A connection that never initialized is useless; the body says why it failed.
-            connection.abort()
-            return JSONResponse(answer, status_code=400)
-        return JSONResponse(answer, headers={"Acp-Connection-Id": connection.id})
+        finally:
+            # Any way out but success frees the slot at once (not at the idle timeout).
+            if not kept:
+                connection.abort()
 
     def _request_route(self, request: Request, message: dict[str, Any]) -> Route:
         header = self._header_id(request, SESSION_HEADER)
@@ -229,11 +242,14 @@ class AcpHttpEndpoint:
         value = request.headers.get(LAST_EVENT_ID_HEADER)
         if value is None or not value.strip():
             return None
-        if not value.strip().isdigit():
+        digits = value.strip()
+        # ASCII digits only (str.isdigit also takes "²" and other scripts' digits, which
+        # int() then refuses), and no more than a 64-bit counter has.
+        if not (digits.isascii() and digits.isdigit() and len(digits) <= _MAX_EVENT_ID_DIGITS):
             raise _Refused(
                 transport_error(400, "Last-Event-ID must be an event id from this stream")
             )
-        return int(value.strip())
+        return int(digits)
 
     # ------------------------------------------------------------------ DELETE
 

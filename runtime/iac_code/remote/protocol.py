@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any, Final
 
 __all__ = [
@@ -13,7 +15,9 @@ __all__ = [
     "SESSION_HEADER",
     "SESSION_SCOPED_METHODS",
     "SUPPORTED_PROTOCOL_VERSIONS",
+    "has_lone_surrogate_id",
     "is_json_content_type",
+    "loads_message",
     "message_key",
     "needs_session_header",
     "params_session_id",
@@ -85,3 +89,31 @@ def message_key(request_id: object) -> tuple[str, object] | None:
     if isinstance(request_id, int):
         return ("n", request_id)
     return None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads_message(data: str | bytes) -> Any:
+    """Parse one message as strict JSON: ``NaN`` and ``Infinity`` are refused.
+
+    Python's parser accepts them, but nothing can send them on (the agent's encoder refuses
+    non-JSON numbers), so a message holding one failed later with a 500 or a closed socket
+    instead of a parse error (issue 19). Raises ValueError, RecursionError or
+    UnicodeDecodeError like :func:`json.loads`.
+    """
+    return json.loads(data, parse_constant=_no_constant)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_lone_surrogate_id(message: dict[str, Any]) -> bool:
+    """True for a string id holding a lone UTF-16 surrogate (``"\\ud800"`` in the JSON).
+
+    Such an id is not a valid string in any Unicode encoding: it cannot be echoed in a
+    UTF-8 answer, so the request is refused as invalid (-32600) before it reaches the agent.
+    """
+    value = message.get("id")
+    return isinstance(value, str) and _SURROGATE.search(value) is not None

@@ -20,7 +20,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from iac_code.remote.connection import ConnectionGone, RemoteConnection
 from iac_code.remote.guard import deny_websocket
-from iac_code.remote.protocol import message_key
+from iac_code.remote.protocol import has_lone_surrogate_id, loads_message, message_key
 from iac_code.remote.registry import ConnectionRegistry, TooManyConnections
 from iac_code.remote.responses import PARSE_ERROR, error_body
 from iac_code.remote.streams import StreamReader
@@ -98,7 +98,7 @@ class AcpWebSocketEndpoint:
                 )
                 continue
             try:
-                value = json.loads(text)
+                value = loads_message(text)
             except (ValueError, RecursionError):
                 await self._refuse(
                     socket, connection, "invalid JSON", before_initialize, PARSE_ERROR
@@ -112,6 +112,11 @@ class AcpWebSocketEndpoint:
             if not isinstance(value, dict):
                 await self._refuse(
                     socket, connection, "a message must be a JSON object", before_initialize
+                )
+                continue
+            if has_lone_surrogate_id(value):
+                await self._refuse(
+                    socket, connection, "the id holds a lone UTF-16 surrogate", before_initialize
                 )
                 continue
             return value

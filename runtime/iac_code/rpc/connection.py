@@ -60,6 +60,7 @@ from iac_code.rpc.framing import (
     decode_line,
     encode_message,
 )
+from iac_code.rpc.payload_size import LARGE_FRAME_CHARS, at_least_chars
 from iac_code.rpc.writer import DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_QUEUED_FRAMES, FrameWriter
 
 __all__ = [
@@ -458,7 +459,10 @@ class Connection:
             if not answered and error is None:
                 # Our scope swallowed the cancellation: $/cancel_request or cancel_all().
                 error = RequestCancelledError().to_wire()
-            frame = self._response_frame(request, result, error)
+            if error is None and at_least_chars(result, LARGE_FRAME_CHARS):
+                frame = await anyio.to_thread.run_sync(self._response_frame, request, result, error)
+            else:
+                frame = self._response_frame(request, result, error)
             if inbound.batch is not None:
                 written = await self._answer_in_batch(inbound.batch, frame)
             else:
@@ -605,7 +609,7 @@ class Connection:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        frame = encode_message(message)
+        frame = await _encode_outbound(message)
         call = self._pending[request_id] = OutboundCall(request_id, self._pending)
         try:
             await self._writer.enqueue(frame)
@@ -623,7 +627,18 @@ class Connection:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        await self._writer.enqueue(encode_message(message))
+        await self._writer.enqueue(await _encode_outbound(message))
+
+
+async def _encode_outbound(message: dict[str, Any]) -> bytes:
+    """The frame of ``message``; a large one is encoded in a worker thread (issue 19).
+
+    The caller's place in the output order is fixed only when it enqueues, after this
+    returns, so a thread hop here cannot reorder what one task sends.
+    """
+    if at_least_chars(message, LARGE_FRAME_CHARS):
+        return await anyio.to_thread.run_sync(encode_message, message)
+    return encode_message(message)
 
 
 def _error_frame(request_id: RequestId | None, error: RpcError) -> bytes:

@@ -110,6 +110,11 @@ class ToolLimits:
     result_cap_chars: int = 40_000  # characters of one tool result the model sees
     read_default_lines: int = 2_000  # lines read_file returns without an explicit limit
     read_max_bytes: int = 20 * 1024 * 1024  # larger files are refused by read_file
+    # Larger files are refused by edit_file and not read back by write_file: one edit holds
+    # the old text, the new text and their encodings at once (a few times this cap).
+    edit_max_bytes: int = 8 * 1024 * 1024
+    # A diff whose old + new text is longer is sent (and persisted) as a bounded excerpt.
+    diff_max_chars: int = 256 * 1024
     line_max_chars: int = 2_000  # one very long line is cut (read_file)
     list_max_entries: int = 1_000
     glob_max_results: int = 500

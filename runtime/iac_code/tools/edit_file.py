@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
 
 from iac_code.tools.base import (
     Access,
     JsonDict,
     ToolContext,
+    ToolLimits,
     ToolOutcome,
-    diff_content,
 )
-from iac_code.tools.file_io import read_current_text, write_text
+from iac_code.tools.diffs import BoundedDiff, bounded_diff
+from iac_code.tools.file_io import NotEditable, read_current_text, write_text
 from iac_code.tools.paths import resolve_path
 from iac_code.tools.safe_fs import UnsafePath
 from iac_code.tools.workspace import (
@@ -29,7 +34,8 @@ class EditFileTool(BaseFileWriteTool):
         "Replace text in an existing file. `old_string` must match the file exactly "
         "(whitespace and indentation included, without read_file's line-number prefix) and "
         "must occur exactly once, unless `replace_all` is true. Include enough surrounding "
-        "lines to make it unique. To create a file use write_file."
+        "lines to make it unique. To create a file use write_file. Binary files and files "
+        "over 8 MiB cannot be edited."
     )
     input_schema = {
         "type": "object",
@@ -72,50 +78,91 @@ class EditFileTool(BaseFileWriteTool):
         except UnsafePath as exc:
             return ToolOutcome.error(str(exc))
         try:
-            current = await read_current_text(path, ctx, checked)
-        except UnsafePath as exc:
+            current = await read_current_text(path, ctx, checked, ctx.limits.edit_max_bytes)
+        except (UnsafePath, NotEditable) as exc:
             return ToolOutcome.error(str(exc))
         except Exception as exc:
             return ToolOutcome.error(f"Could not read {path}: {exc}")
         if current is None:
             return ToolOutcome.error(f"File not found: {path} (use write_file to create it).")
-        occurrences = current.count(old_string)
-        if occurrences == 0:
-            return ToolOutcome.error(
-                f"old_string was not found in {path}. Read the file again and copy the text "
-                "exactly, including whitespace."
-            )
-        if occurrences > 1 and not replace_all:
-            return ToolOutcome.error(
-                f"old_string occurs {occurrences} times in {path}. Add surrounding lines to "
-                "make it unique, or set replace_all to true."
-            )
-        first_line = current[: current.index(old_string)].count("\n") + 1
-        updated = (
-            current.replace(old_string, new_string)
-            if replace_all
-            else current.replace(old_string, new_string, 1)
+        # Counting, replacing and cutting the diff are linear in the file: off the event loop.
+        planned = await anyio.to_thread.run_sync(
+            _plan_edit, current, old_string, new_string, replace_all, path, ctx.limits
         )
+        if isinstance(planned, str):
+            return ToolOutcome.error(planned)
+        del current  # the plan keeps what it needs; the old text is not held any longer
         try:
             # Again at write time: the read above may have waited on the client.
             verify_unchanged(path, checked)
-            via = await write_text(path, updated, ctx, checked)
+            via = await write_text(path, planned.updated, ctx, checked)
         except UnsafePath as exc:
             return ToolOutcome.error(str(exc))
         except Exception as exc:
             return ToolOutcome.error(f"Could not write {path}: {exc}")
-        replaced = occurrences if replace_all else 1
+        replaced = planned.replaced
         plural = "s" if replaced != 1 else ""
+        raw_output: JsonDict = {
+            "path": os.fspath(path),
+            "replacements": replaced,
+            "firstLine": planned.first_line,
+            "via": via,
+        }
+        if planned.diff.excerpt_first_line is not None:
+            raw_output["diffExcerptFirstLine"] = planned.diff.excerpt_first_line
+        if planned.diff.omitted:
+            raw_output["diffOmitted"] = True
         return ToolOutcome(
             model_content=(
                 f"Edited {display_name(path, ctx)}: replaced {replaced} occurrence{plural} "
-                f"(first at line {first_line})."
+                f"(first at line {planned.first_line})."
             ),
-            content=[diff_content(path, current, updated)],
-            raw_output={
-                "path": os.fspath(path),
-                "replacements": replaced,
-                "firstLine": first_line,
-                "via": via,
-            },
+            content=[planned.diff.content],
+            raw_output=raw_output,
         )
+
+
+@dataclass
+class _Plan:
+    updated: str
+    replaced: int
+    first_line: int
+    diff: BoundedDiff
+
+
+def _plan_edit(
+    current: str,
+    old_string: str,
+    new_string: str,
+    replace_all: bool,
+    path: Path,
+    limits: ToolLimits,
+) -> _Plan | str:
+    """The edit, or the error message for the model."""
+    occurrences = current.count(old_string)
+    if occurrences == 0:
+        return (
+            f"old_string was not found in {path}. Read the file again and copy the text "
+            "exactly, including whitespace."
+        )
+    if occurrences > 1 and not replace_all:
+        return (
+            f"old_string occurs {occurrences} times in {path}. Add surrounding lines to "
+            "make it unique, or set replace_all to true."
+        )
+    first_index = current.index(old_string)
+    first_line = current.count("\n", 0, first_index) + 1
+    replaced = occurrences if replace_all else 1
+    grown = len(current) + replaced * (len(new_string) - len(old_string))
+    if grown > limits.edit_max_bytes:
+        return (
+            f"The edit would make {path} {grown:,} characters long, more than the "
+            f"{limits.edit_max_bytes:,}-byte edit limit; nothing was changed."
+        )
+    updated = (
+        current.replace(old_string, new_string)
+        if replace_all
+        else current.replace(old_string, new_string, 1)
+    )
+    diff = bounded_diff(path, current, updated, limits.diff_max_chars)
+    return _Plan(updated=updated, replaced=replaced, first_line=first_line, diff=diff)

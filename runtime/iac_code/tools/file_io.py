@@ -15,7 +15,8 @@ from pathlib import Path
 import anyio
 
 from iac_code.tools.base import ToolContext
-from iac_code.tools.safe_fs import read_regular_bytes, replace_file
+from iac_code.tools.safe_fs import FileTooLarge, read_regular_bytes, replace_file
+from iac_code.tools.text import BINARY_SNIFF_BYTES, looks_binary
 
 
 def _current_umask() -> int:
@@ -40,12 +41,55 @@ def atomic_write_local(checked: Path, content: str) -> None:
     replace_file(checked, content.encode("utf-8"), _default_file_mode())
 
 
-def _read_local(checked: Path) -> str | None:
-    data = read_regular_bytes(checked)
-    return None if data is None else data.decode("utf-8", errors="replace")
+class NotEditable(Exception):
+    """The file is too large or binary; the message says so (for the model)."""
 
 
-async def read_current_text(path: Path, ctx: ToolContext, checked: Path) -> str | None:
+def _read_local(path: Path, checked: Path, max_bytes: int | None) -> str | None:
+    try:
+        data = read_regular_bytes(checked, max_bytes)
+    except FileTooLarge as exc:
+        raise NotEditable(_too_large(path, exc.size, exc.cap)) from None
+    if data is None:
+        return None
+    if max_bytes is not None and (b"\x00" in data or looks_binary(data[:BINARY_SNIFF_BYTES])):
+        raise NotEditable(f"{path} appears to be a binary file; only text files can be edited.")
+    return data.decode("utf-8", errors="replace")
+
+
+def _size_on_disk(path: Path) -> int | None:
+    """The size of what ``path`` names (following links), 0 for a dangling link, None if absent."""
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0 if os.path.lexists(path) else None
+    except OSError:
+        return 0  # the client may still be able to read it; its answer is checked below
+
+
+def _too_large(path: Path, size: int, cap: int) -> str:
+    return (
+        f"{path} is too large to edit ({size:,} bytes; the limit is {cap:,} bytes). "
+        "Change it with a command (sed, a script) instead."
+    )
+
+
+def _check_client_text(path: Path, text: str, max_bytes: int | None) -> str:
+    if max_bytes is None:
+        return text
+    if len(text) > max_bytes:
+        raise NotEditable(
+            f"{path} is too large to edit ({len(text):,} characters; the limit is "
+            f"{max_bytes:,} bytes). Change it with a command (sed, a script) instead."
+        )
+    if "\x00" in text:
+        raise NotEditable(f"{path} appears to be a binary file; only text files can be edited.")
+    return text
+
+
+async def read_current_text(
+    path: Path, ctx: ToolContext, checked: Path, max_bytes: int | None = None
+) -> str | None:
     """The file's current text (None when it does not exist).
 
     Through the client when it can read files, so unsaved editor changes are what gets
@@ -53,18 +97,26 @@ async def read_current_text(path: Path, ctx: ToolContext, checked: Path) -> str 
     would answer "not found", and clients such as acpx show that error to the user although
     nothing went wrong), and a client error for a file that vanished meanwhile also counts as
     "no file". Locally the read is of ``checked`` (see the module docstring) and can be
-    abandoned when the call is cancelled.
+    abandoned when the call is cancelled. With ``max_bytes``, a larger or binary file raises
+    :class:`NotEditable` (locally before more than the cap is read).
     """
     if ctx.fs_read is not None:
-        if not await anyio.to_thread.run_sync(os.path.lexists, path):
+        size = await anyio.to_thread.run_sync(_size_on_disk, path)
+        if size is None:
             return None
+        if max_bytes is not None and size > max_bytes:
+            # Refused before the client is asked: its answer would be the whole huge text.
+            raise NotEditable(_too_large(path, size, max_bytes))
         try:
-            return await ctx.fs_read.read_text_file(os.fspath(path), None, None)
+            text = await ctx.fs_read.read_text_file(os.fspath(path), None, None)
         except Exception:
             if not await anyio.to_thread.run_sync(os.path.lexists, path):
                 return None
             raise
-    return await anyio.to_thread.run_sync(_read_local, checked, abandon_on_cancel=True)
+        return _check_client_text(path, text, max_bytes)
+    return await anyio.to_thread.run_sync(
+        _read_local, path, checked, max_bytes, abandon_on_cancel=True
+    )
 
 
 async def write_text(path: Path, content: str, ctx: ToolContext, checked: Path) -> str:

@@ -137,6 +137,19 @@ _SENSITIVE_NAME_PATTERNS = (
     ".login",
     ".logout",
     "config.fish",
+    # Credentials files of the clouds and IaC tools, wherever they are.
+    ".git-credentials",
+    ".vault-token",
+    ".tofurc",
+    "credentials.toml",
+    ".s3cfg",
+    ".boto",
+    ".my.cnf",
+    # Python runs every ``.pth`` file on a site directory at interpreter start.
+    "*.pth",
+    # Shell histories routinely hold pasted tokens.
+    ".*_history",
+    ".histfile",
 )
 
 # Locations relative to the user's home directory; everything below them is sensitive.
@@ -151,6 +164,13 @@ _SENSITIVE_NAME_PATTERNS = (
 #   .iac-code            - this agent's own sessions and configuration (API keys).
 #   .config/autostart, .config/systemd/user - programs started at the next login.
 #   .local/bin           - usually early on PATH: a file there shadows real commands.
+#   bin                  - ~/bin is on PATH in many default profiles, like .local/bin.
+# Beyond this list, *every* entry of the home directory whose name starts with a dot is
+# sensitive (see :func:`_home_dot_entry`): dot-folders and dot-files there are where tools keep
+# credentials (.git-credentials, .config/gh, .pulumi, .aliyun, .vault-token, .m2/settings.xml,
+# .gem/credentials, .cargo/credentials.toml, .config/containers/auth.json, ...) and what runs
+# code later (.gitconfig hooks and aliases, .vimrc, nvim init, fish conf.d,
+# .config/environment.d, ...). The list stays as documentation of the worst ones.
 # (These matter most when the session's cwd is the home directory itself: then they sit
 # inside the workspace and would otherwise be read and written without asking.)
 _SENSITIVE_HOME_PATHS = (
@@ -166,7 +186,52 @@ _SENSITIVE_HOME_PATHS = (
     ".config/autostart",
     ".config/systemd/user",
     ".local/bin",
+    "bin",
+    ".git-credentials",
+    ".gitconfig",
+    ".config/git",
+    ".config/gh",
+    ".config/hub",
+    ".pulumi",
+    ".aliyun",
+    ".alibabacloud",
+    ".vault-token",
+    ".terraform.d",
+    ".docker",
+    ".kube",
+    ".oci",
+    ".cargo",
+    ".m2",
+    ".gem",
+    ".config/containers",
+    ".config/environment.d",
+    ".config/nvim",
+    ".config/fish",
 )
+
+# Absolute locations outside any home directory that hold secrets of the machine or of other
+# users: with a session cwd of ``/`` they sit inside the workspace.
+_SENSITIVE_SYSTEM_PATHS = (
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssh",
+    "/etc/ssl/private",
+    "/etc/security/opasswd",
+    "/etc/krb5.keytab",
+    "/root",
+    "/proc",
+    "/run/secrets",
+    "/var/run/secrets",
+    "/var/lib/kubelet",
+)
+
+# Parents of the users' home directories: a dot-entry right below ``/home/<user>`` is treated
+# like one below our own HOME (another user's credentials are no less sensitive).
+_HOME_PARENTS = ("/home", "/Users")
 
 
 def _sensitive_bases() -> tuple[Path, ...]:
@@ -179,6 +244,7 @@ def _sensitive_bases_for(home_text: str, agent_home: str | None) -> tuple[Path, 
     # Cached because grep asks about every file it visits. Kept case-folded (see above).
     home = Path(home_text)
     bases = [home / relative for relative in _SENSITIVE_HOME_PATHS]
+    bases.extend(Path(location) for location in _SENSITIVE_SYSTEM_PATHS)
     if agent_home:
         bases.append(Path(agent_home))
     every = [*bases, *(real_path(base) for base in bases)]
@@ -194,8 +260,39 @@ def _has_sequence(parts: Sequence[str], sequence: Sequence[str]) -> bool:
     return any(tuple(parts[i : i + width]) == tuple(sequence) for i in range(len(parts)))
 
 
+@functools.lru_cache(maxsize=8)
+def _folded_homes(home_text: str) -> tuple[Path, ...]:
+    """HOME itself, case-folded, and its real location (for the dot-entry rule)."""
+    home = Path(home_text)
+    return tuple(dict.fromkeys(_folded(candidate) for candidate in (home, real_path(home))))
+
+
+def _home_dot_entry(folded: Path) -> bool:
+    """True for anything at or below a dot-entry of HOME (or of ``/home/<user>``)."""
+    for home in _folded_homes(os.path.expanduser("~")):
+        if home.parent == home:
+            continue  # HOME=/ would make every dot-folder of the machine sensitive
+        if folded.parent == home or home in folded.parents:
+            first = folded.parts[len(home.parts)]
+            if first.startswith("."):
+                return True
+    parts = folded.parts
+    for parent in _HOME_PARENTS:
+        parent_parts = Path(parent.casefold()).parts
+        width = len(parent_parts)
+        if (
+            len(parts) > width + 1
+            and parts[:width] == parent_parts
+            and parts[width + 1].startswith(".")
+        ):
+            return True
+    return False
+
+
 def _path_is_sensitive(path: Path) -> bool:
     folded = _folded(path)
+    if _home_dot_entry(folded):
+        return True
     parts = folded.parts
     if any(part in _SENSITIVE_DIR_NAMES for part in parts):
         return True

@@ -131,14 +131,36 @@ def open_regular_for_reading(checked: Path) -> int:
     return descriptor
 
 
-def read_regular_bytes(checked: Path) -> bytes | None:
-    """The whole content of the regular file at ``checked``; None when it does not exist."""
+class FileTooLarge(Exception):
+    """The file is larger than the caller's cap; nothing beyond the cap was read."""
+
+    def __init__(self, size: int, cap: int) -> None:
+        super().__init__(f"{size:,} bytes is more than the {cap:,}-byte limit")
+        self.size = size
+        self.cap = cap
+
+
+def read_regular_bytes(checked: Path, max_bytes: int | None = None) -> bytes | None:
+    """The whole content of the regular file at ``checked``; None when it does not exist.
+
+    With ``max_bytes``, a larger file raises :class:`FileTooLarge` after reading at most
+    ``max_bytes + 1`` bytes (the size is taken from ``fstat`` first, and a file that grows
+    while it is read is caught by the bounded read).
+    """
     try:
         descriptor = open_regular_for_reading(checked)
     except FileNotFoundError:
         return None
     with open(descriptor, "rb") as handle:
-        return handle.read()
+        if max_bytes is None:
+            return handle.read()
+        size = os.fstat(handle.fileno()).st_size
+        if size > max_bytes:
+            raise FileTooLarge(size, max_bytes)
+        data = handle.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise FileTooLarge(len(data), max_bytes)
+        return data
 
 
 def replace_file(checked: Path, data: bytes, new_file_mode: int) -> None:

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 
+import anyio
+
 from iac_code.tools.base import (
     Access,
     JsonDict,
     ToolContext,
     ToolOutcome,
-    diff_content,
+    text_content,
 )
-from iac_code.tools.file_io import read_current_text, write_text
+from iac_code.tools.diffs import bounded_diff
+from iac_code.tools.file_io import NotEditable, read_current_text, write_text
 from iac_code.tools.paths import resolve_path
 from iac_code.tools.safe_fs import UnsafePath
 from iac_code.tools.workspace import (
@@ -61,8 +64,11 @@ class WriteFileTool(BaseFileWriteTool):
             checked = checked_real_path(path, access)
         except UnsafePath as exc:
             return ToolOutcome.error(str(exc))
+        old_unknown = False  # an existing file too large or binary to read back for the diff
         try:
-            old_text = await read_current_text(path, ctx, checked)
+            old_text = await read_current_text(path, ctx, checked, ctx.limits.edit_max_bytes)
+        except NotEditable:
+            old_text, old_unknown = None, True
         except UnsafePath as exc:
             return ToolOutcome.error(str(exc))
         except Exception as exc:
@@ -76,13 +82,24 @@ class WriteFileTool(BaseFileWriteTool):
         except Exception as exc:
             return ToolOutcome.error(f"Could not write {path}: {exc}")
         name = display_name(path, ctx)
-        verb = "Created" if old_text is None else "Wrote"
+        created = old_text is None and not old_unknown
+        verb = "Created" if created else "Wrote"
+        if old_unknown:
+            shown = text_content(
+                f"Replaced the whole of {path}; its previous content was too large or binary "
+                "to show."
+            )
+        else:
+            diff = await anyio.to_thread.run_sync(
+                bounded_diff, path, old_text, content, ctx.limits.diff_max_chars
+            )
+            shown = diff.content
         return ToolOutcome(
             model_content=f"{verb} {name} ({_line_count(content)} lines).",
-            content=[diff_content(path, old_text, content)],
+            content=[shown],
             raw_output={
                 "path": os.fspath(path),
-                "created": old_text is None,
+                "created": created,
                 "bytes": len(content.encode("utf-8")),
                 "via": via,
             },
