@@ -193,6 +193,25 @@ def build_parser() -> argparse.ArgumentParser:
         "official test kit's ids it covers, qualified by version: v1:ACP-INIT-003), ...",
     )
 
+    prx = sub.add_parser(
+        "proxy",
+        help="relay an editor's stdio to AGENT_CMD (after --) unchanged, judging it live",
+        description="Start AGENT_CMD and relay stdin to it and its stdout back byte for byte, "
+        "judging every frame against the negotiated version's schemas and the ordering "
+        "rules. Findings go to stderr (or --log) as they happen, reports are written on "
+        "exit; the exit code is the agent's.",
+    )
+    prx.add_argument("--report-json", type=Path, metavar="F", help="write a JSON report on exit")
+    prx.add_argument("--html", type=Path, metavar="F", help="write an HTML report on exit")
+    prx.add_argument("--log", type=Path, metavar="F", help="append findings to F instead of stderr")
+    prx.add_argument(
+        "--profile",
+        choices=tuple(RULE_PROFILES),
+        default=DEFAULT_RULE_PROFILE,
+        help="which agent rules block (tiers in the findings; default acp)",
+    )
+    prx.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD [ARGS...]")
+
     val = sub.add_parser("validate", help="validate a recorded JSONL transcript offline")
     val.add_argument(
         "transcript",
@@ -356,6 +375,35 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _cmd_proxy(args: argparse.Namespace) -> int:
+    import time
+
+    from .proxy.monitor import LiveMonitor
+    from .proxy.relay import run_relay
+    from .proxy.reports import to_data, write_html, write_json
+
+    argv = list(args.agent)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise UsageError("missing agent command: acp-conformance proxy [options] -- AGENT_CMD")
+    started = time.time()
+    log = args.log.open("a", encoding="utf-8") if args.log else sys.stderr
+    try:
+        result = run_relay(argv, LiveMonitor(args.profile), log)
+    finally:
+        if args.log:
+            log.close()
+    data = to_data(argv, result, started)
+    for path, writer in ((args.report_json, write_json), (args.html, write_html)):
+        if path:
+            try:
+                writer(path, data)
+            except OSError as exc:
+                print(f"acp-conformance proxy: cannot write {path}: {exc}", file=sys.stderr)
+    return result.exit_code
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -363,7 +411,12 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     try:
-        handler = {"run": _cmd_run, "list": _cmd_list, "validate": _cmd_validate}[args.command]
+        handler = {
+            "run": _cmd_run,
+            "list": _cmd_list,
+            "validate": _cmd_validate,
+            "proxy": _cmd_proxy,
+        }[args.command]
         return handler(args)
     except UsageError as exc:
         print(f"acp-conformance: {exc}", file=sys.stderr)
