@@ -33,6 +33,15 @@ _MAX_PRELUDE_LINE = 1 << 20  # longer first lines go to the full runtime and its
 _JSON_ID_TYPES = (int, str)
 
 
+def _has_surrogate(text: str) -> bool:
+    """A lone UTF-16 half in ``text`` (kept here: iac_code.unicode_text imports typing)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _is_bool_map(value: object, keys: tuple[str, ...]) -> bool:
     return isinstance(value, dict) and all(isinstance(value.get(k, False), bool) for k in keys)
 
@@ -59,6 +68,8 @@ def plain_initialize(message: object) -> tuple[int | str, dict[str, Any]] | None
     request_id = message.get("id")
     if isinstance(request_id, bool) or not isinstance(request_id, _JSON_ID_TYPES):
         return None
+    if isinstance(request_id, str) and _has_surrogate(request_id):
+        return None  # the runtime refuses such an id (-32600)
     params = message.get("params")
     if not isinstance(params, dict):
         return None
@@ -184,16 +195,30 @@ def answer_first_initialize(
     line, newline, rest = data.partition(b"\n")
     if not newline:
         return data, None
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return data, None
+    message = _loads_or_none(line)
     plain = plain_initialize(message)
     if plain is None:
         return data, None
     request_id, params = plain
-    _write_all(out_fd, initialize_response_bytes(request_id, params))
+    try:
+        answer = initialize_response_bytes(request_id, params)
+    except (ValueError, TypeError):  # UnicodeEncodeError included: params the runtime judges
+        return data, None
+    _write_all(out_fd, answer)
     return rest, params
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _loads_or_none(line: bytes) -> object:
+    """The line's JSON value, or None for anything the full runtime must judge: bad JSON,
+    NaN/Infinity, nesting too deep for the parser (it answers those -32700, and goes on)."""
+    try:
+        return json.loads(line, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return None
 
 
 class FastSession:
@@ -222,6 +247,8 @@ def plain_session_new(message: object) -> tuple[int | str, str] | None:
         return None
     request_id = message.get("id")
     if isinstance(request_id, bool) or not isinstance(request_id, _JSON_ID_TYPES):
+        return None
+    if isinstance(request_id, str) and _has_surrogate(request_id):
         return None
     params = message.get("params")
     if not isinstance(params, dict) or set(params) - {"cwd", "mcpServers", "_meta"}:
@@ -267,10 +294,7 @@ class _Window:
                 if len(self.buffer) >= _MAX_PRELUDE_LINE or not self._read_more(importer):
                     return
                 continue
-            try:
-                plain = plain_session_new(json.loads(line))
-            except ValueError:
-                return
+            plain = plain_session_new(_loads_or_none(line))
             if plain is None or len(self.sessions) >= settings.max_open_sessions:
                 return
             if not self.sessions and not _store_writable(settings.sessions_dir):

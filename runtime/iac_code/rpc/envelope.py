@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from iac_code.unicode_text import has_surrogate
+
 __all__ = [
     "InvalidMessage",
     "Message",
@@ -93,6 +95,10 @@ def classify(value: object) -> Message:
         return InvalidMessage(valid_id, 'jsonrpc must be "2.0"')
     if has_id and valid_id is None:
         return InvalidMessage(None, "id must be an integer or a string")
+    if isinstance(valid_id, str) and has_surrogate(valid_id):
+        # Not a Unicode string: it could only be echoed escaped, and clients that decode
+        # strictly would drop the answer. Refused like a wrong id type (issue 19).
+        return InvalidMessage(None, "id must not hold a lone UTF-16 surrogate")
     method = value.get("method")
     if method is None:
         return InvalidMessage(valid_id, "method is required")

@@ -81,3 +81,38 @@ def test_initialize_followed_by_immediate_eof_is_answered_then_exits_zero(home: 
         agent.drain_until_eof()
     assert [f.get("id") for f in agent.frames] == [1]
     assert agent.frames[0]["result"]["protocolVersion"] == 1
+
+
+# Issue 19 item 7: these first lines made the fast path exit 1.
+_SURROGATE_INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":"\\ud800","method":"initialize","params":{"protocolVersion":1}}\n'
+)
+_DEEP_INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":'
+    + b'{"a":' * 1200
+    + b"1"
+    + b"}" * 1200
+    + b"}}\n"
+)
+_NAN_INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":1,"method":"initialize",'
+    b'"params":{"protocolVersion":1,"_meta":{"x":NaN}}}\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("first_line", "code"),
+    [(_SURROGATE_INITIALIZE, -32600), (_DEEP_INITIALIZE, -32700), (_NAN_INITIALIZE, -32700)],
+    ids=["lone-surrogate-id", "nested-1200-deep", "nan"],
+)
+def test_a_first_initialize_the_fast_path_cannot_answer_gets_the_runtimes_error(
+    home: Path, first_line: bytes, code: int
+) -> None:
+    with spawn(home, None) as agent:
+        agent.send_raw(first_line)
+        error = agent.next_frame()
+        init = agent.call("initialize", {"protocolVersion": 1})
+        agent.close_stdin()
+        assert agent.wait_exit(timeout=10) == 0
+    assert error["id"] is None and error["error"]["code"] == code, error
+    assert init.result["protocolVersion"] == 1

@@ -94,3 +94,12 @@ def test_malformed_responses_are_marked_response_like(value: object) -> None:
     message = classify(value)
     assert isinstance(message, InvalidMessage)
     assert message.response_like
+
+
+def test_a_string_id_with_a_lone_surrogate_is_an_invalid_request() -> None:
+    # Issue 19: such an id cannot be echoed as UTF-8; refused like an id of a wrong type.
+    message = classify({"jsonrpc": "2.0", "id": "a\ud800", "method": "initialize"})
+    assert isinstance(message, InvalidMessage)
+    assert message.id is None and "surrogate" in message.reason
+    paired = classify({"jsonrpc": "2.0", "id": "\U0001f600", "method": "initialize"})
+    assert not isinstance(paired, InvalidMessage)
