@@ -50,29 +50,35 @@ def _optional_object(value: object) -> bool:
     return value is None or isinstance(value, dict)
 
 
+def _plain_request(message: object, method: str) -> tuple[int | str, dict[str, Any]] | None:
+    """``(id, params)`` when ``message`` is a plain request for ``method``: the envelope only,
+    an integer or Unicode string id (the runtime refuses a lone-surrogate one, -32600) and
+    object params. ``None`` leaves it to the runtime."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    if message.get("method") != method or set(message) - {"jsonrpc", "id", "method", "params"}:
+        return None
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, _JSON_ID_TYPES):
+        return None
+    if isinstance(request_id, str) and _has_surrogate(request_id):
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return None
+    return request_id, params
+
+
 def plain_initialize(message: object) -> tuple[int | str, dict[str, Any]] | None:
     """``(id, params)`` when ``message`` is certainly a valid ``initialize`` request.
 
     Deliberately stricter than the schema: a ``None`` answer only means "let the full
     runtime decide", never "invalid".
     """
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+    plain = _plain_request(message, "initialize")
+    if plain is None:
         return None
-    if message.get("method") != "initialize" or set(message) - {
-        "jsonrpc",
-        "id",
-        "method",
-        "params",
-    }:
-        return None
-    request_id = message.get("id")
-    if isinstance(request_id, bool) or not isinstance(request_id, _JSON_ID_TYPES):
-        return None
-    if isinstance(request_id, str) and _has_surrogate(request_id):
-        return None  # the runtime refuses such an id (-32600)
-    params = message.get("params")
-    if not isinstance(params, dict):
-        return None
+    request_id, params = plain
     version = params.get("protocolVersion")
     if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= 65535:
         return None
@@ -236,22 +242,11 @@ def plain_session_new(message: object) -> tuple[int | str, str] | None:
     """``(id, cwd)`` when ``message`` is certainly a valid ``session/new`` the fast path may
     answer: an existing absolute ``cwd``, no MCP servers, no extra directories. Anything else
     (``None``) is left to the runtime and its validation and errors."""
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+    plain = _plain_request(message, "session/new")
+    if plain is None:
         return None
-    if message.get("method") != "session/new" or set(message) - {
-        "jsonrpc",
-        "id",
-        "method",
-        "params",
-    }:
-        return None
-    request_id = message.get("id")
-    if isinstance(request_id, bool) or not isinstance(request_id, _JSON_ID_TYPES):
-        return None
-    if isinstance(request_id, str) and _has_surrogate(request_id):
-        return None
-    params = message.get("params")
-    if not isinstance(params, dict) or set(params) - {"cwd", "mcpServers", "_meta"}:
+    request_id, params = plain
+    if set(params) - {"cwd", "mcpServers", "_meta"}:
         return None
     if params.get("mcpServers", []) != [] or not _optional_object(params.get("_meta")):
         return None
