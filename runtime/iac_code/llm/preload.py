@@ -123,10 +123,6 @@ class Preloader:
         self._hook_installed = False
         self._ident: int | None = None  # the preload thread's, while it runs
 
-    @property
-    def started(self) -> bool:
-        return self._thread is not None
-
     def start(self, work: Callable[[Callable[[], None]], None]) -> None:
         if self._thread is not None:
             return
