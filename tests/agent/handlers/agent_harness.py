@@ -24,6 +24,7 @@ from iac_code.rpc.framing import encode_message
 from iac_code.rpc.memory import RawPeer, raw_peer_connection
 from iac_code.settings import Settings
 from iac_code.store import SessionStore
+from iac_code.versioned_router import route_versions
 from iac_code_dev.fake_llm import ScriptedModelClient
 
 Frame = dict[str, Any]
@@ -182,8 +183,13 @@ async def open_agent(
     *,
     settings: Settings | None = None,
     store: SessionStore | None = None,
+    versioned: bool = False,
 ) -> AsyncIterator[AgentClient]:
     """Run an agent on an in-memory connection for the duration of the block.
+
+    ``versioned`` wires it as ``iac-code acp`` does (``route_versions``: a negotiated peer
+    and the versioned router), so the test's ``initialize`` may negotiate either version;
+    otherwise the agent talks v1 straight to the connection.
 
     ``model`` is a ``ModelClient`` or a script for :class:`ScriptedModelClient` (played
     without its scripted delays). The workspace is ``tmp_path / "ws"``; state lives in
@@ -196,10 +202,14 @@ async def open_agent(
         model if isinstance(model, ModelClient) else ScriptedModelClient(model, timing=False)
     )
     connection, peer = raw_peer_connection(None)
-    agent = IacAgent(
-        settings, connection, store or SessionStore(settings.home), model_client=client
-    )
-    connection.handler = Router(agent)
+    sessions = store or SessionStore(settings.home)
+    if versioned:
+        agent, connection.handler = route_versions(
+            connection, lambda out: IacAgent(settings, out, sessions, model_client=client)
+        )
+    else:
+        agent = IacAgent(settings, connection, sessions, model_client=client)
+        connection.handler = Router(agent)
     harness = AgentClient(peer=peer, agent=agent, model=client, workspace=workspace)
     async with anyio.create_task_group() as group:
         group.start_soon(connection.serve)
