@@ -1,8 +1,9 @@
-"""One remote ACP connection: the agent's own :class:`Connection` behind in-memory pipes.
+"""One remote ACP connection: the agent's own :class:`Connection`, fed messages directly.
 
-Inbound, each client message is encoded as one NDJSON frame and written into the agent
-connection's input pipe, exactly as stdio would deliver it. Outbound, a pump reads the agent's
-frames and routes each to a stream, following the transport's routing rules:
+Inbound, each client message (already decoded by the HTTP or WebSocket endpoint) is queued
+for the agent connection as it is: no NDJSON line is written and parsed again. Outbound, the
+agent connection's writer hands its frames to :class:`_RoutingSink`, which puts each on a
+stream, following the transport's routing rules:
 
 - a response goes where its request came from: the session stream of the request's
   ``Acp-Session-Id``, else the connection stream (``session/load`` answers on the connection
@@ -28,9 +29,9 @@ from anyio.abc import TaskGroup, TaskStatus
 from iac_code.remote.options import RemoteLimits
 from iac_code.remote.protocol import message_key, params_session_id, result_session_id
 from iac_code.remote.streams import OutboundStream, OutputBudget, ReplayBudget
+from iac_code.rpc.channels import FrameSink, MessageQueue
 from iac_code.rpc.connection import Connection, RequestHandler
-from iac_code.rpc.framing import LineFramer, OversizedLine, decode_line, encode_message
-from iac_code.rpc.memory import memory_byte_pipe
+from iac_code.rpc.framing import decode_line, encode_message
 
 __all__ = ["ConnectionGone", "HandlerFactory", "RemoteConnection", "Route", "Transport"]
 
@@ -45,8 +46,7 @@ HandlerFactory = Callable[
 ]
 """Builds the handler for a new agent connection and its on-close hook (agent shutdown)."""
 
-_PIPE_CHUNKS = 64  # chunks buffered each way; a full pipe makes its writer wait
-_NO_LINE_LIMIT = 2**62  # the agent's own output needs no size limit
+_INBOUND_MESSAGES = 64  # client messages queued for the agent; a full queue makes send() wait
 
 
 class ConnectionGone(Exception):
@@ -77,12 +77,10 @@ class RemoteConnection:
         self.replay = ReplayBudget(limits.replay_bytes_per_connection)
         self.connection_stream = OutboundStream(self.budget, limits.replay_bytes, self.replay)
         self.session_streams: dict[str, OutboundStream] = {}
-        self._to_agent, agent_input = memory_byte_pipe(_PIPE_CHUNKS)
-        agent_output, self._from_agent = memory_byte_pipe(_PIPE_CHUNKS)
+        self._to_agent = MessageQueue(_INBOUND_MESSAGES)
         self.agent = Connection(
-            agent_input,
-            agent_output,
-            max_line_bytes=limits.max_body_bytes,
+            self._to_agent,
+            _RoutingSink(self),
             on_close=self._on_agent_close,
             logger=logging.getLogger("iac_code.rpc"),
         )
@@ -106,9 +104,7 @@ class RemoteConnection:
                 self.agent.handler = handler
                 self._on_close_hook = on_close
                 task_status.started()
-                async with anyio.create_task_group() as core:
-                    core.start_soon(self._pump)
-                    await self.agent.serve()
+                await self.agent.serve()
                 # The agent has shut its sessions down; stop anything they left running.
                 background.cancel_scope.cancel()
         finally:
@@ -182,12 +178,12 @@ class RemoteConnection:
             self._agent_request_routes.pop(key, None)
 
     async def send(self, message: object) -> None:
-        """Hand one message to the agent (as one NDJSON frame)."""
+        """Hand one decoded message to the agent."""
         if self.closing:
             raise ConnectionGone()
         self.touch()
         try:
-            await self._to_agent.send(encode_message(message))
+            await self._to_agent.put(message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise ConnectionGone() from None
 
@@ -216,15 +212,8 @@ class RemoteConnection:
             del self.session_streams[session_id]
             self.replay.forget(stream)
 
-    async def _pump(self) -> None:
-        framer = LineFramer(_NO_LINE_LIMIT)
-        async with self._from_agent:
-            async for chunk in self._from_agent:
-                for line in framer.feed(chunk):
-                    if not isinstance(line, OversizedLine):
-                        await self._route(line)
-
-    async def _route(self, line: bytes) -> None:
+    async def route(self, line: bytes) -> None:
+        """Put one frame of the agent's (without its ``\\n``) on the stream it belongs to."""
         session_id = _update_session_id(line)
         if session_id is not None:
             stream = self.session_stream(session_id)
@@ -279,6 +268,26 @@ class RemoteConnection:
                 self.limits.output_stall_seconds,
             )
             self.abort()
+
+
+class _RoutingSink(FrameSink):
+    """The agent connection's output: every frame is routed as the writer hands it over.
+
+    Waiting here (a full output budget) holds the agent's writer, which stops the agent
+    reading more client messages: the same backpressure as a full stdout pipe.
+    """
+
+    __slots__ = ("_connection",)
+
+    def __init__(self, connection: RemoteConnection) -> None:
+        self._connection = connection
+
+    async def send_frames(self, frames: list[bytes]) -> None:
+        for frame in frames:
+            await self._connection.route(frame[:-1])  # the encoder ends every frame in "\n"
+
+    async def aclose(self) -> None:
+        pass  # the streams are finished when the connection's run() ends
 
 
 _UPDATE_PREFIX = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"'

@@ -39,8 +39,15 @@ from acp_bindings.errors import (
     RpcError,
     error_from_wire,
 )
-from anyio.abc import ByteReceiveStream, ByteSendStream, ObjectReceiveStream, ObjectSendStream
 
+from iac_code.rpc.channels import (
+    AnyByteReceiveStream,
+    AnyByteSendStream,
+    ByteStreamSink,
+    FrameSink,
+    MessageSource,
+    NdjsonSource,
+)
 from iac_code.rpc.context import RequestContext
 from iac_code.rpc.envelope import (
     InvalidMessage,
@@ -55,9 +62,7 @@ from iac_code.rpc.errors import ConnectionClosedError, error_object_for
 from iac_code.rpc.framing import (
     DEFAULT_MAX_LINE_BYTES,
     DecodeFailure,
-    LineFramer,
     OversizedLine,
-    decode_line,
     encode_message,
 )
 from iac_code.rpc.payload_size import LARGE_FRAME_CHARS, at_least_chars
@@ -77,9 +82,6 @@ DEFAULT_SHUTDOWN_GRACE = 0.5
 """Seconds that the ``on_close`` hook and in-flight handlers get after the input ends."""
 _CANCELLED_SETTLE = 0.15
 """Seconds for cancelled handlers to unwind and for the writer's final flush."""
-
-AnyByteReceiveStream = ByteReceiveStream | ObjectReceiveStream[bytes]
-AnyByteSendStream = ByteSendStream | ObjectSendStream[bytes]
 
 
 class RequestHandler(Protocol):
@@ -174,16 +176,18 @@ class _Batch:
 
 
 class Connection:
-    """A JSON-RPC 2.0 peer over a pair of byte streams (newline-delimited JSON).
+    """A JSON-RPC 2.0 peer: decoded messages in, encoded frames out.
 
-    ``handler`` may be given later (assign :attr:`handler` before :meth:`serve`), so that a
-    handler can be built with the connection it will use for outbound calls.
+    ``source`` and ``sink`` are the transport (:mod:`iac_code.rpc.channels`); a byte stream in
+    either place means newline-delimited JSON over it. ``handler`` may be given later (assign
+    :attr:`handler` before :meth:`serve`), so that a handler can be built with the connection
+    it will use for outbound calls.
     """
 
     def __init__(
         self,
-        receive_stream: AnyByteReceiveStream,
-        send_stream: AnyByteSendStream,
+        source: MessageSource | AnyByteReceiveStream,
+        sink: FrameSink | AnyByteSendStream,
         handler: RequestHandler | None = None,
         *,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
@@ -199,14 +203,15 @@ class Connection:
         #: request) *instead* of answering it with an error. For peers that print what they
         #: like on their stdout and expect no answer to it, such as MCP servers.
         self._on_invalid_input = on_invalid_input
-        self._receive_stream = receive_stream
-        self._send_stream = send_stream
-        self._max_line_bytes = max_line_bytes
+        self._source = (
+            source if isinstance(source, MessageSource) else NdjsonSource(source, max_line_bytes)
+        )
+        self._sink = sink if isinstance(sink, FrameSink) else ByteStreamSink(sink)
         self._shutdown_grace = shutdown_grace
         self._on_close = on_close
         self._logger = logger or logging.getLogger("iac_code.rpc")
         self._writer = FrameWriter(
-            send_stream,
+            self._sink,
             max_queued_frames=max_queued_frames,
             max_pending_bytes=max_pending_output_bytes,
             logger=self._logger,
@@ -287,9 +292,9 @@ class Connection:
         task_group.cancel_scope.cancel()
 
     async def _close_streams(self) -> None:
-        for stream in (self._send_stream, self._receive_stream):
+        for end in (self._sink, self._source):
             try:
-                await stream.aclose()
+                await end.aclose()
             except Exception:  # closing a half-dead pipe must not mask the real outcome
                 self._logger.debug("error closing a stream", exc_info=True)
 
@@ -319,7 +324,6 @@ class Connection:
     # ------------------------------------------------------------------ inbound
 
     async def _read_loop(self) -> None:
-        framer = LineFramer(self._max_line_bytes)
         while True:
             if not self._writer.has_room:
                 # Backpressure: the peer is not reading our output. Reading more requests
@@ -329,25 +333,22 @@ class Connection:
                 )
                 await self._writer.wait_for_room()
             try:
-                data = await self._receive_stream.receive()
+                events = await self._source.receive_batch()
             except anyio.EndOfStream:
-                break
+                return
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
                 self._logger.warning("input failed: %r", exc)
                 return
-            for event in framer.feed(data):
-                await self._on_frame(event)
-        for event in framer.close():
-            await self._on_frame(event)
+            for event in events:
+                await self._on_input(event)
 
-    async def _on_frame(self, event: bytes | OversizedLine) -> None:
-        if isinstance(event, OversizedLine):
+    async def _on_input(self, value: object) -> None:
+        if isinstance(value, OversizedLine):
             error = InvalidRequestError(
-                "Message exceeds the maximum line size", {"maxLineBytes": event.limit}
+                "Message exceeds the maximum line size", {"maxLineBytes": value.limit}
             )
             await self._reject(None, error)
             return
-        value = decode_line(event)
         if isinstance(value, DecodeFailure):
             await self._reject(None, ParseError(data={"reason": value.reason}))
             return

@@ -22,8 +22,8 @@ import logging
 import math
 
 import anyio
-from anyio.abc import ByteSendStream, ObjectSendStream
 
+from iac_code.rpc.channels import FrameSink
 from iac_code.rpc.errors import ConnectionClosedError
 
 __all__ = ["DEFAULT_MAX_PENDING_BYTES", "DEFAULT_MAX_QUEUED_FRAMES", "FrameWriter"]
@@ -31,11 +31,9 @@ __all__ = ["DEFAULT_MAX_PENDING_BYTES", "DEFAULT_MAX_QUEUED_FRAMES", "FrameWrite
 DEFAULT_MAX_QUEUED_FRAMES = 1024
 DEFAULT_MAX_PENDING_BYTES = 16 * 2**20
 
-AnyByteSendStream = ByteSendStream | ObjectSendStream[bytes]
-
 
 class FrameWriter:
-    """Queue of encoded frames drained by :meth:`run` into ``stream``.
+    """Queue of encoded frames drained by :meth:`run` into ``sink``.
 
     ``enqueue`` fixes the frame's position in the FIFO before it returns, and waits only when
     the queue is full (backpressure from a slow reader). :meth:`close` lets :meth:`run` drain
@@ -45,7 +43,7 @@ class FrameWriter:
 
     def __init__(
         self,
-        stream: AnyByteSendStream,
+        sink: FrameSink,
         *,
         max_queued_frames: int = DEFAULT_MAX_QUEUED_FRAMES,
         max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
@@ -53,7 +51,7 @@ class FrameWriter:
     ) -> None:
         size: float = math.inf if max_queued_frames <= 0 else max_queued_frames
         self._queue_in, self._queue_out = anyio.create_memory_object_stream[bytes](size)
-        self._stream = stream
+        self._sink = sink
         self._logger = logger
         self.broken = False
         """True once a write failed (the peer stopped reading)."""
@@ -120,15 +118,14 @@ class FrameWriter:
                             batch.append(self._queue_out.receive_nowait())
                         except (anyio.WouldBlock, anyio.EndOfStream):
                             break
-                    data = batch[0] if len(batch) == 1 else b"".join(batch)
                     try:
-                        await self._stream.send(data)
+                        await self._sink.send_frames(batch)
                     except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                         self.broken = True
                         self._logger.warning("output closed by the peer: %r", exc)
                         return
                     finally:
-                        self._settle(len(data))
+                        self._settle(sum(map(len, batch)))
         finally:
             self.done.set()
             self._room.set()
