@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..requirements import RULE_PROFILES
@@ -83,10 +84,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         run_timeout=args.run_timeout,
         profile=first,
     )
-    runs = [
-        check_peer(resolve(peer, args.cache), options)
-        for peer in _selected(args.only, with_own=True)
-    ]
+    resolved = [resolve(peer, args.cache) for peer in _selected(args.only, with_own=True)]
+    # The agents mostly wait (on their start-up, on the checker's bounded waits), so a few
+    # run side by side; each has its own report and log file, and the order stays the table's.
+    with ThreadPoolExecutor(max_workers=max(1, args.peers_at_once)) as pool:
+        runs = list(pool.map(lambda one: check_peer(one, options), resolved))
     clients = _client_rows(args)
     _write(runs, options.out_dir, first, clients)
     for profile in others:
@@ -179,6 +181,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder for reports and the matrix (default ./peers-results)",
     )
     run.add_argument("--jobs", type=int, default=1, help="the checker's --jobs (default 1)")
+    run.add_argument(
+        "--peers-at-once",
+        type=int,
+        default=2,
+        metavar="N",
+        help="agents checked side by side (default 2; 1 runs them one after another)",
+    )
     run.add_argument(
         "--profile",
         action="append",

@@ -4,9 +4,11 @@ client rows in a second table, and nothing from a report reaching the page unesc
 from __future__ import annotations
 
 import json
+import threading
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
 from acp_conformance.peers.__main__ import main
 from acp_conformance.peers.agents import OWN_AGENT, PEERS_BY_NAME
 from acp_conformance.peers.html_page import (
@@ -242,3 +244,22 @@ def test_write_page_returns_the_path(tmp_path: Path) -> None:
     assert path.name == "peers-matrix.html" and path.read_text(encoding="utf-8").startswith(
         "<!DOCTYPE html>"
     )
+
+
+def test_run_checks_two_agents_side_by_side_and_keeps_the_table_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import acp_conformance.peers.__main__ as peers_main
+
+    # Both fakes must be inside check_peer at once to pass the barrier (bounded: 10 s).
+    both_running = threading.Barrier(2, timeout=10)
+
+    def fake_check(resolved, options) -> AgentRun:
+        both_running.wait()
+        return AgentRun(resolved.peer, load("report_beta.json"))
+
+    monkeypatch.setattr(peers_main, "check_peer", fake_check)
+    argv = ["run", "--out", str(tmp_path), "--profile", "acp", "--peers-at-once", "2"]
+    assert main([*argv, "--only", "sdk-echo", "--only", "opencode"]) == 0
+    page = parse((tmp_path / "acp" / "peers-matrix.html").read_text(encoding="utf-8"))
+    assert [row[0][1] for row in page.tables["agent-table"][1:]] == ["sdk-echo", "opencode"]
