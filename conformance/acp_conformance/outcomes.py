@@ -35,6 +35,8 @@ class Outcome:
     #: capability it does not advertise, another transport, a protocol version it does not
     #: speak), as opposed to one the run could not exercise (no model given, say).
     scope: bool = False
+    #: Wall time the check took, s (set by the runner; where a run's time goes).
+    seconds: float | None = None
 
 
 def passed(reason: str = "", *, frames: list[int] | None = None, **evidence: Any) -> Outcome:

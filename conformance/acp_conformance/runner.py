@@ -262,6 +262,7 @@ def judged(requirement: Requirement, outcomes: list[Outcome]) -> RequirementResu
 async def _run_check(chk: Check, requirement: Requirement, runtime: ScenarioRuntime) -> Outcome:
     ctx = CheckContext(runtime, requirement)
     budget = runtime.config.timeout * getattr(chk.func, "budget_factor", 10)
+    began = time.monotonic()
     try:
         with anyio.fail_after(budget):
             outcome = await _gate(ctx) or await chk.func(ctx)
@@ -278,6 +279,7 @@ async def _run_check(chk: Check, requirement: Requirement, runtime: ScenarioRunt
             f"checker error: {type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8)
         )
     outcome.check = chk.name
+    outcome.seconds = round(time.monotonic() - began, 3)
     if outcome.run_id is None and ctx.current is not None:
         outcome.run_id = ctx.current.id
     return outcome

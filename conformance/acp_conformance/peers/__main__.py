@@ -7,11 +7,13 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..requirements import RULE_PROFILES
 from .agents import OWN_AGENT, PEERS, PEERS_BY_NAME, REMOTE_PEERS, Peer
 from .checking import DEFAULT_RUN_TIMEOUT, CheckOptions, check_peer, load_previous, rejudge
+from .html_page import load_client_rows, write_page
 from .install import DEFAULT_STEP_TIMEOUT, Installer
 from .layout import DEFAULT_CACHE, resolve
 from .matrix import AgentRun, write_matrix
@@ -82,30 +84,45 @@ def _cmd_run(args: argparse.Namespace) -> int:
         run_timeout=args.run_timeout,
         profile=first,
     )
-    runs = [
-        check_peer(resolve(peer, args.cache), options)
-        for peer in _selected(args.only, with_own=True)
-    ]
-    _write(runs, options.out_dir, first)
+    resolved = [resolve(peer, args.cache) for peer in _selected(args.only, with_own=True)]
+    # The agents mostly wait (on their start-up, on the checker's bounded waits), so a few
+    # run side by side; each has its own report and log file, and the order stays the table's.
+    with ThreadPoolExecutor(max_workers=max(1, args.peers_at_once)) as pool:
+        runs = list(pool.map(lambda one: check_peer(one, options), resolved))
+    clients = _client_rows(args)
+    _write(runs, options.out_dir, first, clients)
     for profile in others:
         rejudged = [rejudge(run, profile, (args.out / profile).resolve()) for run in runs]
-        _write(rejudged, (args.out / profile).resolve(), profile)
+        _write(rejudged, (args.out / profile).resolve(), profile, clients)
     return 0
 
 
-def _write(runs: list[AgentRun], out_dir: Path, profile: str) -> None:
+def _client_rows(args: argparse.Namespace) -> list[dict[str, object]]:
+    """The ``--clients`` files' rows, for the page's second table."""
+    rows: list[dict[str, object]] = []
+    for path in args.clients:
+        try:
+            rows += load_client_rows(path)
+        except (OSError, ValueError, AttributeError) as error:
+            raise SystemExit(f"--clients {path}: not a client results file ({error})") from None
+    return rows
+
+
+def _write(
+    runs: list[AgentRun], out_dir: Path, profile: str, clients: list[dict[str, object]]
+) -> None:
     markdown_path, json_path = write_matrix(runs, out_dir, profile=profile)
+    html_path = write_page(runs, out_dir, clients, profile=profile)
     print(markdown_path.read_text(encoding="utf-8"))
-    print(f"wrote {markdown_path} and {json_path}", file=sys.stderr)
+    print(f"wrote {markdown_path}, {json_path} and {html_path}", file=sys.stderr)
 
 
 def _cmd_matrix(args: argparse.Namespace) -> int:
+    clients = _client_rows(args)
     for profile in _profiles(args):
         out_dir = (args.out / profile).resolve()
         runs = [load_previous(peer, out_dir) for peer in _selected(args.only, with_own=True)]
-        markdown_path, json_path = write_matrix(runs, out_dir, profile=profile)
-        print(markdown_path.read_text(encoding="utf-8"))
-        print(f"wrote {markdown_path} and {json_path}", file=sys.stderr)
+        _write(runs, out_dir, profile, clients)
     return 0
 
 
@@ -133,6 +150,17 @@ def build_parser() -> argparse.ArgumentParser:
         )
         return command
 
+    def with_clients(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--clients",
+            action="append",
+            type=Path,
+            default=[],
+            metavar="FILE",
+            help="client results JSON (rows {client, requirement, verdict, reason}, or a "
+            "client report) for the HTML page's clients table (repeatable)",
+        )
+
     with_only(sub.add_parser("list", help="the peers, whether installed, and their commands"))
     install = with_only(sub.add_parser("install", help="install missing peers into the cache"))
     install.add_argument(
@@ -154,11 +182,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--jobs", type=int, default=1, help="the checker's --jobs (default 1)")
     run.add_argument(
+        "--peers-at-once",
+        type=int,
+        default=2,
+        metavar="N",
+        help="agents checked side by side (default 2; 1 runs them one after another)",
+    )
+    run.add_argument(
         "--profile",
         action="append",
         choices=tuple(RULE_PROFILES),
         help="rule profile to run (repeatable; default: every profile, each into OUT/PROFILE/)",
     )
+    with_clients(run)
     run.add_argument("--timeout", type=float, default=30.0, help="the checker's per-wait --timeout")
     run.add_argument(
         "--run-timeout",
@@ -171,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     matrix.add_argument("--out", type=Path, default=Path("peers-results"))
     matrix.add_argument("--profile", action="append", choices=tuple(RULE_PROFILES))
+    with_clients(matrix)
     return parser
 
 

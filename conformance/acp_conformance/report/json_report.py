@@ -42,6 +42,8 @@ def to_data(result: RunResult) -> dict[str, Any]:
                 "runId": outcome.run_id,
                 "frames": outcome.frames,
             }
+            if outcome.seconds is not None:
+                entry["seconds"] = outcome.seconds
             if outcome.soft:
                 entry["judgedAsShould"] = outcome.soft
             if outcome.scope:

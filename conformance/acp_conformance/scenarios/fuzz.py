@@ -24,7 +24,7 @@ from .base import AgentRun, CheckContext, advertised, scenario, surface_value
 
 #: Cheap once its draws are cached, but the first run on a machine generates them (about 10 s
 #: of the checker's own CPU): started first, that overlaps with the other slot's agents.
-FUZZ = scenario("fuzz", "schema-generated and mutated params for every advertised method", weight=6)
+FUZZ = scenario("fuzz", "schema-generated and mutated params for every advertised method", weight=2)
 
 #: Prompts start model turns (slow, and not what this probes); aliases are project-specific.
 _SKIPPED = {"session/prompt"}

@@ -14,7 +14,7 @@ from .base import CheckContext, scenario
 UNSUPPORTED_VERSION = 65535
 
 INIT = scenario(
-    "initialize", "initialize, version negotiation and authentication surface", weight=2
+    "initialize", "initialize, version negotiation and authentication surface", weight=4
 )
 
 

@@ -178,7 +178,7 @@ _register(
     ),
 )
 
-V2_SCENARIO = scenario("protocol-v2", "protocol version 2 beside v1", weight=5)
+V2_SCENARIO = scenario("protocol-v2", "protocol version 2 beside v1", weight=10)
 
 
 def _validation() -> Any:

@@ -17,7 +17,7 @@ from ._expect import (
 from .base import AgentRun, CheckContext, advertised, scenario, surface_value, text_prompt
 from .wire import TURN_UPDATE_KINDS
 
-SESSIONS = scenario("sessions", "session/new and the capability-gated session methods", weight=3)
+SESSIONS = scenario("sessions", "session/new and the capability-gated session methods", weight=9)
 
 UNKNOWN_SESSION = "acp-conformance-unknown-session"
 

@@ -42,6 +42,9 @@ def test_json_report_has_every_requirement_and_failure_transcripts(
     assert failure["verdict"] == "fail" and failure["tier"] == "MUST"
     transcript = failure["outcomes"][0]["transcript"]
     assert any('"protocolVersion":65535' in f["line"] for f in transcript["frames"])
+    # Where the time went: every scenario check says how long it took.
+    scenario_outcomes = [o for r in data["requirements"] for o in r["outcomes"] if o.get("runId")]
+    assert scenario_outcomes and all(o["seconds"] >= 0 for o in scenario_outcomes)
 
 
 @pytest.mark.subprocess
