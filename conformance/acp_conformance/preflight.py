@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import anyio
 
 from .config import RunConfig
-from .harness.connection import AgentExited, AgentTimeout, id_key
+from .harness.agent_client import AgentExited, AgentTimeout, id_key
 from .harness.recorder import Frame
 from .outcomes import Outcome, Verdict, failed, harness_error
-from .scenarios.base import STARTUP_WAIT, AgentRun, Scenario, ScenarioRuntime, SetupError
+from .scenarios.check_context import STARTUP_WAIT, AgentRun, Scenario, ScenarioRuntime, SetupError
 
 PREFLIGHT = Scenario("preflight", "one initialize before the scenarios run")
 #: Each shutdown rung's wait for an agent the preflight gave up on.

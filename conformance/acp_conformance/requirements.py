@@ -23,7 +23,7 @@ from .kit import COVERAGE as KIT_COVERAGE
 
 if TYPE_CHECKING:
     from .outcomes import Outcome
-    from .scenarios.base import CheckContext, RunRecord
+    from .scenarios.check_context import CheckContext, RunRecord
 
 
 class Tier(StrEnum):

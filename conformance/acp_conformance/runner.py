@@ -11,7 +11,7 @@ import anyio
 
 from . import scenarios as _scenarios  # noqa: F401  (registers every check)
 from .config import RunConfig
-from .harness.connection import AgentExited, AgentTimeout
+from .harness.agent_client import AgentExited, AgentTimeout
 from .harness.remote import AccessDenied
 from .outcomes import (
     NO_DEADLINE,
@@ -28,7 +28,7 @@ from .preflight import PreflightFailure, preflight
 from .progress import Progress
 from .remote_scope import exemption
 from .requirements import CHECKS, REQUIREMENTS, Check, Requirement, Tier, effective, select
-from .scenarios.base import (
+from .scenarios.check_context import (
     SCENARIOS,
     AgentRun,
     CheckContext,

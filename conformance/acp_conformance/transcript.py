@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import UsageError
-from .harness.connection import id_key
+from .harness.agent_client import id_key
 from .harness.recorder import Direction, Frame
 from .scenarios.wire import envelope_problem
 from .validation import load_backend, method_index, validate_frames

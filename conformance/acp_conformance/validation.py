@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Protocol
 
-from .harness.connection import id_key
+from .harness.agent_client import id_key
 from .harness.recorder import Direction, Frame
 
 

@@ -11,10 +11,10 @@ import functools
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .harness.connection import id_key
+from .harness.agent_client import id_key
 
 if TYPE_CHECKING:
-    from .scenarios.base import AgentRun
+    from .scenarios.check_context import AgentRun
     from .validation import SchemaBackend
 
 DEFAULT_VERSION = 1

@@ -1,6 +1,7 @@
 """Scripted LLM HTTP server (Anthropic Messages + OpenAI Chat Completions) for tests,
 the conformance checker and the offline demo. See `script` for the turn format."""
 
+from .http_server import RecordedRequest, ScriptedLLMServer
 from .script import (
     DEFAULT_CHUNK_SIZE,
     PlannedBlock,
@@ -15,7 +16,6 @@ from .script import (
     text_turn,
     tool_turn,
 )
-from .server import RecordedRequest, ScriptedLLMServer
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",

@@ -13,8 +13,8 @@ import sys
 import threading
 from types import FrameType
 
+from .http_server import ScriptedLLMServer
 from .script import Script
-from .server import ScriptedLLMServer
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:

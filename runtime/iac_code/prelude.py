@@ -188,7 +188,7 @@ class _Importer(threading.Thread):
 
     def run(self) -> None:
         try:
-            import iac_code.server  # noqa: F401  (the import is the work)
+            import iac_code.stdio_runtime  # noqa: F401  (the import is the work)
         except BaseException as exc:  # re-raised in the main thread
             self.error = exc
 
@@ -384,8 +384,8 @@ def run_acp(
     importer.join()
     if importer.error is not None:
         raise importer.error
-    from iac_code import server
+    from iac_code import stdio_runtime
 
-    return server.run_stdio_server(
+    return stdio_runtime.run_stdio_server(
         settings, prefix=prefix, initialize_params=initialize_params, fast_sessions=sessions
     )

@@ -22,7 +22,7 @@ from iac_code.router import Router
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from iac_code.agent.server import IacAgent
+    from iac_code.agent.acp_agent import IacAgent
     from iac_code.rpc.connection import Connection
     from iac_code.rpc.context import RequestContext
 

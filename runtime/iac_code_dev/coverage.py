@@ -184,7 +184,7 @@ def _is_on(value: Any) -> bool:
 
 def _implemented(python_name: str) -> bool:
     from acp_bindings.agent import AgentHandlers
-    from iac_code.agent.server import IacAgent
+    from iac_code.agent.acp_agent import IacAgent
 
     return getattr(IacAgent, python_name, None) is not getattr(AgentHandlers, python_name, None)
 

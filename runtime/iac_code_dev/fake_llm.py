@@ -15,7 +15,7 @@ import anyio
 from acp_scripted_llm import anthropic_wire
 from acp_scripted_llm.script import Script, ScriptExhausted, plan_response
 from iac_code.llm.assembler import StreamAssembler, error_from_api
-from iac_code.llm.base import ModelRequest, ModelRequestError, ModelResponseError, StreamEvent
+from iac_code.llm.contract import ModelRequest, ModelRequestError, ModelResponseError, StreamEvent
 
 
 def request_body(request: ModelRequest) -> dict[str, Any]:

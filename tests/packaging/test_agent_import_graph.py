@@ -2,7 +2,7 @@
 
 Read statically from the source, counting every import — also those only made for type
 checking, since a type-only import back up is how a call back up starts. Two facts:
-only the stdio entry point imports ``iac_code.agent.server``, and the agent package's
+only the stdio entry point imports ``iac_code.agent.acp_agent``, and the agent package's
 modules import each other without a cycle.
 """
 
@@ -48,7 +48,7 @@ def _graph() -> dict[str, set[str]]:
 # wrap one IacAgent. Everything else (the agent's own modules, tools, llm, store, rpc) sits
 # below it and must never reach back up.
 LAYERS_ABOVE_THE_AGENT = (
-    "iac_code.server",
+    "iac_code.stdio_runtime",
     "iac_code.versioned_router",
     "iac_code.v2",
     "iac_code.remote",
@@ -56,8 +56,10 @@ LAYERS_ABOVE_THE_AGENT = (
 
 
 def test_only_the_layers_above_the_agent_import_the_agent_server() -> None:
-    importers = {module for module, imported in _graph().items() if f"{AGENT}.server" in imported}
-    assert "iac_code.server" in importers
+    importers = {
+        module for module, imported in _graph().items() if f"{AGENT}.acp_agent" in imported
+    }
+    assert "iac_code.stdio_runtime" in importers
     below = {
         module
         for module in importers
@@ -76,14 +78,14 @@ def test_the_agent_modules_import_each_other_without_a_cycle() -> None:
     except CycleError as exc:
         raise AssertionError(f"import cycle in {AGENT}: {' -> '.join(exc.args[1])}") from None
     # The server is built on everything else; the port and the session are leaves for turns.
-    assert order[-1] == f"{AGENT}.server"
+    assert order[-1] == f"{AGENT}.acp_agent"
 
 
 def test_turn_helpers_reach_the_agent_only_through_the_port() -> None:
     graph = _graph()
     for helper in ("turn", "tool_runner", "compaction", "client_delegates", "port"):
         imported = graph[f"{AGENT}.{helper}"]
-        assert f"{AGENT}.server" not in imported, helper
+        assert f"{AGENT}.acp_agent" not in imported, helper
         assert "iac_code.rpc.connection" not in imported, helper  # requests go via the port
 
 
@@ -94,9 +96,9 @@ def test_the_import_reader_sees_type_checking_and_relative_imports(tmp_path: Pat
     source.write_text(
         "from typing import TYPE_CHECKING\n"
         "from . import session\n"
-        "from ..llm.base import Usage\n"
+        "from ..llm.contract import Usage\n"
         "if TYPE_CHECKING:\n"
-        "    from iac_code.agent.server import IacAgent\n"
+        "    from iac_code.agent.acp_agent import IacAgent\n"
     )
     imported = _imports(source, tmp_path)
-    assert {f"{AGENT}.session", "iac_code.llm.base", f"{AGENT}.server"} <= imported
+    assert {f"{AGENT}.session", "iac_code.llm.contract", f"{AGENT}.acp_agent"} <= imported

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import anyio
 
-from .connection import NO_ANSWER, HandlerError
+from .agent_client import NO_ANSWER, HandlerError
 
 PermissionMode = Literal["allow", "allow_always", "reject", "reject_always", "cancel", "never"]
 

@@ -33,7 +33,7 @@ import anyio
 import httpx
 from anyio.abc import TaskGroup
 
-from .connection import (
+from .agent_client import (
     BARRIER_METHOD,
     AgentConnection,
     AgentExited,

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..harness.connection import id_key
+from ..harness.agent_client import id_key
 from ..harness.recorder import Direction, Frame, parse_line
 from ..scenarios.wire import SESSION_CREATING_METHODS, TURN_UPDATE_KINDS, envelope_problem
 from ..validation import GENERIC_ERROR

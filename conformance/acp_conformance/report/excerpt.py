@@ -6,7 +6,7 @@ from typing import Any
 
 from ..outcomes import Outcome, Verdict
 from ..runner import RunResult
-from ..scenarios.base import AgentRun
+from ..scenarios.check_context import AgentRun
 
 CONTEXT = 3
 TAIL = 30

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..harness.connection import Response
+from ..harness.agent_client import Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
 
 if TYPE_CHECKING:
-    from .base import AgentRun
+    from .check_context import AgentRun
 
 #: Codes the spec accepts for "that session does not exist".
 UNKNOWN_SESSION_CODES = (-32602, -32002)

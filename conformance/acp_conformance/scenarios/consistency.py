@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..fuzzing import resolved_schema
-from ..harness.connection import id_key
+from ..harness.agent_client import id_key
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, Verdict, not_applicable, out_of_scope, passed, soften
 from ..requirements import run_check
 from ..validation import method_index
 from ..versions import DEFAULT_VERSION, schema_version
-from .base import AgentRun, RunRecord, advertised, surface_value
+from .check_context import AgentRun, RunRecord, advertised, surface_value
 from .wire import Offence, _client_caps, _per_run
 
 #: Results that describe a session's modes and config options.

@@ -7,12 +7,12 @@ import json
 
 import anyio
 
-from ..harness.connection import BARRIER_METHOD, AgentConnection, AgentTimeout, id_key
+from ..harness.agent_client import BARRIER_METHOD, AgentConnection, AgentTimeout, id_key
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
 from ..requirements import check
 from ._expect import brief, expect_error
-from .base import CheckContext, scenario
+from .check_context import CheckContext, scenario
 
 ENVELOPE = scenario("envelope", "JSON-RPC envelope, error codes and extension methods")
 

@@ -16,11 +16,11 @@ from typing import Any
 import anyio
 
 from ..fuzzing import drawn_params, mutations, resolved_schema
-from ..harness.connection import AgentExited, AgentTimeout, Response
+from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import check
 from ..validation import load_backend, method_index
-from .base import AgentRun, CheckContext, advertised, scenario, surface_value
+from .check_context import AgentRun, CheckContext, advertised, scenario, surface_value
 
 #: Cheap once its draws are cached, but the first run on a machine generates them (about 10 s
 #: of the checker's own CPU): started first, that overlaps with the other slot's agents.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..harness.client_side import ClientSide
 from ..outcomes import Outcome, failed, passed
 from ..requirements import check
-from .base import CheckContext, scenario, text_prompt
+from .check_context import CheckContext, scenario, text_prompt
 
 BASELINE = scenario(
     "baseline",

@@ -19,7 +19,7 @@ from ..harness.http_probe import Exchange, HttpProbe, SseReader, StreamEvent, an
 from ..harness.remote import RemoteConnection, RemoteTarget
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import Tier, check, define_requirement
-from .base import CheckContext, scenario
+from .check_context import CheckContext, scenario
 
 HTTP = scenario("http-transport", "Streamable HTTP status codes, headers, streams and resume")
 
@@ -161,7 +161,7 @@ async def _with_probe(
 
 async def _connected(probe: HttpProbe) -> tuple[str, SseReader]:
     """An initialized connection with its stream open (a harness step: errors are setup errors)."""
-    from .base import SetupError
+    from .check_context import SetupError
 
     exchange, connection = await probe.initialize()
     if exchange.status != 200 or not connection:
@@ -173,7 +173,7 @@ async def _connected(probe: HttpProbe) -> tuple[str, SseReader]:
 
 
 async def _new_session(probe: HttpProbe, connection: str, stream: SseReader, cwd: str) -> str:
-    from .base import SetupError
+    from .check_context import SetupError
 
     exchange = await probe.post(rpc(1, "session/new", {"cwd": cwd, "mcpServers": []}), connection)
     event = await stream.wait_for(answers(1), probe.timeout)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..harness.connection import AgentExited, AgentTimeout, Response
+from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
 from ._expect import brief, result_dict
-from .base import CheckContext, scenario
+from .check_context import CheckContext, scenario
 
 #: The largest version the schema's uint16 allows: certainly not supported, yet valid on the wire.
 UNSUPPORTED_VERSION = 65535

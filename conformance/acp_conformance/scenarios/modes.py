@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..harness.connection import AgentTimeout, Response
+from ..harness.agent_client import AgentTimeout, Response
 from ..outcomes import Outcome, Verdict, failed, not_applicable, passed
 from ..requirements import check
 from ._expect import expect_error, expect_result, result_dict
-from .base import CheckContext, scenario
+from .check_context import CheckContext, scenario
 
 MODES = scenario("modes", "session/set_mode and session/set_config_option")
 

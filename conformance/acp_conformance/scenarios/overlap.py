@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..harness.connection import AgentExited, AgentTimeout, Response
+from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import check
 from ._expect import brief, result_dict
-from .base import AgentRun, CheckContext, text_prompt
+from .check_context import AgentRun, CheckContext, text_prompt
 from .prompting import CANCEL, STOP_REASONS, on_own_model, start_slow_turn, wait_turn_running
 
 REQUEST_CANCELLED = -32800

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 
-from ..harness.connection import AgentTimeout, Pending, Response
+from ..harness.agent_client import AgentTimeout, Pending, Response
 from ..outcomes import (
     AGENTS_OWN_MODEL,
     NO_DEADLINE,
@@ -20,7 +20,7 @@ from ..outcomes import (
 )
 from ..requirements import check
 from ._expect import brief, result_dict
-from .base import AgentRun, CheckContext, scenario, text_prompt
+from .check_context import AgentRun, CheckContext, scenario, text_prompt
 from .sessions import _turn_updates_between
 
 #: Everything that runs whole turns shares one warmed-up agent process per scenario (see

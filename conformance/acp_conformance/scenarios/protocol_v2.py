@@ -19,12 +19,12 @@ from typing import Any
 
 from .. import __version__
 from ..citations import acp, jsonrpc, rfd, schema_requires
-from ..harness.connection import AgentExited, AgentTimeout, Response
+from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope, passed
 from ..requirements import REQUIREMENTS, Requirement, Tier, check
 from ._expect import brief
-from .base import AgentRun, CheckContext, bind_script, scenario, text_prompt
+from .check_context import AgentRun, CheckContext, bind_script, scenario, text_prompt
 
 V2 = 2
 _REFERENCE = (

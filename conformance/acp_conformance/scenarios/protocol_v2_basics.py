@@ -6,11 +6,11 @@ the rest of the ``version.v2-*`` requirements."""
 from __future__ import annotations
 
 from ..citations import acp, jsonrpc
-from ..harness.connection import AgentExited, AgentTimeout, id_key
+from ..harness.agent_client import AgentExited, AgentTimeout, id_key
 from ..outcomes import NO_DEADLINE, Outcome, failed, out_of_scope, passed, soft_failed
 from ..requirements import Tier, check, define_requirement
 from ._expect import brief
-from .base import AgentRun, CheckContext
+from .check_context import AgentRun, CheckContext
 from .protocol_v2 import V2_SCENARIO, _v2_run
 
 define_requirement(

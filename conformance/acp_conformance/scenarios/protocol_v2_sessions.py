@@ -9,11 +9,11 @@ from pathlib import PurePath
 from typing import Any
 
 from ..citations import acp
-from ..harness.connection import Response
+from ..harness.agent_client import Response
 from ..outcomes import Outcome, failed, out_of_scope, passed
 from ..requirements import Tier, check, define_requirement
 from ._expect import brief
-from .base import AgentRun, CheckContext
+from .check_context import AgentRun, CheckContext
 from .protocol_v2 import V2_SCENARIO, _problems, _v2_run
 
 define_requirement(

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..citations import acp, jsonrpc, schema_requires
-from ..harness.connection import AgentExited, AgentTimeout, id_key
+from ..harness.agent_client import AgentExited, AgentTimeout, id_key
 from ..outcomes import NO_DEADLINE, Outcome, failed, passed, soft_failed
 from ..requirements import Tier, check, define_requirement, run_check
-from .base import AgentRun, CheckContext, RunRecord
+from .check_context import AgentRun, CheckContext, RunRecord
 from .envelope import ENVELOPE
 from .wire import Offence, _per_run
 

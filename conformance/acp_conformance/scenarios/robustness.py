@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..harness.connection import AgentExited, AgentTimeout
+from ..harness.agent_client import AgentExited, AgentTimeout
 from ..outcomes import Outcome, failed, passed
 from ..requirements import check
 from ._expect import brief
-from .base import AgentRun, CheckContext, scenario
+from .check_context import AgentRun, CheckContext, scenario
 
 ROBUSTNESS = scenario("robustness", "oversized and non-UTF-8 lines")
 

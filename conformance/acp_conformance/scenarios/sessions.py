@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..harness.connection import AgentExited, AgentTimeout, Response
+from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import check
 from ._expect import (
@@ -14,7 +14,7 @@ from ._expect import (
     result_dict,
     session_updates,
 )
-from .base import AgentRun, CheckContext, advertised, scenario, surface_value, text_prompt
+from .check_context import AgentRun, CheckContext, advertised, scenario, surface_value, text_prompt
 from .wire import TURN_UPDATE_KINDS
 
 SESSIONS = scenario("sessions", "session/new and the capability-gated session methods", weight=9)

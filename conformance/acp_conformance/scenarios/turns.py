@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..harness.agent_client import AgentTimeout, Response
 from ..harness.client_side import ClientSide, PermissionMode
-from ..harness.connection import AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import check
 from ..vocabularies import ToolSpec
 from ._expect import brief, result_dict, session_updates
-from .base import AgentRun, CheckContext, text_prompt
+from .check_context import AgentRun, CheckContext, text_prompt
 from .prompting import CANCEL, TURNS
 
 STREAMED_TEXT = "Hello from the scripted model, streamed in pieces."

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..fuzzing import resolved_schema
-from ..harness.connection import id_key
+from ..harness.agent_client import id_key
 from ..harness.process import Rung
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, harness_error, not_applicable, passed, soften
 from ..requirements import run_check
 from ..validation import method_index, validate_frames
 from ..versions import negotiated_version, schema_version, schemas_for
-from .base import AgentRun, RunRecord, advertised, surface_value
+from .check_context import AgentRun, RunRecord, advertised, surface_value
 
 TURN_UPDATE_KINDS = frozenset(
     {

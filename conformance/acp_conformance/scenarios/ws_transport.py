@@ -15,7 +15,7 @@ from ..harness.http_probe import initialize_request
 from ..harness.remote import CONNECTION_HEADER, RemoteTarget
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import Tier, check, define_requirement
-from .base import CheckContext, scenario
+from .check_context import CheckContext, scenario
 from .http_transport import endpoint
 
 WS = scenario("ws-transport", "WebSocket upgrade, its connection id and text frames")

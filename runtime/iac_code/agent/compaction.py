@@ -16,12 +16,12 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from iac_code.agent.history import model_messages
-from iac_code.llm.base import ModelError, ModelRequest, Usage
+from iac_code.llm.contract import ModelError, ModelRequest, Usage
 
 if TYPE_CHECKING:
     from iac_code.agent.port import AgentPort
     from iac_code.agent.session import Session
-    from iac_code.llm.base import ModelClient
+    from iac_code.llm.contract import ModelClient
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from iac_code.credentials import stored_api_key
-from iac_code.llm.base import (
+from iac_code.llm.contract import (
     MessageFinished,
     ModelClient,
     ModelRequest,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from iac_code.tools.base import Tool
+from iac_code.tools.contract import Tool
 from iac_code.tools.permissions import PermissionMemory
 
 

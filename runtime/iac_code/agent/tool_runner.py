@@ -21,10 +21,10 @@ from acp_bindings.errors import RpcError
 from iac_code.agent.client_delegates import client_accepts_forms, client_delegates
 from iac_code.agent.history import interrupted_result_event
 from iac_code.agent.permission_rules import memory_for, rule_key
-from iac_code.llm.base import ModelRequest, ModelResponse, Usage
+from iac_code.llm.contract import ModelRequest, ModelResponse, Usage
 from iac_code.rpc.errors import ConnectionClosedError
 from iac_code.tools.ask_user import AskUserTool
-from iac_code.tools.base import Tool, ToolContext, ToolOutcome
+from iac_code.tools.contract import Tool, ToolContext, ToolOutcome
 from iac_code.tools.permissions import (
     Verdict,
     decide,

@@ -25,7 +25,7 @@ from iac_code.agent.content import check_prompt, title_from_prompt
 from iac_code.agent.history import interrupted_result_event, missing_tool_results, model_messages
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.agent.timestamps import utc_now
-from iac_code.llm.base import (
+from iac_code.llm.contract import (
     ModelAuthError,
     ModelError,
     ModelRequest,
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from iac_code.agent.port import AgentPort
     from iac_code.agent.session import Session
     from iac_code.agent.tool_runner import ToolRunner
-    from iac_code.llm.base import ModelClient
+    from iac_code.llm.contract import ModelClient
 
 log = logging.getLogger(__name__)
 

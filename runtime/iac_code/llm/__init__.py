@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import (
+from .contract import (
     BlockFinished,
     ContentBlock,
     Message,

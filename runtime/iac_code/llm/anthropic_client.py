@@ -31,7 +31,7 @@ import anyio
 from iac_code.unicode_text import clean_json
 
 from .assembler import StreamAssembler, error_from_api
-from .base import (
+from .contract import (
     ContentBlock,
     Message,
     ModelAuthError,

@@ -14,7 +14,7 @@ from typing import Any
 
 from iac_code.unicode_text import clean_json, clean_text
 
-from .base import (
+from .contract import (
     BlockFinished,
     ContentBlock,
     MessageFinished,

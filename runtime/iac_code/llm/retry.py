@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from .base import ModelClient, ModelError, ModelRequest, StreamEvent
+from .contract import ModelClient, ModelError, ModelRequest, StreamEvent
 
 DEFAULT_MAX_ATTEMPTS = 6
 DEFAULT_BASE_DELAY = 1.0

@@ -1,4 +1,4 @@
-"""An MCP ``tools/call`` result turned into a :class:`~iac_code.tools.base.ToolOutcome`.
+"""An MCP ``tools/call`` result turned into a :class:`~iac_code.tools.contract.ToolOutcome`.
 
 MCP content blocks have the same shapes as ACP content blocks (text, image, audio,
 resource_link, embedded resource), so the client gets them as ACP ``content`` items with
@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from iac_code.tools.base import JsonDict, ToolOutcome, text_content
+from iac_code.tools.contract import JsonDict, ToolOutcome, text_content
 from iac_code.tools.text import cap_text
 
 _LINK_FIELDS = ("uri", "name", "title", "description", "mimeType", "size")

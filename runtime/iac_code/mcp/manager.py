@@ -38,7 +38,7 @@ from iac_code.mcp.client import (
 )
 from iac_code.mcp.config import StdioServerConfig, parse_server_configs
 from iac_code.mcp.tools import DEFAULT_CALL_TIMEOUT_S, McpTool, build_mcp_tool
-from iac_code.tools.base import Tool
+from iac_code.tools.contract import Tool
 
 # Listing tools should be quick; a server that takes longer is skipped like a silent one.
 DEFAULT_LIST_TIMEOUT_S = DEFAULT_REQUEST_TIMEOUT_S / 3

@@ -1,4 +1,4 @@
-"""MCP tools as :class:`~iac_code.tools.base.Tool` objects next to the built-in ones.
+"""MCP tools as :class:`~iac_code.tools.contract.Tool` objects next to the built-in ones.
 
 Each MCP tool becomes its own small subclass of :class:`McpTool`, because the tool contract
 keeps ``name``, ``kind``, ``description`` and ``input_schema`` on the class. Every call is an
@@ -21,7 +21,7 @@ from iac_code.mcp.client import (
 )
 from iac_code.mcp.content import outcome_from_result
 from iac_code.mcp.naming import unique_tool_name
-from iac_code.tools.base import Access, AccessKind, Tool, ToolContext, ToolOutcome
+from iac_code.tools.contract import Access, AccessKind, Tool, ToolContext, ToolOutcome
 
 DEFAULT_CALL_TIMEOUT_S = 600.0
 MAX_DESCRIPTION_CHARS = 4_000

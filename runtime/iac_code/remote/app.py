@@ -13,11 +13,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 
-from iac_code.remote.connection import HandlerFactory
 from iac_code.remote.guard import GuardMiddleware
 from iac_code.remote.http_endpoint import AcpHttpEndpoint
 from iac_code.remote.options import RemoteOptions
 from iac_code.remote.registry import ConnectionRegistry
+from iac_code.remote.remote_connection import HandlerFactory
 from iac_code.remote.websocket import AcpWebSocketEndpoint
 
 __all__ = ["build_app", "openapi_document"]

@@ -31,7 +31,6 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from iac_code.remote.connection import ConnectionGone, RemoteConnection, Route
 from iac_code.remote.protocol import (
     ACCEPT_EVENT_STREAM,
     CONNECTION_HEADER,
@@ -45,6 +44,7 @@ from iac_code.remote.protocol import (
     params_session_id,
 )
 from iac_code.remote.registry import ConnectionRegistry, TooManyConnections
+from iac_code.remote.remote_connection import ConnectionGone, RemoteConnection, Route
 from iac_code.remote.responses import (
     PARSE_ERROR,
     request_id_of,

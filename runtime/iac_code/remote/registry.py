@@ -9,8 +9,8 @@ from contextlib import asynccontextmanager
 import anyio
 from anyio.abc import TaskGroup
 
-from iac_code.remote.connection import HandlerFactory, RemoteConnection, Transport
 from iac_code.remote.options import RemoteLimits
+from iac_code.remote.remote_connection import HandlerFactory, RemoteConnection, Transport
 
 __all__ = ["ConnectionRegistry", "TooManyConnections"]
 

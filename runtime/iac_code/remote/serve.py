@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from anyio.abc import TaskGroup
 
-    from iac_code.llm.base import ModelRequest, StreamEvent
+    from iac_code.llm.contract import ModelRequest, StreamEvent
     from iac_code.rpc.connection import Connection, RequestHandler
     from iac_code.settings import Settings
 
@@ -62,7 +62,7 @@ class AgentHandlerFactory:
     def __call__(
         self, connection: Connection, background: TaskGroup
     ) -> tuple[RequestHandler, Callable[[], Awaitable[None]]]:
-        from iac_code.agent.server import IacAgent
+        from iac_code.agent.acp_agent import IacAgent
         from iac_code.router import Router
 
         agent = IacAgent(
@@ -128,7 +128,7 @@ def run_http_server(settings: Settings, options: RemoteOptions) -> int:
 
     from iac_code.logs import start_logging
     from iac_code.remote.app import build_app
-    from iac_code.server import raise_open_file_limit
+    from iac_code.stdio_runtime import raise_open_file_limit
 
     start_logging(settings)
     raise_open_file_limit()

@@ -18,10 +18,10 @@ import anyio
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from iac_code.remote.connection import ConnectionGone, RemoteConnection
 from iac_code.remote.guard import deny_websocket
 from iac_code.remote.protocol import has_lone_surrogate_id, loads_message, message_key
 from iac_code.remote.registry import ConnectionRegistry, TooManyConnections
+from iac_code.remote.remote_connection import ConnectionGone, RemoteConnection
 from iac_code.remote.responses import PARSE_ERROR, error_body
 from iac_code.remote.streams import StreamReader
 

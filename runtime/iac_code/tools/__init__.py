@@ -3,7 +3,7 @@
 Entry points: :func:`iac_code.tools.registry.default_tools`,
 :func:`iac_code.tools.permissions.decide`,
 :func:`iac_code.tools.permissions.interpret_permission_response`, and the contracts in
-:mod:`iac_code.tools.base` (``Tool``, ``ToolContext``, ``Access``, ``ToolOutcome``).
+:mod:`iac_code.tools.contract` (``Tool``, ``ToolContext``, ``Access``, ``ToolOutcome``).
 
 The names below are imported lazily (PEP 562): the search worker process imports one
 stdlib-only module of this package, and must not pay for anyio and every tool on start-up.
@@ -15,15 +15,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
-    "Access": "iac_code.tools.base",
-    "AccessKind": "iac_code.tools.base",
-    "ClientFileReader": "iac_code.tools.base",
-    "ClientFileWriter": "iac_code.tools.base",
-    "ClientTerminals": "iac_code.tools.base",
-    "Tool": "iac_code.tools.base",
-    "ToolContext": "iac_code.tools.base",
-    "ToolLimits": "iac_code.tools.base",
-    "ToolOutcome": "iac_code.tools.base",
+    "Access": "iac_code.tools.contract",
+    "AccessKind": "iac_code.tools.contract",
+    "ClientFileReader": "iac_code.tools.contract",
+    "ClientFileWriter": "iac_code.tools.contract",
+    "ClientTerminals": "iac_code.tools.contract",
+    "Tool": "iac_code.tools.contract",
+    "ToolContext": "iac_code.tools.contract",
+    "ToolLimits": "iac_code.tools.contract",
+    "ToolOutcome": "iac_code.tools.contract",
     "PERMISSION_OPTIONS": "iac_code.tools.permissions",
     "Decision": "iac_code.tools.permissions",
     "PermissionMemory": "iac_code.tools.permissions",
@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from iac_code.tools.base import (
+    from iac_code.tools.contract import (
         Access,
         AccessKind,
         ClientFileReader,

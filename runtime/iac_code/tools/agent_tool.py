@@ -6,7 +6,7 @@ The sub-agent loop itself belongs to the agent package; it arrives here as
 
 from __future__ import annotations
 
-from iac_code.tools.base import (
+from iac_code.tools.contract import (
     Access,
     AccessKind,
     JsonDict,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iac_code.tools.base import Access, AccessKind, JsonDict, Tool, ToolContext, ToolOutcome
+from iac_code.tools.contract import Access, AccessKind, JsonDict, Tool, ToolContext, ToolOutcome
 
 MAX_CHOICES = 20
 MAX_ANSWER_CHARS = 2_000

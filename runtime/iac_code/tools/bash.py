@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 
 from iac_code.child_env import child_environment
-from iac_code.tools.base import (
+from iac_code.tools.contract import (
     Access,
     AccessKind,
     JsonDict,

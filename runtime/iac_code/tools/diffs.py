@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from iac_code.tools.base import JsonDict, diff_content, text_content
+from iac_code.tools.contract import JsonDict, diff_content, text_content
 
 CONTEXT_LINES = 3
 

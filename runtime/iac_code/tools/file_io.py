@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 
-from iac_code.tools.base import ToolContext
+from iac_code.tools.contract import ToolContext
 from iac_code.tools.safe_fs import FileTooLarge, read_regular_bytes, replace_file
 from iac_code.tools.text import BINARY_SNIFF_BYTES, looks_binary
 

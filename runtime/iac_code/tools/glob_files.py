@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from iac_code.tools.base import (
+from iac_code.tools.contract import (
     Access,
     JsonDict,
     ToolContext,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import anyio
 
-from iac_code.tools.base import (
+from iac_code.tools.contract import (
     Access,
     JsonDict,
     ToolContext,

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from iac_code.tools.base import Access, AccessKind, Tool, ToolOutcome
+from iac_code.tools.contract import Access, AccessKind, Tool, ToolOutcome
 
 MODE_DEFAULT = "default"
 MODE_ACCEPT_EDITS = "accept_edits"

@@ -10,7 +10,7 @@ from typing import BinaryIO
 
 import anyio
 
-from iac_code.tools.base import (
+from iac_code.tools.contract import (
     Access,
     AccessKind,
     JsonDict,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from iac_code.tools.agent_tool import AgentTool
-from iac_code.tools.base import JsonDict, Tool
 from iac_code.tools.bash import BashTool
+from iac_code.tools.contract import JsonDict, Tool
 from iac_code.tools.edit_file import EditFileTool
 from iac_code.tools.glob_files import GlobTool
 from iac_code.tools.grep_search import GrepTool

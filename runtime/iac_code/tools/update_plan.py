@@ -7,7 +7,7 @@ runs without asking; the agent loop sends and persists the plan through
 
 from __future__ import annotations
 
-from iac_code.tools.base import Access, AccessKind, JsonDict, Tool, ToolContext, ToolOutcome
+from iac_code.tools.contract import Access, AccessKind, JsonDict, Tool, ToolContext, ToolOutcome
 
 _STATUSES = ["pending", "in_progress", "completed"]
 _PRIORITIES = ["high", "medium", "low"]

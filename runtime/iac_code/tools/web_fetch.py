@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 
 import anyio
 
-from iac_code.tools.base import (
+from iac_code.tools.contract import (
     Access,
     AccessKind,
     JsonDict,

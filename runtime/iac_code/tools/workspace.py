@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from iac_code.tools.base import Access, AccessKind, JsonDict, Tool, ToolContext
+from iac_code.tools.contract import Access, AccessKind, JsonDict, Tool, ToolContext
 from iac_code.tools.paths import (
     is_inside_roots,
     is_sensitive,

@@ -6,7 +6,7 @@ import os
 
 import anyio
 
-from iac_code.tools.base import (
+from iac_code.tools.contract import (
     Access,
     JsonDict,
     ToolContext,

@@ -79,7 +79,7 @@ if TYPE_CHECKING:
     )
     from pydantic import BaseModel
 
-    from iac_code.agent.server import IacAgent
+    from iac_code.agent.acp_agent import IacAgent
     from iac_code.agent.turn import Turn
     from iac_code.v2.rewriter import V2Rewriter
 

@@ -8,8 +8,8 @@ from typing import Any
 import anyio
 import pytest
 from acp_scripted_llm.script import Turn
+from iac_code.agent.acp_agent import IacAgent
 from iac_code.agent.compaction import kept_from, needs_compaction
-from iac_code.agent.server import IacAgent
 from iac_code.router import Router
 from iac_code.rpc.memory import raw_peer_connection
 from iac_code.settings import Settings

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from iac_code.agent.server import IacAgent
-from iac_code.llm.base import ModelClient, ModelRequest, StreamEvent, TextDelta
+from iac_code.agent.acp_agent import IacAgent
+from iac_code.llm.contract import ModelClient, ModelRequest, StreamEvent, TextDelta
 from iac_code.router import Router
 from iac_code.rpc.framing import encode_message
 from iac_code.rpc.memory import RawPeer, raw_peer_connection

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from iac_code.llm.base import ModelRateLimitError, ModelRequest, StreamEvent
+from iac_code.llm.contract import ModelRateLimitError, ModelRequest, StreamEvent
 from iac_code_dev.fake_llm import ScriptedModelClient
 
 from tests.agent.handlers.agent_harness import (

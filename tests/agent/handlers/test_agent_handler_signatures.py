@@ -18,7 +18,7 @@ import acp_bindings.models
 import pytest
 from acp_bindings.agent import AgentHandlers
 from acp_bindings.models import NewSessionRequest, PromptRequest, PromptResponse
-from iac_code.agent.server import IacAgent
+from iac_code.agent.acp_agent import IacAgent
 
 
 class _GeneratedNames(Mapping[str, Any]):

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from iac_code.llm.anthropic_client import build_params
-from iac_code.llm.base import ModelRequest, StreamEvent
+from iac_code.llm.contract import ModelRequest, StreamEvent
 from iac_code.store import SessionStore, new_session_id
 from iac_code.unicode_text import clean_json, clean_text
 from iac_code_dev.fake_llm import ScriptedModelClient

@@ -8,7 +8,7 @@ import anyio
 import pytest
 from acp_scripted_llm import error_turn, text_turn
 from iac_code.agent.model_access import ModelAccess
-from iac_code.llm.base import ModelRequest, ModelResponse
+from iac_code.llm.contract import ModelRequest, ModelResponse
 from iac_code.llm.retry import RetryNotice
 from iac_code.settings import Settings
 from iac_code_dev.fake_llm import ScriptedModelClient

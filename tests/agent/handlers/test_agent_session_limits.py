@@ -103,7 +103,7 @@ def _refused(store: SessionStore, session_id: str) -> bool:
 _NO_FREE_DESCRIPTOR = textwrap.dedent(
     """
     import os, resource, sys
-    from iac_code.server import warm_handler_modules
+    from iac_code.stdio_runtime import warm_handler_modules
     from acp_bindings.methods import METHODS
 
     if sys.argv[1] == "warm":

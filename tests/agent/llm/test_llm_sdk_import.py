@@ -9,7 +9,7 @@ import anyio
 import pytest
 from iac_code.llm import anthropic_client
 from iac_code.llm.anthropic_client import AnthropicModelClient
-from iac_code.llm.base import ModelRequest
+from iac_code.llm.contract import ModelRequest
 
 pytestmark = pytest.mark.anyio
 

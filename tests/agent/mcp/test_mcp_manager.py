@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 from iac_code.mcp.manager import McpSessionServers
-from iac_code.tools.base import ToolContext
+from iac_code.tools.contract import ToolContext
 
 from tests.agent.mcp.mcp_test_kit import fake_entry, is_alive, live_processes_with_env
 

@@ -18,7 +18,7 @@ from iac_code.mcp.config import parse_server_configs
 from iac_code.mcp.content import outcome_from_result
 from iac_code.mcp.naming import MAX_TOOL_NAME, unique_server_label, unique_tool_name
 from iac_code.mcp.tools import McpTool, build_mcp_tool
-from iac_code.tools.base import AccessKind, ToolContext
+from iac_code.tools.contract import AccessKind, ToolContext
 from iac_code.tools.permissions import (
     MODE_ACCEPT_EDITS,
     MODE_DEFAULT,

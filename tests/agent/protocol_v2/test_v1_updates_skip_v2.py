@@ -29,7 +29,7 @@ PROBE = textwrap.dedent(
 
     import anyio
 
-    import iac_code.server  # noqa: F401  (the entry module of `iac-code acp` is in the picture)
+    import iac_code.stdio_runtime  # noqa: F401  (the entry module of `iac-code acp`)
     from tests.agent.protocol_v2.versioned_agent import open_versioned_agent
 
     VERSION = int(sys.argv[1])

@@ -19,9 +19,9 @@ from anyio.abc import TaskGroup
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 from iac_code.remote.app import build_app
-from iac_code.remote.connection import HandlerFactory
 from iac_code.remote.options import RemoteLimits, RemoteOptions
 from iac_code.remote.registry import ConnectionRegistry
+from iac_code.remote.remote_connection import HandlerFactory
 from iac_code.remote.serve import agent_handler_factory
 from iac_code.settings import Settings
 

@@ -14,8 +14,8 @@ from typing import Any
 import anyio
 import pytest
 from anyio.abc import TaskGroup
-from iac_code.remote.connection import ConnectionGone, RemoteConnection
 from iac_code.remote.options import RemoteLimits
+from iac_code.remote.remote_connection import ConnectionGone, RemoteConnection
 from iac_code.rpc.connection import Connection
 from iac_code.rpc.context import RequestContext
 

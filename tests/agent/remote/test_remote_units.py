@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from iac_code.remote.connection import _update_session_id
 from iac_code.remote.options import is_loopback_host
 from iac_code.remote.protocol import message_key, needs_session_header
+from iac_code.remote.remote_connection import _update_session_id
 from iac_code.remote.streams import (
     OutboundStream,
     OutputBudget,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from iac_code.tools.base import ToolContext
+from iac_code.tools.contract import ToolContext
 
 
 @pytest.fixture

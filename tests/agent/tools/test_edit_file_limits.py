@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from iac_code.tools.base import ToolContext
+from iac_code.tools.contract import ToolContext
 from iac_code.tools.edit_file import EditFileTool
 from iac_code.tools.write_file import WriteFileTool
 
@@ -157,7 +157,7 @@ _CHILD = textwrap.dedent(
     # Without the caps the 1 GiB file took tens of GiB: fail with MemoryError instead.
     resource.setrlimit(resource.RLIMIT_AS, (3 * 1024**3, 3 * 1024**3))
     import anyio
-    from iac_code.tools.base import ToolContext
+    from iac_code.tools.contract import ToolContext
     from iac_code.tools.edit_file import EditFileTool
 
     def hwm_kib():

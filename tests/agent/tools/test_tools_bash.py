@@ -8,8 +8,8 @@ from typing import Any
 
 import anyio
 import pytest
-from iac_code.tools.base import ToolContext
 from iac_code.tools.bash import BashTool
+from iac_code.tools.contract import ToolContext
 from iac_code.tools.process_group import OutputBuffer
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from iac_code.tools.base import AccessKind, ToolContext
+from iac_code.tools.contract import AccessKind, ToolContext
 from iac_code.tools.edit_file import EditFileTool
 from iac_code.tools.glob_files import GlobTool
 from iac_code.tools.grep_search import GrepTool, Match, parse_rg_event

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from iac_code.tools.base import Access, AccessKind, ToolContext
+from iac_code.tools.contract import Access, AccessKind, ToolContext
 from iac_code.tools.permissions import (
     PERMISSION_OPTIONS,
     Action,

@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 from iac_code.tools.agent_tool import AgentTool
-from iac_code.tools.base import Access, JsonDict, Tool, ToolContext, ToolOutcome
+from iac_code.tools.contract import Access, JsonDict, Tool, ToolContext, ToolOutcome
 from iac_code.tools.registry import default_tools, tool_specs_for_model
 from iac_code.tools.text import cap_text, looks_binary
 from iac_code.tools.validation import validate_input

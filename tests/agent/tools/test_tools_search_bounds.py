@@ -15,7 +15,7 @@ import anyio
 import anyio.abc
 import pytest
 from iac_code.tools import search_process
-from iac_code.tools.base import ToolContext
+from iac_code.tools.contract import ToolContext
 from iac_code.tools.glob_files import GlobTool
 from iac_code.tools.grep_search import GrepTool
 from iac_code.tools.read_file import ReadFileTool
@@ -155,7 +155,7 @@ async def test_grep_results_are_unchanged_through_the_worker(
 
 
 def test_the_timeout_can_be_set_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from iac_code.tools.base import SEARCH_TIMEOUT_ENV, ToolLimits
+    from iac_code.tools.contract import SEARCH_TIMEOUT_ENV, ToolLimits
 
     monkeypatch.setenv(SEARCH_TIMEOUT_ENV, "2.5")
     assert ToolLimits().search_timeout_s == 2.5

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from iac_code.tools.base import ToolContext
 from iac_code.tools.bash import BashTool, visible_command
+from iac_code.tools.contract import ToolContext
 from iac_code.tools.paths import is_sensitive
 from iac_code.tools.read_file import ReadFileTool
 from iac_code.tools.write_file import WriteFileTool

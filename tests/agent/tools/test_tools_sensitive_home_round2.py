@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from iac_code.tools.base import AccessKind, ToolContext
+from iac_code.tools.contract import AccessKind, ToolContext
 from iac_code.tools.grep_search import GrepTool
 from iac_code.tools.paths import is_sensitive
 from iac_code.tools.permissions import MODE_ACCEPT_EDITS, MODE_DEFAULT, decide

@@ -18,7 +18,7 @@ import anyio
 import pytest
 from iac_code.tools import workspace as workspace_module
 from iac_code.tools import write_file as write_file_module
-from iac_code.tools.base import ToolContext
+from iac_code.tools.contract import ToolContext
 from iac_code.tools.edit_file import EditFileTool
 from iac_code.tools.grep_search import GrepTool
 from iac_code.tools.list_files import ListFilesTool

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from iac_code.tools.base import ToolContext
+from iac_code.tools.contract import ToolContext
 from iac_code.tools.html_text import html_to_text
 from iac_code.tools.ssrf import UrlCheck, check_url
 from iac_code.tools.web_fetch import WebFetchTool

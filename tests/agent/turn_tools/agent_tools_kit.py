@@ -27,8 +27,8 @@ from typing import Any
 
 import anyio
 import anyio.abc
-from iac_code.agent.server import IacAgent
-from iac_code.llm.base import ModelClient
+from iac_code.agent.acp_agent import IacAgent
+from iac_code.llm.contract import ModelClient
 from iac_code.router import Router
 from iac_code.rpc.memory import raw_peer_connection
 from iac_code.settings import Settings

@@ -16,7 +16,7 @@ import pytest
 from acp_schema.validation import validate_message
 from acp_scripted_llm import ScriptedLLMServer, Turn
 from iac_code.llm.anthropic_client import AnthropicModelClient, preload_sdk
-from iac_code.llm.base import ModelError, ModelRequest
+from iac_code.llm.contract import ModelError, ModelRequest
 from iac_code.llm.retry import RetryNotice, stream_with_retries
 
 from tests.agent.turn_tools.agent_tools_kit import WireClient, in_memory_agent

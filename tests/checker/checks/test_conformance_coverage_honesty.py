@@ -90,7 +90,7 @@ def test_an_excerpt_keeps_every_cited_frame() -> None:
     from acp_conformance.harness.recorder import Recorder
     from acp_conformance.outcomes import failed
     from acp_conformance.report.excerpt import MAX_FRAMES, excerpt
-    from acp_conformance.scenarios.base import AgentRun
+    from acp_conformance.scenarios.check_context import AgentRun
 
     recorder = Recorder()
     for n in range(400):

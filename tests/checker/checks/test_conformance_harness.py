@@ -8,8 +8,8 @@ from pathlib import Path
 import anyio
 import pytest
 from acp_conformance.config import RunConfig, agent_environment, fill_template
+from acp_conformance.harness.agent_client import NO_ANSWER, HandlerError
 from acp_conformance.harness.client_side import ClientSide
-from acp_conformance.harness.connection import NO_ANSWER, HandlerError
 from acp_conformance.harness.recorder import BoundedBuffer, Frame, parse_line
 from acp_conformance.validation import validate_frames
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from acp_conformance.harness.connection import AgentConnection, AgentExited
+from acp_conformance.harness.agent_client import AgentConnection, AgentExited
 from acp_conformance.outcomes import Verdict
 
 from tests.checker.checks.conformance_checker_support import run_checker

@@ -6,7 +6,7 @@ import re
 
 import acp_conformance.scenarios  # noqa: F401  (registers the checks)
 from acp_conformance.requirements import CHECKS, REQUIREMENTS, Tier, select
-from acp_conformance.scenarios.base import SCENARIOS
+from acp_conformance.scenarios.check_context import SCENARIOS
 
 
 def test_every_requirement_has_at_least_one_check() -> None:

@@ -11,7 +11,7 @@ from acp_conformance.harness.client_side import ClientSide
 from acp_conformance.harness.recorder import Recorder
 from acp_conformance.outcomes import Outcome, Verdict
 from acp_conformance.requirements import REQUIREMENTS
-from acp_conformance.scenarios.base import AgentRun, RunRecord
+from acp_conformance.scenarios.check_context import AgentRun, RunRecord
 from acp_conformance.scenarios.wire import (
     updates_after_session_handed_out,
     updates_before_response,

@@ -25,8 +25,8 @@ from anyio.abc import TaskGroup
 
 from .. import __version__
 from ..config import RunConfig, agent_environment
+from ..harness.agent_client import NO_ANSWER, AgentConnection, AgentExited, AgentTimeout
 from ..harness.client_side import ClientSide, PermissionMode
-from ..harness.connection import NO_ANSWER, AgentConnection, AgentExited, AgentTimeout
 from ..harness.process import AgentProcess, ExitRecord
 from ..harness.recorder import Frame, Recorder
 from ..harness.remote import AccessDenied, RemoteConnection, RemoteTarget

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from iac_code.agent.server import IacAgent
+from iac_code.agent.acp_agent import IacAgent
 from iac_code.llm.preload import GATE, IdleGate
 from iac_code.logs import start_logging
 from iac_code.router import build_models

@@ -92,7 +92,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from pydantic import BaseModel
 
-    from iac_code.llm.base import ModelClient
+    from iac_code.llm.contract import ModelClient
     from iac_code.rpc.peer import Peer
     from iac_code.settings import Settings
 
