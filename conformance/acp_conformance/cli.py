@@ -376,32 +376,20 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_proxy(args: argparse.Namespace) -> int:
-    import time
-
-    from .proxy.monitor import LiveMonitor
-    from .proxy.relay import run_relay
-    from .proxy.reports import to_data, write_html, write_json
+    from .proxy.relay import ProxyOptions, run_relay
 
     argv = list(args.agent)
     if argv and argv[0] == "--":
         argv = argv[1:]
     if not argv:
         raise UsageError("missing agent command: acp-conformance proxy [options] -- AGENT_CMD")
-    started = time.time()
-    log = args.log.open("a", encoding="utf-8") if args.log else sys.stderr
-    try:
-        result = run_relay(argv, LiveMonitor(args.profile), log)
-    finally:
-        if args.log:
-            log.close()
-    data = to_data(argv, result, started)
-    for path, writer in ((args.report_json, write_json), (args.html, write_html)):
-        if path:
-            try:
-                writer(path, data)
-            except OSError as exc:
-                print(f"acp-conformance proxy: cannot write {path}: {exc}", file=sys.stderr)
-    return result.exit_code
+    options = ProxyOptions(
+        report_json=args.report_json.resolve() if args.report_json else None,
+        html=args.html.resolve() if args.html else None,
+        log=args.log.resolve() if args.log else None,
+        profile=args.profile,
+    )
+    return run_relay(argv, options).exit_code
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,6 +26,25 @@ from .rules import LiveRule, live_rules
 KEPT_FRAMES = 20_000
 LINE_LIMIT = 2000
 
+#: Properties holding free text, which no ACP schema constrains beyond "a string" (checked
+#: by tests/checker/proxy/test_proxy_monitor.py). Validating one message costs ~2 ms
+#: (the session/update union has many branches), while agents stream thousands of chunks a
+#: second; so a message whose *shape* — everything but these texts — was already found
+#: valid is known valid without running the validator again.
+FREE_TEXT = frozenset({"text", "data", "newText", "oldText", "output"})
+SHAPE_CACHE = 50_000
+
+
+def shape_key(value: Any, name: str | None = None) -> Any:
+    """``value`` with each free-text string replaced by whether it is empty."""
+    if isinstance(value, str):
+        return ("free", bool(value)) if name in FREE_TEXT else value
+    if isinstance(value, dict):
+        return tuple(sorted((k, shape_key(v, k)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("list", *(shape_key(v) for v in value))
+    return (type(value).__name__, value)
+
 
 @dataclass
 class Finding:
@@ -104,6 +123,8 @@ class LiveMonitor:
         self.notes: list[str] = []
         self.version = DEFAULT_VERSION
         self._backends: dict[int, VersionedBackend] = {}
+        #: Shapes (see `shape_key`) of messages already found valid.
+        self._valid_shapes: set[Any] = set()
         self._sent: dict[Direction, _Side] = {"c2a": _Side(), "a2c": _Side()}
         self._initialize_ids: set[str] = set()
         self._initialized = False
@@ -332,11 +353,18 @@ class LiveMonitor:
     def _schema(self, frame: Frame, method: str, part: str, value: Any) -> list[Finding]:
         if method not in method_index_for(self.version):
             return []  # extensions and unknown methods carry no schema
+        shape = (self.version, method, part, shape_key(value))
+        if shape in self._valid_shapes:
+            return []
         backend = self._backend()
         if part == "params":
             errors = backend.validate_params(method, value)
         else:
             errors = backend.validate_result(method, value)
+        if not errors:
+            if len(self._valid_shapes) >= SHAPE_CACHE:
+                self._valid_shapes.clear()
+            self._valid_shapes.add(shape)
         return self._schema_findings(frame, method, part, errors)
 
     def _answer_schema(self, frame: Frame, msg: dict[str, Any], method: str) -> list[Finding]:

@@ -1,10 +1,10 @@
 """The byte relay between the editor (our stdin/stdout) and the agent process.
 
 One thread per direction copies whatever ``os.read`` returns straight to the other side
-with ``os.write``, untouched, after queueing a copy for the monitor thread, which splits
-it into lines and judges them. So the monitor can fall behind but never delays,
-reorders or re-encodes a byte. The agent inherits our stderr (its logs pass through as
-they are); our findings go to stderr as whole lines, or to ``--log``.
+with ``os.write``, untouched, after queueing a copy for the judge (a separate, lower
+priority process, see `judge`), which a feeder thread passes on. So judging can fall
+behind but never delays, reorders or re-encodes a byte. The agent inherits our stderr (its
+logs pass through as they are); findings go to stderr as whole lines, or to ``--log``.
 
 Pipes may close at any moment on either side: a side that stopped reading is drained
 (and its traffic still judged) so the other never blocks; our stdin's EOF becomes the
@@ -16,24 +16,29 @@ proxy exits with the agent's exit code (128+N for a signal N).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from pathlib import Path
+from typing import IO, Any
 
 from ..harness.recorder import Direction
-from .monitor import Finding, LiveMonitor
+from .judge import record
 
 CHUNK = 64 * 1024
-#: Bytes the monitor may lag behind before it skips (and says so) instead of growing.
-MONITOR_BACKLOG = 64 * 1024 * 1024
+#: Bytes the judge may lag behind before chunks are skipped (and counted) instead of queued.
+JUDGE_BACKLOG = 64 * 1024 * 1024
 #: How long the agent's stdout may stay open after the agent exited (a child holding it).
 DRAIN_AFTER_EXIT = 5.0
+#: How long the judge may take to finish after the session ended.
+JUDGE_FINISH = 120.0
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
@@ -44,79 +49,86 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-class _LineSplitter:
-    """Cuts one direction's byte stream into lines for the monitor."""
-
-    def __init__(self) -> None:
-        self.partial = b""
-        #: Set after a skipped chunk: discard up to the next newline to find a line start.
-        self.resync = False
-
-    def lines(self, data: bytes) -> list[bytes]:
-        data = self.partial + data
-        parts = data.split(b"\n")
-        self.partial = parts.pop()
-        if self.resync and parts:
-            parts.pop(0)
-            self.resync = False
-        elif self.resync:
-            self.partial = b""
-        return [p for p in parts if p.strip()]
+@dataclass
+class ProxyOptions:
+    report_json: Path | None = None
+    html: Path | None = None
+    log: Path | None = None
+    profile: str = "acp"
 
 
 @dataclass
 class RelayResult:
     exit_code: int
-    monitor: LiveMonitor
     skipped_bytes: int = 0
     closed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 class Relay:
     def __init__(
-        self,
-        argv: list[str],
-        monitor: LiveMonitor,
-        log: TextIO,
-        *,
-        stdin_fd: int = 0,
-        stdout_fd: int = 1,
+        self, argv: list[str], options: ProxyOptions, *, stdin_fd: int = 0, stdout_fd: int = 1
     ) -> None:
         self.argv = argv
-        self.monitor = monitor
-        self.log = log
+        self.options = options
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
-        self._queue: queue.SimpleQueue[tuple[Direction, bytes, str] | None] = queue.SimpleQueue()
+        self.started = time.time()
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._backlog = 0
         self._backlog_lock = threading.Lock()
         self.skipped = 0
         self.closed: list[str] = []
-        self._log_lock = threading.Lock()
+        self.notes: list[str] = []
 
-    # -- findings -----------------------------------------------------------------------
+    # -- the judge ----------------------------------------------------------------------
 
-    def report(self, findings: list[Finding]) -> None:
-        if not findings:
-            return
-        text = "".join(f"acp-conformance proxy: {f.describe()}\n" for f in findings)
-        with self._log_lock:
-            try:
-                self.log.write(text)
-                self.log.flush()
-            except (OSError, ValueError):
-                pass  # a closed log must not stop the relay
+    def _start_judge(self) -> subprocess.Popen[bytes] | None:
+        opts = self.options
+        argv = [sys.executable, "-m", "acp_conformance.proxy.judge"]
+        argv += ["--agent-json", json.dumps(self.argv), "--profile", opts.profile]
+        for flag, path in (("--report-json", opts.report_json), ("--html", opts.html)):
+            if path is not None:
+                argv += [flag, str(path)]
+        if opts.log is not None:
+            argv += ["--log", str(opts.log)]
+        try:
+            # Its own session: a terminal's Ctrl-C must not stop it before the reports. Not
+            # our stdout: the editor must see EOF when the agent closes it, not when the
+            # judge is done.
+            return subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                bufsize=0,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            print(f"acp-conformance proxy: no judge, relaying only: {exc}", file=sys.stderr)
+            return None
 
-    # -- threads ------------------------------------------------------------------------
+    def _feed(self, judge: IO[bytes]) -> None:
+        """Pass queued copies to the judge; if it is gone, keep draining the queue."""
+        alive = True
+        while (item := self._queue.get()) is not None:
+            with self._backlog_lock:
+                self._backlog -= len(item) - 6
+            if alive:
+                try:
+                    judge.write(item)
+                except (OSError, ValueError):
+                    alive = False
 
-    def _enqueue(self, direction: Direction, data: bytes, kind: str = "data") -> None:
+    def _enqueue(self, direction: Direction, data: bytes, kind: bytes = b"d") -> None:
         """Queue a copy for the judge; past the backlog bound the copy is dropped instead."""
         with self._backlog_lock:
-            if kind == "data" and self._backlog + len(data) > MONITOR_BACKLOG:
+            if kind == b"d" and self._backlog + len(data) > JUDGE_BACKLOG:
                 self.skipped += len(data)
-                data, kind = b"", "skip"
+                data, kind = b"", b"s"
             self._backlog += len(data)
-        self._queue.put((direction, data, kind))
+        self._queue.put(record(direction, kind, data))
+
+    # -- relaying -----------------------------------------------------------------------
 
     def _pump(
         self,
@@ -143,33 +155,8 @@ class Relay:
                 except OSError:
                     target_open = False  # the reader went away: keep draining, keep judging
                     self.closed.append(name)
-        self._enqueue(direction, b"", "eof")
+        self._enqueue(direction, b"", b"e")
         on_eof()
-
-    def _judge(self) -> None:
-        splitters = {"c2a": _LineSplitter(), "a2c": _LineSplitter()}
-        while (item := self._queue.get()) is not None:
-            direction, data, kind = item
-            with self._backlog_lock:
-                self._backlog -= len(data)
-            splitter = splitters[direction]
-            if kind == "skip":
-                splitter.partial, splitter.resync = b"", True
-                continue
-            for line in splitter.lines(data):
-                self.report(self.monitor.feed(direction, line))
-            if kind == "eof":
-                rest, splitter.partial = splitter.partial, b""
-                if rest.strip() and not splitter.resync:
-                    self.report(self.monitor.feed(direction, rest, terminated=False))
-        if self.skipped:
-            self.monitor.notes.append(
-                f"the monitor fell {MONITOR_BACKLOG} bytes behind and skipped judging "
-                f"{self.skipped} bytes (all of them were relayed)"
-            )
-        self.report(self.monitor.finish())
-
-    # -- the whole run ------------------------------------------------------------------
 
     def run(self) -> RelayResult:
         try:
@@ -181,14 +168,18 @@ class Relay:
                 start_new_session=True,
             )
         except OSError as exc:
-            self.log.write(f"acp-conformance proxy: cannot start {self.argv[0]}: {exc}\n")
-            self.log.flush()
-            return RelayResult(127, self.monitor)
+            print(f"acp-conformance proxy: cannot start {self.argv[0]}: {exc}", file=sys.stderr)
+            return RelayResult(127)
         assert proc.stdin is not None and proc.stdout is not None
         agent_in, agent_out = proc.stdin, proc.stdout
         previous = self._forward_signals(proc)
-        judge = threading.Thread(target=self._judge, name="acp-proxy-judge", daemon=True)
-        judge.start()
+        judge = self._start_judge()
+        feeder = None
+        if judge is not None and judge.stdin is not None:
+            feeder = threading.Thread(
+                target=self._feed, args=(judge.stdin,), name="acp-proxy-feed", daemon=True
+            )
+            feeder.start()
 
         def close_agent_stdin() -> None:
             with contextlib.suppress(OSError):
@@ -219,15 +210,46 @@ class Relay:
                 signal.signal(sig, handler)
         downstream.join(DRAIN_AFTER_EXIT)
         if downstream.is_alive():
-            self.monitor.notes.append(
+            self.notes.append(
                 "the agent's stdout stayed open after it exited (a child process holds it); "
                 "the proxy stopped relaying it"
             )
+        exit_code = 128 - code if code < 0 else code  # killed by signal N: 128+N, as shells do
+        result = RelayResult(exit_code, self.skipped, self.closed, self.notes)
+        self._finish_judge(judge, feeder, result)
+        return result
+
+    def _finish_judge(
+        self,
+        judge: subprocess.Popen[bytes] | None,
+        feeder: threading.Thread | None,
+        result: RelayResult,
+    ) -> None:
+        if judge is None or judge.stdin is None or feeder is None:
+            return
+        if result.skipped_bytes:
+            result.notes.append(
+                f"the judge fell {JUDGE_BACKLOG} bytes behind and skipped "
+                f"{result.skipped_bytes} bytes (all of them were relayed)"
+            )
+        outcome = {
+            "exitCode": result.exit_code,
+            "closed": result.closed,
+            "skipped": result.skipped_bytes,
+            "notes": result.notes,
+            "started": self.started,
+        }
+        self._queue.put(record("c2a", b"x", json.dumps(outcome).encode()))
         self._queue.put(None)
-        judge.join()
-        return RelayResult(
-            128 - code if code < 0 else code, self.monitor, self.skipped, self.closed
-        )
+        feeder.join()
+        with contextlib.suppress(OSError):
+            judge.stdin.close()
+        try:
+            judge.wait(JUDGE_FINISH)
+        except subprocess.TimeoutExpired:
+            judge.kill()
+            judge.wait()
+            print("acp-conformance proxy: the judge did not finish; stopped it", file=sys.stderr)
 
     def _forward_signals(self, proc: subprocess.Popen[bytes]) -> dict[signal.Signals, Any]:
         if threading.current_thread() is not threading.main_thread():
@@ -243,7 +265,6 @@ class Relay:
         return previous
 
 
-def run_relay(argv: list[str], monitor: LiveMonitor, log: TextIO | None = None) -> RelayResult:
-    """Relay our stdio to ``argv`` until it exits; findings go to ``log`` (stderr)."""
-    sys.setswitchinterval(0.0005)  # the judge thread must not hold up a waiting relay long
-    return Relay(argv, monitor, log or sys.stderr).run()
+def run_relay(argv: list[str], options: ProxyOptions) -> RelayResult:
+    """Relay our stdio to ``argv`` until it exits, judged by a separate process."""
+    return Relay(argv, options).run()

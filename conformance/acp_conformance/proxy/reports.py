@@ -11,7 +11,6 @@ from typing import Any
 
 from .. import __version__
 from .monitor import LINE_LIMIT, Finding, LiveMonitor
-from .relay import RelayResult
 
 FORMAT = "acp-conformance-proxy-report"
 FORMAT_VERSION = 1
@@ -25,8 +24,15 @@ def _context(monitor: LiveMonitor, finding: Finding) -> list[dict[str, Any]]:
     return [f.to_json(LINE_LIMIT) for f in kept[low:high]]
 
 
-def to_data(argv: list[str], result: RelayResult, started: float) -> dict[str, Any]:
-    monitor = result.monitor
+def to_data(
+    argv: list[str],
+    monitor: LiveMonitor,
+    *,
+    exit_code: int | None,
+    closed: list[str],
+    skipped: int,
+    started: float,
+) -> dict[str, Any]:
     findings = sorted(monitor.findings, key=lambda f: f.seq)
     rules: dict[str, dict[str, Any]] = {}
     for finding in findings:
@@ -46,7 +52,7 @@ def to_data(argv: list[str], result: RelayResult, started: float) -> dict[str, A
         "format": FORMAT,
         "formatVersion": FORMAT_VERSION,
         "checker": {"name": "acp-conformance", "version": __version__},
-        "agent": {"command": argv, "exitCode": result.exit_code},
+        "agent": {"command": argv, "exitCode": exit_code},
         "profile": monitor.profile,
         "protocolVersion": monitor.version,
         "startedAt": dt.datetime.fromtimestamp(started, dt.UTC).isoformat(),
@@ -62,8 +68,8 @@ def to_data(argv: list[str], result: RelayResult, started: float) -> dict[str, A
         "rules": rules,
         "findings": [{**f.to_json(), "context": _context(monitor, f)} for f in findings],
         "notes": monitor.notes,
-        "closedPipes": result.closed,
-        "skippedBytes": result.skipped_bytes,
+        "closedPipes": closed,
+        "skippedBytes": skipped,
     }
 
 

@@ -19,7 +19,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import concurrency, conformance, first_turn, hardening, llm, remote, sessions, startup
+from . import (
+    concurrency,
+    conformance,
+    first_turn,
+    hardening,
+    llm,
+    proxy,
+    remote,
+    sessions,
+    startup,
+)
 from ._client import HarnessError
 from .context import BenchContext, default_agent_argv
 from .procinfo import machine_description
@@ -53,6 +63,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("remote_relay", "SSE and WebSocket vs stdio", remote.run_relay_remote),
     Metric("remote_concurrent", "0 errors", remote.run_concurrent_remote),
     Metric("conformance", "≤ 20 s (-j 2); SPEC ≤ 30 s", conformance.run),
+    Metric("proxy", proxy.TARGET, proxy.run),
     Metric("kill9", "0 inconsistent sessions", hardening.run_kill9, by_default=False),
     Metric("burst", "0 errors", hardening.run_burst, by_default=False),
 )

@@ -126,3 +126,18 @@ def test_v2_is_judged_by_its_own_schemas_and_batches_entry_by_entry() -> None:
     assert monitor.version == 2
     assert rules == ["client.envelope-valid"]
     assert any("session/list" in note for note in monitor.notes)
+
+
+def test_the_valid_shape_cache_skips_only_messages_differing_in_free_text() -> None:
+    """Free text is a plain string in every schema, so a second chunk differing only there is
+    known valid; one differing anywhere else (a non-string text) is still validated."""
+    other_text = chunk()
+    other_text["params"]["update"]["content"]["text"] = "a different text"
+    bad = chunk()
+    bad["params"]["update"]["content"]["text"] = 7
+    _, rules = judge(
+        ("c2a", INIT), ("a2c", INIT_OK), ("c2a", NEW), ("a2c", NEW_OK),
+        ("c2a", PROMPT), ("a2c", chunk()), ("a2c", other_text), ("a2c", bad),
+        ("a2c", PROMPT_OK),
+    )  # fmt: skip
+    assert rules == ["schema.agent-messages-valid"]
