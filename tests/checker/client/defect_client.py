@@ -80,6 +80,8 @@ def main() -> int:
         }
     )
     answer(1)
+    if args.defect == "hang":
+        agent.stdout.read()  # type: ignore[union-attr]  # waits for an agent that waits too
     import os
 
     send(

@@ -84,6 +84,18 @@ def test_client_that_exits_at_once_is_inconclusive_with_its_stderr(
     assert "giving up at once" in out and "Traceback" not in out
 
 
+def test_a_hanging_client_is_killed_at_the_scenario_deadline(tmp_path: Path) -> None:
+    result = check_client(
+        [*DEFECT, "--defect", "hang"],
+        ["baseline"],
+        timeout=30,
+        scenario_timeout=3,
+        workdir=tmp_path,
+    )
+    assert result.notes == ["scenario baseline: still running at the deadline (killed)"]
+    assert result.results["client.init.first"].verdict is Verdict.PASS
+
+
 def test_client_command_not_found_is_inconclusive(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
