@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 
 from . import __version__
+from .client import command as client_command
 from .config import RunConfig, UsageError
 from .harness.remote import RemoteTarget
 from .progress import progress_reporter
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    client_command.register(sub)
 
     run = sub.add_parser(
         "run",
@@ -404,6 +406,7 @@ def main(argv: list[str] | None = None) -> int:
             "list": _cmd_list,
             "validate": _cmd_validate,
             "proxy": _cmd_proxy,
+            "client": client_command.run,
         }[args.command]
         return handler(args)
     except UsageError as exc:

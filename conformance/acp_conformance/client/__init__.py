@@ -1,0 +1,1 @@
+"""``acp-conformance client``: the checker plays the agent and judges an ACP client."""

@@ -1,0 +1,126 @@
+"""``acp-conformance client``: real client processes against the agent double, each seeded
+defect caught under its requirement id, and bad client commands reported without a traceback."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from acp_conformance.cli import main
+from acp_conformance.client.command import check_client
+from acp_conformance.outcomes import Verdict
+
+pytestmark = pytest.mark.subprocess
+
+HERE = Path(__file__).parent
+DEFECT = [sys.executable, str(HERE / "defect_client.py"), "--agent", "{agent}"]
+RECIPE = [
+    sys.executable,
+    "-m",
+    "acp_conformance.client.recipes.python_sdk_client",
+    "--scenario",
+    "{scenario}",
+    "--agent",
+    "{agent}",
+]
+TS_RECIPE = Path(__file__).parents[3] / "conformance/acp_conformance/client/recipes/ts"
+
+
+def verdicts(argv: list[str], tmp_path: Path, *scenarios: str) -> dict[str, Verdict]:
+    result = check_client(argv, list(scenarios), timeout=5, scenario_timeout=30, workdir=tmp_path)
+    return {rid: item.verdict for rid, item in result.results.items()} | {
+        "_exit": result.exit_code  # type: ignore[dict-item]
+    }
+
+
+def test_python_sdk_recipe_is_conformant(tmp_path: Path) -> None:
+    found = verdicts(RECIPE, tmp_path, "baseline", "tolerance", "prompt-error", "cancel")
+    assert found["_exit"] == 0
+    for rid in (
+        "client.init.first",
+        "client.fs.read",
+        "client.fs.write",
+        "client.permission.option",
+        "client.permission.cancelled",
+        "client.tolerance.unknown-update",
+        "client.jsonrpc.id-echo",
+    ):
+        assert found[rid] is Verdict.PASS, rid
+    assert found["client.terminal.create"] is Verdict.NOT_APPLICABLE
+
+
+def test_a_plain_raw_client_passes(tmp_path: Path) -> None:
+    found = verdicts(DEFECT, tmp_path, "baseline", "tolerance")
+    assert found["_exit"] == 0
+    assert found["client.permission.option"] is Verdict.PASS
+
+
+@pytest.mark.parametrize(
+    ("defect", "scenario", "requirement", "exit_code"),
+    [
+        ("before-init", "baseline", "client.init.first", 1),
+        ("bad-option", "baseline", "client.permission.option", 0),  # a SHOULD
+        ("no-echo", "baseline", "client.jsonrpc.id-echo", 1),
+        ("crash-unknown", "tolerance", "client.tolerance.unknown-update", 1),
+        ("garbage", "baseline", "client.wire.json", 1),
+    ],
+)
+def test_seeded_defect_is_caught(
+    tmp_path: Path, defect: str, scenario: str, requirement: str, exit_code: int
+) -> None:
+    found = verdicts([*DEFECT, "--defect", defect], tmp_path, scenario)
+    assert found[requirement] is Verdict.FAIL
+    assert found["_exit"] == exit_code
+
+
+def test_client_that_exits_at_once_is_inconclusive_with_its_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["client", "--scenario", "baseline", "--", *DEFECT, "--defect", "exit-at-once"])
+    out = capsys.readouterr().out
+    assert code == 3
+    assert "giving up at once" in out and "Traceback" not in out
+
+
+def test_a_hanging_client_is_killed_at_the_scenario_deadline(tmp_path: Path) -> None:
+    result = check_client(
+        [*DEFECT, "--defect", "hang"],
+        ["baseline"],
+        timeout=30,
+        scenario_timeout=3,
+        workdir=tmp_path,
+    )
+    assert result.notes == ["scenario baseline: still running at the deadline (killed)"]
+    assert result.results["client.init.first"].verdict is Verdict.PASS
+
+
+def test_client_command_not_found_is_inconclusive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "r.json"
+    code = main(["client", "--report-json", str(report), "--", "no-such-client-xyz", "{agent}"])
+    assert code == 3
+    assert "could not be started" in capsys.readouterr().out
+    assert '"status": "inconclusive"' in report.read_text()
+
+
+def test_client_command_without_agent_placeholder_is_a_usage_error() -> None:
+    assert main(["client", "--", "true"]) == 2
+
+
+def test_typescript_sdk_recipe(tmp_path: Path) -> None:
+    if not (TS_RECIPE / "node_modules").is_dir() or shutil.which("node") is None:
+        pytest.skip(f"npm install in {TS_RECIPE} (and node on PATH) to run the TypeScript recipe")
+    argv = [
+        "node",
+        str(TS_RECIPE / "ts_sdk_client.mjs"),
+        "--scenario",
+        "{scenario}",
+        "--agent",
+        "{agent}",
+    ]
+    found = verdicts(argv, tmp_path, "baseline", "tolerance")
+    assert found["client.init.first"] is Verdict.PASS
+    assert found["client.jsonrpc.id-echo"] is Verdict.PASS
