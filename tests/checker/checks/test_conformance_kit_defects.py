@@ -24,6 +24,8 @@ V2_DEFECTS = {
     "commands-after-resume": "version.v2-resume-updates-before-answer",
     "chunks-without-whole": "version.v2-replay-message-whole-first",
     "no-batches": "version.v2-batch-basics",
+    "answer-cancel": "version.v2-cancel-meta-not-answered",
+    "odd-stop-reason": "version.v2-stop-reason-known",
 }
 #: The v2 turn checks need a prompt turn, which the checker runs only with a model.
 WITH_MODEL = {"llm": "anthropic"}
