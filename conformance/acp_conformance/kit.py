@@ -333,6 +333,9 @@ COVERAGE: dict[str, tuple[str, ...]] = {
     # A cancel carrying _meta: still a cancel, never answered.
     "version.v2-cancel-meta-not-answered": ("v2:ACP-CANCEL-205", "v2:ACP-CANCEL-206"),
     "version.v2-stop-reason-known": ("v2:ACP-CANCEL-207",),
+    "version.v2-prompt-image-accepted": ("v2:ACP-PROMPTCAP-001",),
+    "version.v2-prompt-audio-accepted": ("v2:ACP-PROMPTCAP-002",),
+    "version.v2-prompt-embedded-context-accepted": ("v2:ACP-PROMPTCAP-003",),
     "version.v2-close-cancels-turn": ("v2:ACP-CANCEL-208", "v2:ACP-CLOSE-202"),
     "version.v2-user-message-echo": ("v2:ACP-PROMPT-203",),
     "version.v2-resume-updates-before-answer": ("v2:ACP-RESUME-202",),
@@ -355,9 +358,6 @@ PENDING: dict[str, str] = {
         "the v2 checks never declare auth.terminal, so terminal auth methods are only judged "
         "as not to be offered, their args/env never seen"
     ),
-    "v2:ACP-PROMPTCAP-001": _V2_SUITE,
-    "v2:ACP-PROMPTCAP-002": _V2_SUITE,
-    "v2:ACP-PROMPTCAP-003": _V2_SUITE,
     "v2:ACP-PERM-201": _V2_SUITE,
     "v2:ACP-CLIENTCAP-201": _V2_SUITE,
     "v2:ACP-CLIENTCAP-202": _V2_SUITE,
