@@ -27,6 +27,7 @@ V2_DEFECTS = {
     "answer-cancel": "version.v2-cancel-meta-not-answered",
     "odd-stop-reason": "version.v2-stop-reason-known",
     "reject-image": "version.v2-prompt-image-accepted",
+    "fs-call": "version.v2-no-unadvertised-client-methods",
 }
 #: The v2 turn checks need a prompt turn, which the checker runs only with a model.
 WITH_MODEL = {"llm": "anthropic"}
