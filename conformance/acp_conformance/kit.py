@@ -337,6 +337,7 @@ COVERAGE: dict[str, tuple[str, ...]] = {
     "version.v2-prompt-audio-accepted": ("v2:ACP-PROMPTCAP-002",),
     "version.v2-prompt-embedded-context-accepted": ("v2:ACP-PROMPTCAP-003",),
     "version.v2-no-unadvertised-client-methods": ("v2:ACP-CLIENTCAP-201", "v2:ACP-CLIENTCAP-202"),
+    "version.v2-close-idle-session": ("v2:ACP-CLOSE-201",),
     "version.v2-close-cancels-turn": ("v2:ACP-CANCEL-208", "v2:ACP-CLOSE-202"),
     "version.v2-user-message-echo": ("v2:ACP-PROMPT-203",),
     "version.v2-resume-updates-before-answer": ("v2:ACP-RESUME-202",),
@@ -360,7 +361,6 @@ PENDING: dict[str, str] = {
         "as not to be offered, their args/env never seen"
     ),
     "v2:ACP-PERM-201": _V2_SUITE,
-    "v2:ACP-CLOSE-201": _V2_SUITE,
     "v2:ACP-RESUME-201": _V2_SUITE,
     "v2:ACP-RESUME-203": _V2_SUITE,
     "v2:ACP-RESUME-204": _V2_SUITE,

@@ -28,6 +28,7 @@ V2_DEFECTS = {
     "odd-stop-reason": "version.v2-stop-reason-known",
     "reject-image": "version.v2-prompt-image-accepted",
     "fs-call": "version.v2-no-unadvertised-client-methods",
+    "close-idle-errors": "version.v2-close-idle-session",
 }
 #: The v2 turn checks need a prompt turn, which the checker runs only with a model.
 WITH_MODEL = {"llm": "anthropic"}
