@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Any
 
-from ..citations import acp
+from ..citations import acp, schema_requires
 from ..harness.agent_client import Response
 from ..outcomes import Outcome, failed, out_of_scope, passed
 from ..requirements import Tier, check, define_requirement
@@ -166,3 +166,30 @@ async def v2_additional_directories(ctx: CheckContext) -> Outcome:
     return passed(
         "v2 session/new accepted an absolute additional directory", frames=[response.frame.seq]
     )
+
+
+define_requirement(
+    "version.v2-close-idle-session",
+    Tier.MUST,
+    "On a v2 connection session/close of an idle session answers a result object (no keys but "
+    "_meta), not an error.",
+    schema_requires("the v2 session/close result shape", version=2),
+)
+
+
+@check("version.v2-close-idle-session", scenario=V2_SCENARIO)
+async def v2_close_idle_session(ctx: CheckContext) -> Outcome:
+    run, skip = await _v2_run(ctx)
+    if run is None:
+        assert skip is not None
+        return skip
+    created = await _new_session(ctx, run)
+    session_id = created.result.get("sessionId") if isinstance(created.result, dict) else None
+    if not isinstance(session_id, str):
+        return failed(f"v2 session/new gave no session id: {brief(created.frame)}")
+    closed = await run.live.request("session/close", {"sessionId": session_id})
+    frames = [created.frame.seq, closed.frame.seq]
+    result = closed.result
+    if closed.is_error or not isinstance(result, dict) or set(result) - {"_meta"}:
+        return failed(f"session/close of an idle session: {brief(closed.frame)}", frames=frames)
+    return passed("session/close of an idle session answered {}", frames=frames)

@@ -24,6 +24,11 @@ V2_DEFECTS = {
     "commands-after-resume": "version.v2-resume-updates-before-answer",
     "chunks-without-whole": "version.v2-replay-message-whole-first",
     "no-batches": "version.v2-batch-basics",
+    "answer-cancel": "version.v2-cancel-meta-not-answered",
+    "odd-stop-reason": "version.v2-stop-reason-known",
+    "reject-image": "version.v2-prompt-image-accepted",
+    "fs-call": "version.v2-no-unadvertised-client-methods",
+    "close-idle-errors": "version.v2-close-idle-session",
 }
 #: The v2 turn checks need a prompt turn, which the checker runs only with a model.
 WITH_MODEL = {"llm": "anthropic"}
@@ -58,7 +63,14 @@ def test_seeded_v2_defect_fails_its_requirement(defect: str, requirement: str) -
 
 @pytest.mark.subprocess
 def test_the_correct_v2_fixture_passes_every_new_v2_requirement() -> None:
-    judged = sorted({*V2_DEFECTS.values(), "version.v2-batch-requests"})
+    judged = sorted(
+        {
+            *V2_DEFECTS.values(),
+            "version.v2-batch-requests",
+            "version.v2-prompt-audio-accepted",
+            "version.v2-prompt-embedded-context-accepted",
+        }
+    )
     result = run_checker(raw_v2_agent(), only=judged, **WITH_MODEL)
     verdicts = {rid: (r.verdict, r.reason) for rid, r in result.results.items()}
     assert {v for v, _ in verdicts.values()} == {Verdict.PASS}, verdicts

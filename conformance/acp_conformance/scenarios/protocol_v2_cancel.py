@@ -1,0 +1,136 @@
+"""Protocol version 2's cancellation details beyond "a cancel ends the turn cancelled" (which
+:mod:`.protocol_v2` judges): a ``session/cancel`` that carries ``_meta`` is still a cancel and
+is never answered, and the stop reasons an agent reports are ACP's own or ``_``-prefixed."""
+
+from __future__ import annotations
+
+from ..citations import acp, jsonrpc
+from ..harness.agent_client import AgentExited, AgentTimeout
+from ..harness.recorder import Frame
+from ..outcomes import Outcome, failed, passed
+from ..requirements import Tier, check, define_requirement
+from ._expect import brief
+from .check_context import CheckContext
+from .protocol_v2 import (
+    _SLOW_MODEL_TURN,
+    V2_SCENARIO,
+    _accepted_slow_prompt,
+    _echo_turn,
+    _v2_session,
+    _v2_turn_run,
+    _wait_idle,
+)
+
+define_requirement(
+    "version.v2-cancel-meta-not-answered",
+    Tier.MUST,
+    "On a v2 connection a session/cancel notification that carries _meta still cancels the "
+    "turn (idle with stopReason cancelled) and gets no response of any kind.",
+    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification")
+    + "; "
+    + acp(
+        "prompt-turn",
+        "Cancellation",
+        "the Agent MUST respond ... with the cancelled stop reason",
+    ),
+    llm=True,
+)
+# The draft schema only reserves the names ("Values beginning with `_` are reserved for
+# implementation-specific extensions"): no MUST sentence, so SHOULD.
+define_requirement(
+    "version.v2-stop-reason-known",
+    Tier.SHOULD,
+    "On a v2 connection every idle state_update's stopReason is one ACP defines (end_turn, "
+    "max_tokens, max_turn_requests, refusal, cancelled) or starts with _.",
+    "ACP v2 draft schema 2.0.0-alpha.3, StopReason: unknown values not beginning with _ are "
+    "reserved for future ACP versions",
+    llm=True,
+)
+
+#: The stop reasons the v2 draft names; anything else must be a ``_`` extension.
+KNOWN_STOP_REASONS = frozenset(
+    {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
+)
+
+
+def _answers_notification(frame: Frame) -> bool:
+    """A response frame with a null id: the only answer a notification could ever get."""
+    msg = frame.message
+    return (
+        frame.direction == "a2c"
+        and isinstance(msg, dict)
+        and "method" not in msg
+        and ("result" in msg or "error" in msg)
+        and msg.get("id") is None
+    )
+
+
+@check("version.v2-cancel-meta-not-answered", scenario=V2_SCENARIO)
+async def v2_cancel_with_meta_is_not_answered(ctx: CheckContext) -> Outcome:
+    run, skip = await _v2_turn_run(ctx, [_SLOW_MODEL_TURN])
+    if run is None:
+        assert skip is not None
+        return skip
+    session_id = await _v2_session(ctx, run)
+    if isinstance(session_id, Outcome):
+        return session_id
+    answer = await _accepted_slow_prompt(ctx, run, session_id)
+    if isinstance(answer, Outcome):
+        return answer
+    cancel = await run.live.notify(
+        "session/cancel",
+        {"sessionId": session_id, "_meta": {"acp-conformance": {"reason": "user"}}},
+    )
+    try:
+        idle = await _wait_idle(ctx, run, session_id, answer.frame.seq)
+    except (AgentTimeout, AgentExited) as exc:
+        return failed(f"no state_update idle after a session/cancel with _meta: {exc}")
+    frames = [answer.frame.seq, cancel.seq, idle.seq]
+    stop = idle.message["params"]["update"].get("stopReason")
+    if stop != "cancelled":
+        return failed(f"a cancel with _meta ended the turn idle with {stop!r}", frames=frames)
+    barrier = await run.live.barrier()
+    replies = [
+        f.seq for f in run.frames[cancel.seq : barrier.frame.seq] if _answers_notification(f)
+    ]
+    if replies:
+        return failed(
+            f"session/cancel was answered: {brief(run.frames[replies[0]])}",
+            frames=[cancel.seq, *replies[:3]],
+        )
+    return passed("the cancel with _meta ended the turn cancelled, unanswered", frames=frames)
+
+
+def _bad_stop_reasons(frames: list[Frame]) -> list[tuple[int, object]]:
+    found = []
+    for frame in frames:
+        msg = frame.message
+        if frame.direction != "a2c" or not isinstance(msg, dict):
+            continue
+        if msg.get("method") != "session/update":
+            continue
+        update = (msg.get("params") or {}).get("update")
+        if not isinstance(update, dict) or update.get("sessionUpdate") != "state_update":
+            continue
+        if update.get("state") != "idle" or "stopReason" not in update:
+            continue
+        stop = update["stopReason"]
+        if stop in KNOWN_STOP_REASONS or (isinstance(stop, str) and stop.startswith("_")):
+            continue
+        found.append((frame.seq, stop))
+    return found
+
+
+@check("version.v2-stop-reason-known", scenario=V2_SCENARIO)
+async def v2_stop_reasons_are_known_or_custom(ctx: CheckContext) -> Outcome:
+    obs = await _echo_turn(ctx)
+    if isinstance(obs, Outcome):
+        return obs
+    run, _, _, idle = obs
+    bad = _bad_stop_reasons(run.frames)
+    if bad:
+        _, stop = bad[0]
+        return failed(
+            f"idle stopReason {stop!r} is neither ACP's nor _-prefixed", frames=[s for s, _ in bad]
+        )
+    return passed("every idle stopReason is ACP's own or _-prefixed", frames=[idle.seq])

@@ -1,0 +1,70 @@
+"""Protocol version 2's client surface as the agent uses it: the checker's v2 client
+advertises no capabilities, so during a v2 turn the agent may only call the client methods v2
+defines that need none (``session/request_permission``) — no ``elicitation/*``, and none of
+v1's ``fs/*`` or ``terminal/*``, which v2 removed."""
+
+from __future__ import annotations
+
+import importlib
+
+from ..citations import acp
+from ..harness.recorder import Frame
+from ..outcomes import Outcome, failed, passed
+from ..requirements import Tier, check, define_requirement
+from .check_context import CheckContext
+from .protocol_v2 import V2_SCENARIO, _echo_turn
+
+define_requirement(
+    "version.v2-no-unadvertised-client-methods",
+    Tier.MUST,
+    "On a v2 connection whose client advertises no capabilities, the agent sends no "
+    "elicitation request and calls no client method v2 does not define (fs/*, terminal/*).",
+    acp(
+        "initialization",
+        "Client capabilities",
+        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
+    )
+    + "; v2 client methods: the ACP v2 draft schema 2.0.0-alpha.3",
+    llm=True,
+)
+
+#: Client methods of v2 that need no client capability.
+_UNGATED = frozenset({"session/request_permission", "session/update"})
+
+
+def _v2_client_methods() -> frozenset[str]:
+    index = importlib.import_module("acp_schema").load_index(version=2)
+    return frozenset(m for m, spec in index["methods"].items() if spec["side"] == "client")
+
+
+def _agent_requests(frames: list[Frame]) -> list[tuple[int, str]]:
+    found = []
+    for frame in frames:
+        msg = frame.message
+        if frame.direction != "a2c" or not isinstance(msg, dict):
+            continue
+        method = msg.get("method")
+        if isinstance(method, str) and not method.startswith("_"):
+            found.append((frame.seq, method))
+    return found
+
+
+@check("version.v2-no-unadvertised-client-methods", scenario=V2_SCENARIO)
+async def v2_agent_calls_only_advertised_client_methods(ctx: CheckContext) -> Outcome:
+    obs = await _echo_turn(ctx)
+    if isinstance(obs, Outcome):
+        return obs
+    # The memoised turn's agent may be gone by now: judge what it sent up to then.
+    run, _, answer, idle = obs
+    defined = _v2_client_methods()
+    for seq, method in _agent_requests(run.frames):
+        if method not in defined:
+            return failed(f"the agent called {method}, which v2 does not define", frames=[seq])
+        if method not in _UNGATED:
+            return failed(
+                f"the agent called {method}, which the client did not advertise", frames=[seq]
+            )
+    return passed(
+        "only session/update and permission requests went to the client",
+        frames=[answer.frame.seq, idle.seq],
+    )
