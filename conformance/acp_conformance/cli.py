@@ -129,6 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--html", type=Path, metavar="PATH", help="write an HTML page with failure transcripts"
     )
     run.add_argument(
+        "--format",
+        choices=("text", "github"),
+        default="text",
+        help="github: also print failures as GitHub Actions annotations (::error/::warning)",
+    )
+    run.add_argument(
         "--baseline", type=Path, metavar="FILE", help="expected failures with reasons (JSON)"
     )
     run.add_argument(
@@ -312,7 +318,7 @@ def _remote_target(args: argparse.Namespace, argv: list[str]) -> RemoteTarget | 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from . import baseline as baseline_mod
-    from .report import html_report, json_report, junit_report, terminal
+    from .report import github_annotations, html_report, json_report, junit_report, terminal
     from .runner import execute
 
     config = _config(args)
@@ -323,6 +329,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if expected is not None:
         baseline_mod.apply(result, expected)
     print(terminal.render(result, verbose=args.verbose))
+    if args.format == "github":
+        print(github_annotations.render(result))
     if args.write_baseline:
         entries = baseline_mod.failures_of(result, expected)
         baseline_mod.write(args.write_baseline, entries)

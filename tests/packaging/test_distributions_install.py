@@ -185,37 +185,92 @@ def test_the_http_transport_without_its_extra_is_one_clear_line(
     assert "iac-code-acp[http]" in lines[0]
 
 
-def test_the_checker_installs_without_the_agent_and_passes_it(
+def _expand(value: str, inputs: dict[str, str], action_path: Path) -> str:
+    """What the runner does to ``${{ ... }}`` in a step's ``env`` and ``with``."""
+    for name, given in inputs.items():
+        value = value.replace("${{ inputs." + name + " }}", given)
+    return value.replace("${{ github.action_path }}", str(action_path))
+
+
+def test_the_checker_action_installs_the_checker_alone_and_passes_the_agent(
     built: Built, agent_bin: Path, tmp_path: Path
 ) -> None:
+    """The GitHub Action's shell steps, run here as a runner would run them.
+
+    Its install step puts the checker (from the copied sources, as the action installs from
+    its own folder) into a fresh venv that must not gain the agent or anthropic; its run step
+    checks the installed agent and writes the JUnit, JSON and HTML reports the upload step
+    keeps. The ``uses:`` steps (setup-python, upload-artifact) need GitHub; this test checks
+    what they are given instead.
+    """
+    import yaml
+
+    action = yaml.safe_load((ROOT / "conformance" / "action.yml").read_text())
+    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    inputs.update(
+        {
+            "agent-command": f"{agent_bin / 'iac-code'} acp",
+            "profile": "iac-code",
+            "llm": "anthropic",
+        }
+    )
     bin_dir = _fresh_venv(tmp_path / "checker-venv")
-    _pip_install(bin_dir, built, "acp-conformance")
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    output_file = tmp_path / "github-output"
+    env = _agent_env(tmp_path / "home")
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    env["GITHUB_OUTPUT"] = str(output_file)
+    env.pop("VIRTUAL_ENV", None)
+    ran: list[str] = []
+    completed: dict[str, subprocess.CompletedProcess[str]] = {}
+    for step in action["runs"]["steps"]:
+        if "uses" in step:
+            ran.append(str(step["uses"]).split("@")[0])
+            continue
+        assert step["shell"] == "bash"
+        step_env = dict(env)
+        for key, value in (step.get("env") or {}).items():
+            step_env[key] = _expand(str(value), inputs, built.sources / "conformance")
+        completed[step["name"]] = subprocess.run(
+            ["bash", "-c", step["run"]],
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT,
+            env=step_env,
+            cwd=workdir,
+        )
+        ran.append(step["name"])
+    assert ran == [
+        "actions/setup-python",
+        "Install acp-conformance",
+        "Run acp-conformance",
+        "actions/upload-artifact",
+    ]
+    install = completed["Install acp-conformance"]
+    assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-3000:]
     installed = _installed(bin_dir)
     assert "acp-conformance" in installed
     assert {"anthropic", "iac-code-acp", "starlette", "hypercorn"}.isdisjoint(installed)
-    workdir = tmp_path / "run"
-    workdir.mkdir()
-    checked = subprocess.run(
-        [
-            str(bin_dir / "acp-conformance"),
-            "run",
-            "--profile",
-            "iac-code",
-            "--llm",
-            "anthropic",
-            "--",
-            str(agent_bin / "iac-code"),
-            "acp",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT,
-        env=_agent_env(tmp_path / "home"),
-        cwd=workdir,
-    )
+
+    checked = completed["Run acp-conformance"]
     assert checked.returncode == 0, checked.stdout[-4000:] + checked.stderr[-2000:]
-    # The verdict line may go on with how much of the MUST/CAPABILITY set was exercised.
-    assert checked.stdout.strip().splitlines()[-1].split(" — ")[0] == "CONFORMANT"
+    lines = checked.stdout.strip().splitlines()
+    # --format github: the verdict as a notice last, after the table's own verdict line.
+    assert lines[-1].startswith("::notice title=acp-conformance::CONFORMANT")
+    assert not [line for line in lines if line.startswith("::error")]
+    assert output_file.read_text().strip() == "exit-code=0"
+
+    upload = action["runs"]["steps"][-1]
+    assert upload["if"] == "always()"  # the reports matter most when the run failed
+    reports = workdir / _expand(str(upload["with"]["path"]), inputs, built.sources)
+    assert sorted(path.name for path in reports.iterdir()) == [
+        "junit.xml",
+        "report.html",
+        "report.json",
+    ]
+    report = json.loads((reports / "report.json").read_text())
+    assert report["status"] == "conformant"
 
 
 def test_the_bindings_install_alone_and_validate_a_message(built: Built, tmp_path: Path) -> None:

@@ -12,7 +12,13 @@ import pytest
 from acp_conformance import baseline
 from acp_conformance.config import UsageError
 from acp_conformance.outcomes import Verdict
-from acp_conformance.report import html_report, json_report, junit_report, terminal
+from acp_conformance.report import (
+    github_annotations,
+    html_report,
+    json_report,
+    junit_report,
+    terminal,
+)
 from acp_conformance.requirements import REQUIREMENTS
 from acp_conformance.runner import RunResult
 
@@ -129,3 +135,53 @@ def test_baseline_entries_need_known_ids_and_reasons() -> None:
 
 def test_report_verdicts_cover_the_four_kinds() -> None:
     assert {v.value for v in Verdict} == {"pass", "fail", "not-applicable", "harness-error"}
+
+
+@pytest.mark.subprocess
+def test_junit_report_has_the_shape_ci_report_viewers_read(
+    failing_run: RunResult, tmp_path: Path
+) -> None:
+    path = tmp_path / "junit.xml"
+    junit_report.write(failing_run, path)
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    suites = root.findall("testsuite")
+    # One suite per requirement area, whose counts add up to the root's.
+    areas = {item.requirement.area for item in failing_run.results.values()}
+    assert {suite.get("name") for suite in suites} == areas
+    for key in ("tests", "failures", "errors", "skipped"):
+        assert int(root.get(key, "-1")) == sum(int(s.get(key, "-1")) for s in suites)
+    for case in root.iter("testcase"):
+        assert case.get("classname", "").startswith("acp.") and case.get("name")
+        failure = case.find("failure")
+        if failure is not None:
+            tier = failing_run.results[case.get("name", "")].requirement.tier.value
+            assert failure.get("message", "").startswith(f"[{tier}]")
+    not_applicable = [
+        r for r in failing_run.results.values() if r.verdict.value == "not-applicable"
+    ]
+    assert int(root.get("skipped", "0")) >= len(not_applicable)
+
+
+@pytest.mark.subprocess
+def test_github_format_prints_failures_as_workflow_annotations(failing_run: RunResult) -> None:
+    lines = github_annotations.render(failing_run).splitlines()
+    errors = [line for line in lines if line.startswith("::error ")]
+    warnings = [line for line in lines if line.startswith("::warning ")]
+    # MUST failures fail the job; a SHOULD failure is a warning.
+    assert [line.split("::")[1] for line in errors] == [
+        "error title=init.unsupported-version-not-echoed [MUST]"
+    ]
+    assert [line.split("::")[1] for line in warnings] == [
+        "warning title=init.version-zero [SHOULD]"
+    ]
+    # A workflow command is one line: the message's own newlines and % are escaped.
+    assert all("\n" not in line for line in lines)
+    assert lines[-1] == f"::notice title=acp-conformance::{failing_run.verdict_line()}"
+
+
+def test_github_annotation_escaping() -> None:
+    from acp_conformance.report.github_annotations import _command
+
+    line = _command("warning", "a:b,c", "50% done\nnext line")
+    assert line == "::warning title=a%3Ab%2Cc::50%25 done%0Anext line"
