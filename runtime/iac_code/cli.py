@@ -150,6 +150,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ORIGIN",
         help="browser Origin allowed besides loopback ones (repeatable)",
     )
+    remote.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="Host header name accepted besides localhost/127.0.0.1/[::1] when listening on"
+        " loopback (repeatable; others get 421, against DNS rebinding)",
+    )
     remote.add_argument("--max-connections", type=int, help="live connections (default 256)")
     remote.add_argument(
         "--idle-timeout", type=float, help="seconds before an unused connection closes (600)"
@@ -243,6 +251,7 @@ def _serve_http(args: argparse.Namespace) -> int:
         port=args.port,
         token=os.environ.get(TOKEN_ENV) or None,
         allowed_origins=tuple(args.allow_origin),
+        allowed_hosts=tuple(args.allow_host),
         limits=limits,
     )
     return run_http_server(acp_settings(args), options)
@@ -277,6 +286,7 @@ def _plain_acp_arguments() -> argparse.Namespace:
         host="127.0.0.1",
         port=8765,
         allow_origin=[],
+        allow_host=[],
     )
     return SimpleNamespace(**values)  # type: ignore[return-value]
 

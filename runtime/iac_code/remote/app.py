@@ -15,7 +15,7 @@ from starlette.routing import Route, WebSocketRoute
 
 from iac_code.remote.guard import GuardMiddleware
 from iac_code.remote.http_endpoint import AcpHttpEndpoint
-from iac_code.remote.options import RemoteOptions
+from iac_code.remote.options import RemoteOptions, is_loopback_host
 from iac_code.remote.registry import ConnectionRegistry
 from iac_code.remote.remote_connection import HandlerFactory
 from iac_code.remote.websocket import AcpWebSocketEndpoint
@@ -62,6 +62,10 @@ def build_app(
         lifespan=lifespan,
     )
     app.add_middleware(
-        GuardMiddleware, token=options.token, allowed_origins=options.allowed_origins
+        GuardMiddleware,
+        token=options.token,
+        allowed_origins=options.allowed_origins,
+        check_host=is_loopback_host(options.host),
+        allowed_hosts=options.allowed_hosts,
     )
     return app, registry

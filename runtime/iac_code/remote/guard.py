@@ -10,6 +10,12 @@ Runs before routing, for HTTP requests and WebSocket handshakes alike:
    compared in constant time. Refused with 401 and ``WWW-Authenticate: Bearer``.
 3. ``Acp-Protocol-Version`` — optional; when sent it must be a version we speak (400).
 
+Before all of these, when the server listens on loopback, the ``Host`` header must name a
+loopback host (``localhost``, ``127.0.0.1``, ``[::1]``, any port) or one listed with
+``--allow-host``. A DNS-rebinding page reaches us under its own host name, so this holds even
+when the browser sends no ``Origin``. Refused with 421 (Misdirected Request). A request
+without ``Host`` at all is not from a browser and passes.
+
 A refused WebSocket handshake gets the same HTTP answer through the ASGI denial-response
 extension when the server offers it, and a policy-violation close otherwise.
 """
@@ -35,9 +41,17 @@ _PUBLIC_PATHS = frozenset({"/openapi.json"})  # no secrets there; still Origin-c
 
 class GuardMiddleware:
     def __init__(
-        self, app: ASGIApp, *, token: str | None, allowed_origins: Iterable[str] = ()
+        self,
+        app: ASGIApp,
+        *,
+        token: str | None,
+        allowed_origins: Iterable[str] = (),
+        check_host: bool = False,
+        allowed_hosts: Iterable[str] = (),
     ) -> None:
         self.app = app
+        self._check_host = check_host
+        self._hosts = {host.strip().lower() for host in allowed_hosts}
         self._token = token.encode() if token else None
         self._origins = {origin.rstrip("/").lower() for origin in allowed_origins}
 
@@ -58,6 +72,9 @@ class GuardMiddleware:
 
     def _refusal(self, scope: Scope) -> tuple[int, str, dict[str, str]] | None:
         headers = Headers(scope=scope)
+        host = headers.get("host")
+        if self._check_host and host is not None and not self._host_allowed(host):
+            return 421, "Host not allowed (see --allow-host)", {}
         origin = headers.get("origin")
         if origin is not None and not self._origin_allowed(origin):
             return 403, "Origin not allowed", {}
@@ -80,6 +97,10 @@ class GuardMiddleware:
             return False
         return parts.scheme in ("http", "https") and is_loopback_host(parts.hostname or "")
 
+    def _host_allowed(self, host: str) -> bool:
+        name = _host_name(host.strip().lower())
+        return name is not None and (name in self._hosts or is_loopback_host(name))
+
     def _token_matches(self, authorization: str | None) -> bool:
         assert self._token is not None
         if authorization is None:
@@ -89,6 +110,19 @@ class GuardMiddleware:
             return False
         # compare_digest takes the same time wherever the first difference is.
         return hmac.compare_digest(credentials.strip().encode(), self._token)
+
+
+def _host_name(host: str) -> str | None:
+    """The name in a ``Host`` header without its port (``[::1]:80`` -> ``::1``); None if bad."""
+    if host.startswith("["):
+        name, bracket, rest = host[1:].partition("]")
+        if not bracket or (rest and not (rest.startswith(":") and rest[1:].isdigit())):
+            return None
+        return name
+    name, colon, port = host.partition(":")
+    if colon and not port.isdigit():
+        return None
+    return name
 
 
 def _body(status: int, message: str) -> bytes:

@@ -43,6 +43,9 @@ class RemoteOptions:
     token: str | None = None
     #: Origins (``scheme://host[:port]``) allowed besides loopback ones.
     allowed_origins: tuple[str, ...] = ()
+    #: Host names (``Host`` header, port ignored) allowed besides loopback ones; checked only
+    #: when ``host`` is a loopback address, against DNS rebinding.
+    allowed_hosts: tuple[str, ...] = ()
     limits: RemoteLimits = field(default_factory=RemoteLimits)
 
 

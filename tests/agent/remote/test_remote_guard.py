@@ -234,3 +234,38 @@ async def _announced_url(stderr: anyio.abc.ByteReceiveStream) -> str:
             seen += await stderr.receive()
     line = next(line for line in seen.decode().splitlines() if "serving ACP on" in line)
     return line.rsplit(" ", 1)[1]
+
+
+async def test_host_header_is_checked_on_loopback(
+    home: Path, llm_server: ScriptedLLMServer
+) -> None:
+    """DNS rebinding: a page on rebind.example resolved to 127.0.0.1 sends its own name as
+    Host, with or without Origin; only loopback names and --allow-host names pass."""
+    async with (
+        agent_server(home, llm_server.url, allowed_hosts=("ide.internal",)) as server,
+        httpx.AsyncClient() as http,
+    ):
+
+        async def status(host: str) -> int:
+            response = await http.post(server.url, json=INITIALIZE, headers={"host": host})
+            return response.status_code
+
+        for refused in ("rebind.example", "rebind.example:8765", "localhost.evil", "[::1]x", ""):
+            assert await status(refused) == 421, refused
+        for accepted in ("localhost", "LOCALHOST:8765", "127.0.0.1", "127.0.0.1:1", "[::1]:80"):
+            assert await status(accepted) == 200, accepted
+        assert await status("ide.internal:9000") == 200
+        refusal = await http.post(server.url, json=INITIALIZE, headers={"host": "evil"})
+        assert "Host not allowed" in refusal.json()["error"]["message"]
+
+
+def test_allow_host_flag_reaches_the_options(capsys: pytest.CaptureFixture[str]) -> None:
+    from iac_code.cli import build_parser, main
+
+    args = build_parser().parse_args(
+        ["acp", "--transport", "http", "--allow-host", "a.test", "--allow-host", "b.test"]
+    )
+    assert args.allow_host == ["a.test", "b.test"]
+    with pytest.raises(SystemExit):
+        main(["acp", "--help"])
+    assert "--allow-host NAME" in capsys.readouterr().out
