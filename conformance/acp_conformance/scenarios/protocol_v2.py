@@ -486,6 +486,22 @@ async def _accepted_slow_prompt(
     return answer
 
 
+async def _slow_v2_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response] | Outcome:
+    """A fresh v2 agent with one session whose slow scripted turn was just accepted: the
+    starting point of every check that cancels or closes a running turn."""
+    run, skip = await _v2_turn_run(ctx, [_SLOW_MODEL_TURN])
+    if run is None:
+        assert skip is not None
+        return skip
+    session_id = await _v2_session(ctx, run)
+    if isinstance(session_id, Outcome):
+        return session_id
+    answer = await _accepted_slow_prompt(ctx, run, session_id)
+    if isinstance(answer, Outcome):
+        return answer
+    return run, session_id, answer
+
+
 def _idle_after(run: AgentRun, session_id: str, since: int) -> Frame | None:
     for frame in run.frames[since:]:
         update = _session_update(frame, session_id)
@@ -511,16 +527,10 @@ async def _wait_idle(ctx: CheckContext, run: AgentRun, session_id: str, since: i
 
 @check("version.v2-cancel-ends-cancelled", scenario=V2_SCENARIO)
 async def v2_cancel_ends_cancelled(ctx: CheckContext) -> Outcome:
-    run, skip = await _v2_turn_run(ctx, [_SLOW_MODEL_TURN])
-    if run is None:
-        assert skip is not None
-        return skip
-    session_id = await _v2_session(ctx, run)
-    if isinstance(session_id, Outcome):
-        return session_id
-    answer = await _accepted_slow_prompt(ctx, run, session_id)
-    if isinstance(answer, Outcome):
-        return answer
+    turn = await _slow_v2_turn(ctx)
+    if isinstance(turn, Outcome):
+        return turn
+    run, session_id, answer = turn
     # As the official test kit does: cancel at once, while the agent may still be starting
     # the turn (loading its model client, say).
     cancel = await run.live.notify("session/cancel", {"sessionId": session_id})
@@ -545,16 +555,10 @@ async def v2_cancel_ends_cancelled(ctx: CheckContext) -> Outcome:
 
 @check("version.v2-close-cancels-turn", scenario=V2_SCENARIO)
 async def v2_close_cancels_turn(ctx: CheckContext) -> Outcome:
-    run, skip = await _v2_turn_run(ctx, [_SLOW_MODEL_TURN])
-    if run is None:
-        assert skip is not None
-        return skip
-    session_id = await _v2_session(ctx, run)
-    if isinstance(session_id, Outcome):
-        return session_id
-    answer = await _accepted_slow_prompt(ctx, run, session_id)
-    if isinstance(answer, Outcome):
-        return answer
+    turn = await _slow_v2_turn(ctx)
+    if isinstance(turn, Outcome):
+        return turn
+    run, session_id, answer = turn
     try:
         closed = await run.live.request(
             "session/close", {"sessionId": session_id}, timeout=max(ctx.timeout, 30)

@@ -12,12 +12,9 @@ from ..requirements import Tier, check, define_requirement
 from ._expect import brief
 from .check_context import CheckContext
 from .protocol_v2 import (
-    _SLOW_MODEL_TURN,
     V2_SCENARIO,
-    _accepted_slow_prompt,
     _echo_turn,
-    _v2_session,
-    _v2_turn_run,
+    _slow_v2_turn,
     _wait_idle,
 )
 
@@ -67,16 +64,10 @@ def _answers_notification(frame: Frame) -> bool:
 
 @check("version.v2-cancel-meta-not-answered", scenario=V2_SCENARIO)
 async def v2_cancel_with_meta_is_not_answered(ctx: CheckContext) -> Outcome:
-    run, skip = await _v2_turn_run(ctx, [_SLOW_MODEL_TURN])
-    if run is None:
-        assert skip is not None
-        return skip
-    session_id = await _v2_session(ctx, run)
-    if isinstance(session_id, Outcome):
-        return session_id
-    answer = await _accepted_slow_prompt(ctx, run, session_id)
-    if isinstance(answer, Outcome):
-        return answer
+    turn = await _slow_v2_turn(ctx)
+    if isinstance(turn, Outcome):
+        return turn
+    run, session_id, answer = turn
     cancel = await run.live.notify(
         "session/cancel",
         {"sessionId": session_id, "_meta": {"acp-conformance": {"reason": "user"}}},
