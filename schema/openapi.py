@@ -169,6 +169,7 @@ def _errors(*statuses: int) -> dict[str, Any]:
         410: "Last-Event-ID is older than the replay buffer",
         413: "Body larger than the limit",
         415: "Content-Type is not application/json",
+        421: "Host is not a loopback name or one allowed with --allow-host (loopback servers)",
         503: "Connection limit reached, or the server is shutting down",
         504: "initialize took too long",
     }
@@ -234,7 +235,7 @@ def build_document(schema_dir: Path = SCHEMA_DIR) -> dict[str, Any]:
                 },
             },
             "202": {"description": "Accepted; any answer arrives on a stream."},
-            **_errors(400, 401, 403, 404, 413, 415, 503, 504),
+            **_errors(400, 401, 403, 404, 413, 415, 421, 503, 504),
         },
     }
     get = {
@@ -261,7 +262,7 @@ def build_document(schema_dir: Path = SCHEMA_DIR) -> dict[str, Any]:
                 "description": "The event stream.",
                 "content": {"text/event-stream": {"schema": {"type": "string"}}},
             },
-            **_errors(400, 401, 403, 404, 406, 409, 410),
+            **_errors(400, 401, 403, 404, 406, 409, 410, 421),
         },
     }
     delete = {
@@ -270,7 +271,7 @@ def build_document(schema_dir: Path = SCHEMA_DIR) -> dict[str, Any]:
         "parameters": [_header(_CONNECTION, "The connection.", required=True), _VERSION_HEADER],
         "responses": {
             "202": {"description": "The connection is closing; its streams end."},
-            **_errors(400, 401, 403, 404),
+            **_errors(400, 401, 403, 404, 421),
         },
     }
     return {

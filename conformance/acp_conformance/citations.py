@@ -31,6 +31,11 @@ def rfd(name: str, title: str, note: str = "") -> str:
     return f"{text}; {note}" if note else text
 
 
+def v2_schema(definition: str, note: str) -> str:
+    """A citation of one definition of the ACP v2 draft schema (2.0.0-alpha.3)."""
+    return f"{ACP_DOCS}/v2/schema#{definition.lower()} ({definition}, v2 draft): {note}"
+
+
 def house(rule: str, source: str) -> str:
     """An iac-code house rule: stricter than ACP; ``source`` is the public basis."""
     return f"iac-code house rule ({rule}); basis: {source}"

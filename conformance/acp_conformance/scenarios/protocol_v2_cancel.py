@@ -4,7 +4,7 @@ is never answered, and the stop reasons an agent reports are ACP's own or ``_``-
 
 from __future__ import annotations
 
-from ..citations import acp, jsonrpc
+from ..citations import acp, jsonrpc, v2_schema
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
@@ -39,8 +39,7 @@ define_requirement(
     Tier.SHOULD,
     "On a v2 connection every idle state_update's stopReason is one ACP defines (end_turn, "
     "max_tokens, max_turn_requests, refusal, cancelled) or starts with _.",
-    "ACP v2 draft schema 2.0.0-alpha.3, StopReason: unknown values not beginning with _ are "
-    "reserved for future ACP versions",
+    v2_schema("StopReason", "values not beginning with _ are reserved for ACP itself"),
     llm=True,
 )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..citations import acp
+from ..citations import acp, v2_schema
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
 from ..requirements import Tier, check, define_requirement
@@ -24,7 +24,8 @@ define_requirement(
         "Client capabilities",
         "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
     )
-    + "; v2 client methods: the ACP v2 draft schema 2.0.0-alpha.3",
+    + "; "
+    + v2_schema("ClientRequest", "the client methods v2 defines"),
     llm=True,
 )
 

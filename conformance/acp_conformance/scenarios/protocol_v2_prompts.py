@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..citations import v2_schema
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..outcomes import Outcome, failed, out_of_scope, passed
 from ..requirements import Tier, check, define_requirement
@@ -15,9 +16,8 @@ from .prompting import PNG_1PX, WAV_EMPTY
 from .protocol_v2 import V2_SCENARIO, _v2_session, _v2_turn_run, _wait_idle
 
 # The v2 draft describes each capability as "present when ... accepted" with no MUST.
-_REFERENCE = (
-    "ACP v2 draft schema 2.0.0-alpha.3, PromptCapabilities (image, audio, embeddedContext: "
-    "stated without a MUST)"
+_REFERENCE = v2_schema(
+    "PromptCapabilities", "image, audio and embeddedContext are stated without a MUST"
 )
 
 #: requirement id -> (the capability key under session.prompt, what the block is)

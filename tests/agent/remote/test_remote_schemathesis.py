@@ -39,7 +39,12 @@ _SETTINGS = Settings(
 )
 _APP, _ = build_app(
     agent_handler_factory(_SETTINGS),
-    RemoteOptions(limits=RemoteLimits(max_connections=64, initialize_timeout_seconds=10)),
+    # The ASGI test client sends `Host: testserver`, which a loopback server refuses (421)
+    # unless it is allowed, as a user would with --allow-host.
+    RemoteOptions(
+        limits=RemoteLimits(max_connections=64, initialize_timeout_seconds=10),
+        allowed_hosts=("testserver",),
+    ),
 )
 SCHEMA = schemathesis.openapi.from_asgi("/openapi.json", _APP)
 # Valid traffic only (see the module docstring); no shrinking keeps a failing run short.

@@ -127,6 +127,13 @@ def test_every_v2_requirement_has_a_check() -> None:
         "version.v2-replay-message-whole-first",
         "version.v2-batch-basics",
         "version.v2-batch-requests",
+        "version.v2-cancel-meta-not-answered",
+        "version.v2-stop-reason-known",
+        "version.v2-prompt-image-accepted",
+        "version.v2-prompt-audio-accepted",
+        "version.v2-prompt-embedded-context-accepted",
+        "version.v2-no-unadvertised-client-methods",
+        "version.v2-close-idle-session",
     }
     assert v2 <= {check.requirement for check in CHECKS}
 
