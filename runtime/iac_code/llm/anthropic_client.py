@@ -249,7 +249,7 @@ class AnthropicModelClient:
         except ModelError:
             raise
         except Exception as exc:
-            raise map_sdk_error(exc) from exc
+            raise map_sdk_error(exc, stream_started=assembler.started) from exc
         assembler.check_complete()
 
 
@@ -381,10 +381,20 @@ def _feed_sdk_event(assembler: StreamAssembler, event: Any) -> StreamEvent | Non
 # ---- errors --------------------------------------------------------------------------
 
 
-def map_sdk_error(exc: Exception) -> ModelError:
-    """Translate SDK / HTTP-layer exceptions into `ModelError`s."""
+def map_sdk_error(exc: Exception, *, stream_started: bool = False) -> ModelError:
+    """Translate SDK / HTTP-layer exceptions into `ModelError`s.
+
+    ``stream_started``: the answer's ``message_start`` had arrived, so a transport failure
+    now is a stream cut off mid-way (retryable), whichever wrapper the SDK put around it
+    (anthropic 2.17 wraps errors raised while iterating in ``APIConnectionError``).
+    """
     import anthropic
     import httpx2
+
+    cause = exc.__cause__ if isinstance(exc, anthropic.APIConnectionError) else exc
+    if stream_started and isinstance(cause, httpx2.TransportError):
+        if not isinstance(cause, httpx2.TimeoutException):
+            return ModelResponseError(f"The model stream was cut off: {cause}", retryable=True)
 
     if isinstance(exc, anthropic.APIStatusError):
         body = exc.body if isinstance(exc.body, Mapping) else {}
