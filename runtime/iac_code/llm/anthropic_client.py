@@ -392,9 +392,11 @@ def map_sdk_error(exc: Exception, *, stream_started: bool = False) -> ModelError
     import httpx2
 
     cause = exc.__cause__ if isinstance(exc, anthropic.APIConnectionError) else exc
-    if stream_started and isinstance(cause, httpx2.TransportError):
-        if not isinstance(cause, httpx2.TimeoutException):
-            return ModelResponseError(f"The model stream was cut off: {cause}", retryable=True)
+    cut_off = isinstance(cause, httpx2.TransportError) and not isinstance(
+        cause, httpx2.TimeoutException
+    )
+    if stream_started and cut_off:
+        return ModelResponseError(f"The model stream was cut off: {cause}", retryable=True)
 
     if isinstance(exc, anthropic.APIStatusError):
         body = exc.body if isinstance(exc.body, Mapping) else {}
