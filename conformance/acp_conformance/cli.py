@@ -13,7 +13,7 @@ import anyio
 
 from . import __version__
 from .client import command as client_command
-from .config import RunConfig, UsageError
+from .config import RunConfig, UsageError, absolutize
 from .harness.remote import RemoteTarget
 from .progress import progress_reporter
 from .requirements import DEFAULT_RULE_PROFILE, RULE_PROFILES
@@ -246,26 +246,6 @@ def _check_selection(patterns: list[str]) -> None:
         raise UsageError(
             f"-k {' '.join(patterns)} selects no requirement (see: acp-conformance list)"
         )
-
-
-def absolutize(argv: list[str]) -> list[str]:
-    """Make arguments that name existing relative paths absolute.
-
-    The agent runs in a fresh temporary directory, where ``python agent.py`` or
-    ``./bin/agent`` would no longer resolve.
-    """
-    out = []
-    for arg in argv:
-        path = Path(arg)
-        if (
-            not arg.startswith("-")
-            and not path.is_absolute()
-            and ("/" in arg or path.suffix)
-            and path.exists()
-        ):
-            arg = str(path.resolve())
-        out.append(arg)
-    return out
 
 
 def _config(args: argparse.Namespace) -> RunConfig:

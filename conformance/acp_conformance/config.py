@@ -81,3 +81,25 @@ def agent_environment(
 
 class UsageError(Exception):
     """Bad command-line input or option file (exit code 2)."""
+
+
+def absolutize(argv: list[str]) -> list[str]:
+    """Make arguments that name existing relative paths absolute.
+
+    The agent (or, for ``acp-conformance client``, the client) runs in a fresh temporary
+    directory, where ``python agent.py`` or ``./bin/agent`` would no longer resolve.
+    """
+    out = []
+    for arg in argv:
+        path = Path(arg)
+        if (
+            not arg.startswith("-")
+            and not path.is_absolute()
+            and ("/" in arg or path.suffix)
+            and path.exists()
+        ):
+            # absolute(), not resolve(): a venv's bin/python is a symlink, and resolving it
+            # would run the base interpreter without the venv's packages.
+            arg = str(path.absolute())
+        out.append(arg)
+    return out

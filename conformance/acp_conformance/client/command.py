@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import UsageError
+from ..config import UsageError, absolutize
 from .scenarios import SCENARIOS
 
 if TYPE_CHECKING:
@@ -149,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if not any(AGENT_PLACEHOLDER in a for a in argv):
         raise UsageError("the client command must contain {agent} where the agent command goes")
+    argv = absolutize(argv)  # each scenario runs the client in its own folder
     scenarios = args.scenario or list(SCENARIOS)
     with tempfile.TemporaryDirectory(prefix="acp-conformance-client-") as tmp:
         workdir = args.workdir or Path(tmp)

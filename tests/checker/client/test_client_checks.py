@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from acp_conformance.cli import main
 from acp_conformance.client.command import check_client
+from acp_conformance.config import absolutize
 from acp_conformance.outcomes import Verdict
 
 pytestmark = pytest.mark.subprocess
@@ -124,3 +125,29 @@ def test_typescript_sdk_recipe(tmp_path: Path) -> None:
     found = verdicts(argv, tmp_path, "baseline", "tolerance")
     assert found["client.init.first"] is Verdict.PASS
     assert found["client.jsonrpc.id-echo"] is Verdict.PASS
+
+
+def test_a_relative_client_command_is_found_from_the_callers_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each scenario runs the client in its own folder; `python defect_client.py` typed in
+    # the caller's folder must still find the script there.
+    monkeypatch.chdir(HERE)
+    client = [sys.executable, "defect_client.py", "--agent", "{agent}"]
+    code = main(["client", "--scenario", "baseline", "--workdir", str(tmp_path), "--", *client])
+    assert code == 0, capsys.readouterr().out
+
+
+def test_a_relative_venv_interpreter_keeps_its_venv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A venv's bin/python is a symlink to the base interpreter: resolving it would drop the
+    # venv's packages, so relative paths become absolute without following links.
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    (tmp_path / "venv" / "bin" / "python").symlink_to(sys.executable)
+    monkeypatch.chdir(tmp_path)
+    assert absolutize(["venv/bin/python", "-m", "x"]) == [
+        str(tmp_path / "venv" / "bin" / "python"),
+        "-m",
+        "x",
+    ]
