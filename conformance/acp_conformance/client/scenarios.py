@@ -37,7 +37,11 @@ SCENARIOS = {
     "prompt-error": "the prompt is answered with a -32603 internal error",
     "cancel": "a permission request left pending while the client cancels "
     "(the client needs its own args for this, see {scenario})",
+    "load": "the client loads an earlier session, whose history is replayed as updates before "
+    "the answer, then prompts in it (the client needs its own args for this, see {scenario})",
 }
+#: The id the recipes load in the load scenario (any id works: the double replays for it).
+EARLIER_SESSION_ID = "sess-conformance-earlier"
 
 
 def update(kind: str, **fields: Any) -> dict[str, Any]:
@@ -53,6 +57,9 @@ class Script:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        #: The session the turn's updates and requests name: the created one, or the one
+        #: the client loaded.
+        self.session_id: Any = SESSION_ID
 
     def initialize_result(self) -> dict[str, Any]:
         return {
@@ -64,16 +71,17 @@ class Script:
 
     def replay(self, wire: Wire, session_id: Any) -> None:
         """``session/load``: the history is replayed as updates before the response."""
+        self.session_id = session_id
         for item in (chunk("user_message_chunk", "earlier"), chunk("agent_message_chunk", "ok")):
             wire.notify("session/update", {"sessionId": session_id, "update": item})
 
     def _updates(self, wire: Wire, *items: dict[str, Any]) -> None:
         for item in items:
-            wire.notify("session/update", {"sessionId": SESSION_ID, "update": item})
+            wire.notify("session/update", {"sessionId": self.session_id, "update": item})
 
     def permission(self, wire: Wire, *, id: Any = None, then: list[Any] | None = None) -> Any:
         params = {
-            "sessionId": SESSION_ID,
+            "sessionId": self.session_id,
             "toolCall": {"toolCallId": "call-1", "title": "Write a file", "kind": "edit"},
             "options": PERMISSION_OPTIONS,
         }
@@ -96,17 +104,21 @@ class Script:
                     handle.write(READ_CONTENT)
             except OSError:
                 pass  # the judge reports a wrong or missing content
-            wire.request("fs/read_text_file", {"sessionId": SESSION_ID, "path": path})
+            wire.request("fs/read_text_file", {"sessionId": self.session_id, "path": path})
         if fs.get("writeTextFile") is True:
             path = os.path.join(cwd, WRITE_FILE)
-            write = {"sessionId": SESSION_ID, "path": path, "content": WRITE_CONTENT}
+            write = {"sessionId": self.session_id, "path": path, "content": WRITE_CONTENT}
             wire.request("fs/write_text_file", write)
         if caps.get("terminal") is True:
-            params: dict[str, Any] = {"sessionId": SESSION_ID, "command": "echo", "args": ["hi"]}
+            params: dict[str, Any] = {
+                "sessionId": self.session_id,
+                "command": "echo",
+                "args": ["hi"],
+            }
             answer = wire.request("terminal/create", params)
             result = answer.get("result") if isinstance(answer, dict) else None
             if isinstance(result, dict) and isinstance(result.get("terminalId"), str):
-                ref = {"sessionId": SESSION_ID, "terminalId": result["terminalId"]}
+                ref = {"sessionId": self.session_id, "terminalId": result["terminalId"]}
                 wire.request("terminal/release", ref)
         self.permission(wire)
         self._updates(wire, chunk("agent_message_chunk", "Done."))
@@ -122,7 +134,7 @@ class Script:
             {
                 "jsonrpc": "2.0",
                 "method": "session/update",
-                "params": {"sessionId": SESSION_ID, "update": chunk("agent_thought_chunk", t)},
+                "params": {"sessionId": self.session_id, "update": chunk("agent_thought_chunk", t)},
             }
             for t in ("thinking", "still thinking")
         ]

@@ -37,9 +37,10 @@ def verdicts(argv: list[str], tmp_path: Path, *scenarios: str) -> dict[str, Verd
 
 
 def test_python_sdk_recipe_is_conformant(tmp_path: Path) -> None:
-    found = verdicts(RECIPE, tmp_path, "baseline", "tolerance", "prompt-error", "cancel")
+    found = verdicts(RECIPE, tmp_path, "baseline", "tolerance", "prompt-error", "cancel", "load")
     assert found["_exit"] == 0
     for rid in (
+        "client.load.replay",
         "client.init.first",
         "client.fs.read",
         "client.fs.write",
@@ -122,8 +123,9 @@ def test_typescript_sdk_recipe(tmp_path: Path) -> None:
         "--agent",
         "{agent}",
     ]
-    found = verdicts(argv, tmp_path, "baseline", "tolerance")
+    found = verdicts(argv, tmp_path, "baseline", "tolerance", "load")
     assert found["client.init.first"] is Verdict.PASS
+    assert found["client.load.replay"] is Verdict.PASS
     assert found["client.jsonrpc.id-echo"] is Verdict.PASS
 
 

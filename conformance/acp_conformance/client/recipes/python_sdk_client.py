@@ -7,7 +7,8 @@
 It spawns the agent, sends initialize (advertising fs read/write), session/new and one
 prompt, answers permission requests with the first "allow" option, reads and writes files
 for the agent, and exits when the prompt is answered. In the ``cancel`` scenario it cancels
-the turn from inside the permission request and answers it ``cancelled``.
+the turn from inside the permission request and answers it ``cancelled``; in the ``load``
+scenario it loads an earlier session instead of creating one, and prompts in it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import Any, cast
 
 import acp
 from acp import schema
+
+from acp_conformance.client.scenarios import EARLIER_SESSION_ID
 
 
 class RecipeClient:
@@ -55,7 +58,7 @@ class RecipeClient:
         return schema.WriteTextFileResponse()
 
 
-async def drive(agent: list[str], cancel: bool, prompt: str) -> int:
+async def drive(agent: list[str], cancel: bool, load: bool, prompt: str) -> int:
     client = RecipeClient(cancel)
     async with acp.spawn_agent_process(cast(Any, client), agent[0], *agent[1:]) as (conn, _process):
         client.conn = conn
@@ -68,9 +71,13 @@ async def drive(agent: list[str], cancel: bool, prompt: str) -> int:
             client_capabilities=caps,
             client_info=schema.Implementation(name="python-sdk-recipe", version="1"),
         )
-        session = await conn.new_session(cwd=os.getcwd(), mcp_servers=[])
+        if load:
+            await conn.load_session(cwd=os.getcwd(), session_id=EARLIER_SESSION_ID, mcp_servers=[])
+            session_id = EARLIER_SESSION_ID
+        else:
+            session_id = (await conn.new_session(cwd=os.getcwd(), mcp_servers=[])).session_id
         try:
-            await conn.prompt(session_id=session.session_id, prompt=[acp.text_block(prompt)])
+            await conn.prompt(session_id=session_id, prompt=[acp.text_block(prompt)])
         except acp.RequestError as exc:
             print(f"python-sdk-recipe: prompt failed: {exc}", file=sys.stderr)
             return 1
@@ -85,7 +92,8 @@ def main() -> int:
     parser.add_argument("--prompt", default="Hello")
     args = parser.parse_args()
     cancel = args.cancel or args.scenario == "cancel"
-    return asyncio.run(drive(shlex.split(args.agent), cancel, args.prompt))
+    load = args.scenario == "load"
+    return asyncio.run(drive(shlex.split(args.agent), cancel, load, args.prompt))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 //   acp-conformance client -- node ts_sdk_client.mjs --scenario {scenario} --agent {agent}
 // It spawns the agent, sends initialize (advertising fs read/write), session/new and one
 // prompt, allows permission requests, reads and writes files, and exits once the prompt is
-// answered; in the "cancel" scenario it cancels from inside the permission request. The SDK
+// answered; in the "cancel" scenario it cancels from inside the permission request, in the
+// "load" scenario it loads an earlier session instead of creating one. The SDK
 // comes from ACP_SDK_ENTRY when set, else from this folder's node_modules (npm install).
 import { spawn } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
@@ -18,6 +19,9 @@ const args = process.argv.slice(2);
 const flag = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const agentCmd = flag("--agent");
 const cancel = flag("--scenario") === "cancel";
+const load = flag("--scenario") === "load";
+// The id acp_conformance.client.scenarios.EARLIER_SESSION_ID names.
+const EARLIER_SESSION_ID = "sess-conformance-earlier";
 // The agent command arrives as one shell-quoted string; a shell splits it.
 const child = spawn("/bin/sh", ["-c", `exec ${agentCmd}`], { stdio: ["pipe", "pipe", "inherit"] });
 const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
@@ -49,9 +53,14 @@ try {
       clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
       clientInfo: { name: "ts-sdk-recipe", version: "2.4.0" },
     });
-    const session = await ctx.request("session/new", { cwd: process.cwd(), mcpServers: [] });
+    let sessionId = EARLIER_SESSION_ID;
+    if (load) {
+      await ctx.request("session/load", { sessionId, cwd: process.cwd(), mcpServers: [] });
+    } else {
+      sessionId = (await ctx.request("session/new", { cwd: process.cwd(), mcpServers: [] })).sessionId;
+    }
     await ctx.request("session/prompt", {
-      sessionId: session.sessionId,
+      sessionId,
       prompt: [{ type: "text", text: "Hello" }],
     });
   });
