@@ -1,8 +1,10 @@
 """``acp-conformance client [options] -- CLIENT_CMD ... {agent} ...``: the checker plays the agent.
 
 Each scenario is one run of the client command, with ``{agent}`` replaced by the command
-that starts the agent double (and ``{scenario}`` by the scenario's name, so a client can be
-given scenario-specific arguments such as "cancel"). The verdicts use the same requirement,
+that starts the agent double as one string (an argument that is exactly ``{agent-words}``
+becomes that command's separate words instead, for clients that take ``PROGRAM ARGS...``),
+and ``{scenario}`` by the scenario's name, so a client can be given scenario-specific
+arguments such as "cancel". The verdicts use the same requirement,
 outcome and report types as ``acp-conformance run``, so the terminal table, the JSON report
 and the exit codes (0 conformant, 1 not conformant, 3 inconclusive) read the same.
 """
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import UsageError, absolutize
+from .launch import AGENT_PLACEHOLDER, AGENT_WORDS_PLACEHOLDER
 from .scenarios import SCENARIOS
 
 if TYPE_CHECKING:
@@ -26,7 +29,6 @@ if TYPE_CHECKING:
     from .launch import ScenarioRun
 
 #: The placeholder the client command must contain (kept here so ``register`` stays light).
-AGENT_PLACEHOLDER = "{agent}"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,6 +53,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="bound on one whole run of the client command, in seconds (default 60)",
     )
     parser.add_argument(
+        "--input",
+        metavar="TEXT",
+        help="write TEXT (and a newline) to the client's standard input, then close it: for "
+        "clients that read the prompt from a console (default: no input)",
+    )
+    parser.add_argument(
         "--scenario",
         action="append",
         choices=tuple(SCENARIOS),
@@ -70,12 +78,14 @@ def check_client(
     timeout: float,
     scenario_timeout: float,
     workdir: Path,
+    stdin_text: str | None = None,
 ) -> RunResult:
     from .launch import run_scenario
 
     started = time.time()
     runs = [
-        run_scenario(argv, name, workdir / name, timeout, scenario_timeout) for name in scenarios
+        run_scenario(argv, name, workdir / name, timeout, scenario_timeout, stdin_text)
+        for name in scenarios
     ]
     return build_result(argv, runs, started, timeout)
 
@@ -147,8 +157,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             "missing client command: acp-conformance client [options] -- CLIENT_CMD {agent}"
         )
-    if not any(AGENT_PLACEHOLDER in a for a in argv):
-        raise UsageError("the client command must contain {agent} where the agent command goes")
+    if not any(AGENT_PLACEHOLDER in a or a == AGENT_WORDS_PLACEHOLDER for a in argv):
+        raise UsageError(
+            "the client command must contain {agent} (the agent command as one string) or "
+            "{agent-words} (as separate arguments) where the agent command goes"
+        )
     argv = absolutize(argv)  # each scenario runs the client in its own folder
     scenarios = args.scenario or list(SCENARIOS)
     with tempfile.TemporaryDirectory(prefix="acp-conformance-client-") as tmp:
@@ -159,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             scenario_timeout=args.scenario_timeout,
             workdir=workdir,
+            stdin_text=None if args.input is None else args.input + "\n",
         )
     print(terminal.render(result, verbose=args.verbose))
     if args.report_json:

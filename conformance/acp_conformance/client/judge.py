@@ -282,10 +282,21 @@ def _permission(view: View) -> list[tuple[str, Outcome]]:
             out.append(
                 (
                     "client.permission.option",
-                    failed(f"answered {outcome!r}; offered {sorted(offered)}", frames=[answer.seq]),
+                    failed(
+                        f"{_answer_text(answer, outcome)}; offered {sorted(offered)}",
+                        frames=[request.seq, answer.seq],
+                    ),
                 )
             )
     return out
+
+
+def _answer_text(answer: Any, outcome: dict[str, Any] | None) -> str:
+    """What a permission answer said, for a reason: its outcome, or the error it was."""
+    error = answer.message.get("error")
+    if isinstance(error, dict):
+        return f"answered with error {error.get('code')} {str(error.get('message', ''))[:80]!r}"
+    return f"answered {outcome!r}"
 
 
 def _capabilities(view: View) -> list[tuple[str, Outcome]]:

@@ -19,6 +19,9 @@ from pathlib import Path
 from ..harness.recorder import Direction, Frame, parse_line
 
 AGENT_PLACEHOLDER = "{agent}"
+#: An argument that is exactly this becomes the double's command as separate words, for
+#: clients that take the agent as ``PROGRAM ARGS...`` rather than as one command string.
+AGENT_WORDS_PLACEHOLDER = "{agent-words}"
 SCENARIO_PLACEHOLDER = "{scenario}"
 STDERR_TAIL = 2000
 
@@ -67,9 +70,14 @@ def double_command(scenario: str, record: Path, timeout: float) -> str:
 
 
 def client_argv(argv: list[str], agent: str, scenario: str) -> list[str]:
-    return [
-        a.replace(AGENT_PLACEHOLDER, agent).replace(SCENARIO_PLACEHOLDER, scenario) for a in argv
-    ]
+    out: list[str] = []
+    for arg in argv:
+        if arg == AGENT_WORDS_PLACEHOLDER:
+            out.extend(shlex.split(agent))
+        else:
+            filled = arg.replace(AGENT_PLACEHOLDER, agent)
+            out.append(filled.replace(SCENARIO_PLACEHOLDER, scenario))
+    return out
 
 
 def read_record(path: Path) -> list[Frame]:
@@ -92,10 +100,16 @@ def read_record(path: Path) -> list[Frame]:
 
 
 def run_scenario(
-    argv: list[str], scenario: str, workdir: Path, timeout: float, deadline: float
+    argv: list[str],
+    scenario: str,
+    workdir: Path,
+    timeout: float,
+    deadline: float,
+    stdin_text: str | None = None,
 ) -> ScenarioRun:
     """Run the client for ``scenario`` in ``workdir``; ``deadline`` bounds the whole run and
-    ``timeout`` each wait of the double."""
+    ``timeout`` each wait of the double. ``stdin_text`` is the client's whole standard input
+    (none by default)."""
     workdir.mkdir(parents=True, exist_ok=True)
     record = workdir / "acp-conformance-record.ndjson"
     run = ScenarioRun(scenario, workdir=workdir)
@@ -105,7 +119,7 @@ def run_scenario(
         proc = subprocess.Popen(
             client_argv(argv, double_command(scenario, record, timeout), scenario),
             cwd=workdir,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin_text is None else subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -115,7 +129,8 @@ def run_scenario(
         run.start_error = f"the client command could not be started: {exc.strerror or exc}"
         return run
     try:
-        _, err = proc.communicate(timeout=deadline)
+        stdin = None if stdin_text is None else stdin_text.encode()
+        _, err = proc.communicate(stdin, timeout=deadline)
     except subprocess.TimeoutExpired:
         run.timed_out = True
         _kill_group(proc)

@@ -153,3 +153,51 @@ def test_a_relative_venv_interpreter_keeps_its_venv(
         "-m",
         "x",
     ]
+
+
+def test_the_agent_words_placeholder_passes_the_double_as_separate_arguments(
+    tmp_path: Path,
+) -> None:
+    # The Python SDK's example client takes the agent as PROGRAM ARGS...; a small stand-in
+    # joins its arguments back into one command for the raw defect client.
+    shim = tmp_path / "words_client.py"
+    shim.write_text(
+        "import shlex, subprocess, sys\n"
+        "sys.exit(subprocess.call([*sys.argv[1:3], '--agent', shlex.join(sys.argv[3:])]))\n"
+    )
+    found = verdicts(
+        [
+            sys.executable,
+            str(shim),
+            sys.executable,
+            str(HERE / "defect_client.py"),
+            "{agent-words}",
+        ],
+        tmp_path / "runs",
+        "baseline",
+    )
+    assert found["_exit"] == 0
+    assert found["client.init.first"] is Verdict.PASS
+
+
+def test_input_is_written_to_the_clients_standard_input(tmp_path: Path) -> None:
+    # A console client: it talks to the agent only once it has read a line of input.
+    shim = tmp_path / "console_client.py"
+    shim.write_text(
+        "import os, sys\n"
+        "if sys.stdin.readline() != 'go\\n':\n"
+        "    sys.exit(3)\n"
+        "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])\n"
+    )
+    argv = [sys.executable, str(shim), str(HERE / "defect_client.py"), "--agent", "{agent}"]
+    fed = check_client(
+        argv,
+        ["baseline"],
+        timeout=5,
+        scenario_timeout=30,
+        workdir=tmp_path / "a",
+        stdin_text="go\n",
+    )
+    assert fed.results["client.init.first"].verdict is Verdict.PASS
+    unfed = check_client(argv, ["baseline"], timeout=5, scenario_timeout=30, workdir=tmp_path / "b")
+    assert unfed.exit_code == 3
