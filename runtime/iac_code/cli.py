@@ -158,6 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="Host header name accepted besides localhost/127.0.0.1/[::1] when listening on"
         " loopback (repeatable; others get 421, against DNS rebinding)",
     )
+    remote.add_argument(
+        "--ws-compression",
+        action="store_true",
+        help="agree to compress WebSocket frames when a client offers it (off: on loopback it"
+        " costs more than it saves)",
+    )
     remote.add_argument("--max-connections", type=int, help="live connections (default 256)")
     remote.add_argument(
         "--idle-timeout", type=float, help="seconds before an unused connection closes (600)"
@@ -252,6 +258,7 @@ def _serve_http(args: argparse.Namespace) -> int:
         token=os.environ.get(TOKEN_ENV) or None,
         allowed_origins=tuple(args.allow_origin),
         allowed_hosts=tuple(args.allow_host),
+        websocket_compression=args.ws_compression,
         limits=limits,
     )
     return run_http_server(acp_settings(args), options)
@@ -287,6 +294,7 @@ def _plain_acp_arguments() -> argparse.Namespace:
         port=8765,
         allow_origin=[],
         allow_host=[],
+        ws_compression=False,
     )
     return SimpleNamespace(**values)  # type: ignore[return-value]
 

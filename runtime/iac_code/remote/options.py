@@ -46,6 +46,8 @@ class RemoteOptions:
     #: Host names (``Host`` header, port ignored) allowed besides loopback ones; checked only
     #: when ``host`` is a loopback address, against DNS rebinding.
     allowed_hosts: tuple[str, ...] = ()
+    #: Agree to permessage-deflate when a WebSocket client offers it (off: see ws_compression).
+    websocket_compression: bool = False
     limits: RemoteLimits = field(default_factory=RemoteLimits)
 
 
