@@ -161,7 +161,10 @@ class V2Handlers(AgentHandlers):
             _v1(V1InitializeRequest, {"protocolVersion": v1_info.PROTOCOL_VERSION})
         )
         images = bool(_field(v1_result, "agentCapabilities", "promptCapabilities", "image"))
-        return InitializeResponse.model_validate(v2_info.initialize_result(images=images))
+        client = _wire(params).get("capabilities")
+        return InitializeResponse.model_validate(
+            v2_info.initialize_result(images=images, client_capabilities=client)
+        )
 
     async def auth_login(self, params: LoginAuthRequest) -> LoginAuthResponse:
         await self.agent.authenticate(
