@@ -93,3 +93,13 @@ def test_the_correct_v2_fixture_passes_every_new_v2_requirement() -> None:
     result = run_checker(raw_v2_agent(), only=judged, **WITH_MODEL)
     verdicts = {rid: (r.verdict, r.reason) for rid, r in result.results.items()}
     assert {v for v, _ in verdicts.values()} == {Verdict.PASS}, verdicts
+
+
+@pytest.mark.subprocess
+def test_a_terminal_method_offered_to_a_v2_client_that_declared_it_is_no_gating_failure() -> None:
+    # The v2 client declares terminal auth as capabilities.auth.terminal {}, not v1's flag.
+    judged = ["version.v2-terminal-auth-shape", "gating.terminal-auth-advertised"]
+    result = run_checker(raw_v2_agent(), only=judged, **WITH_MODEL)
+    verdicts = {rid: (r.verdict, r.reason) for rid, r in result.results.items()}
+    assert verdicts["version.v2-terminal-auth-shape"][0] is Verdict.PASS, verdicts
+    assert verdicts["gating.terminal-auth-advertised"][0] is not Verdict.FAIL, verdicts
