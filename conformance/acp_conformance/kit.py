@@ -343,41 +343,26 @@ COVERAGE: dict[str, tuple[str, ...]] = {
     "version.v2-resume-updates-before-answer": ("v2:ACP-RESUME-202",),
     "version.v2-replay-message-whole-first": ("v2:ACP-RESUME-205",),
     "version.v2-batch-basics": ("v2:ACP-BATCH-201", "v2:ACP-BATCH-202"),
+    # The kit's v2 MANDATORY and CAPABILITY ids the v2 suite of issue 20 item 2 added.
+    "version.v2-resume-result": ("v2:ACP-RESUME-201", "v2:ACP-CONFIG-203"),
+    "version.v2-resume-no-replay": ("v2:ACP-RESUME-203",),
+    "version.v2-replay-keeps-message-id": ("v2:ACP-RESUME-204",),
+    "version.v2-resume-additional-directories": ("v2:ACP-ADDDIRS-202",),
+    "version.v2-set-config-full-list": ("v2:ACP-CONFIG-202",),
+    "version.v2-config-update-complete": ("v2:ACP-CONFIG-206",),
+    "version.v2-terminal-auth-shape": ("v2:ACP-AUTH-207",),
+    "version.v2-logout": ("v2:ACP-AUTH-203",),
+    "version.v2-login": ("v2:ACP-AUTH-204",),
+    "version.v2-message-ids": ("v2:ACP-PATCH-201", "v2:ACP-PATCH-203"),
+    "version.v2-tool-call-ids": ("v2:ACP-PATCH-204",),
+    "version.v2-plan-ids": ("v2:ACP-PATCH-205",),
+    "version.v2-terminal-updates": ("v2:ACP-PATCH-206", "v2:ACP-PATCH-207"),
+    "version.v2-open-enums": ("v2:ACP-ENUM-201",),
+    "version.v2-permission-requests": ("v2:ACP-PERM-201",),
 }
-
-#: Why a v2 id is not covered yet: the checker's v2 suite (issue 20, item 2) is not written.
-_V2_SUITE = "no v2 check of ours judges this yet (the v2 suite of issue 20 item 2)"
-#: The v2 schema validation requires the id field wherever such an update is seen, but an
-#: empty string passes it: not yet the kit's non-empty rule.
-_SCHEMA_ONLY = (
-    "the v2 schema check requires the id field on every such update it sees, but does not "
-    "reject an empty id"
-)
 
 #: MANDATORY and CAPABILITY kit ids none of our requirements covers yet, with the reason.
-PENDING: dict[str, str] = {
-    "v2:ACP-AUTH-207": (
-        "the v2 checks never declare auth.terminal, so terminal auth methods are only judged "
-        "as not to be offered, their args/env never seen"
-    ),
-    "v2:ACP-PERM-201": _V2_SUITE,
-    "v2:ACP-RESUME-201": _V2_SUITE,
-    "v2:ACP-RESUME-203": _V2_SUITE,
-    "v2:ACP-RESUME-204": _V2_SUITE,
-    "v2:ACP-ADDDIRS-202": _V2_SUITE,
-    "v2:ACP-CONFIG-202": _V2_SUITE,
-    "v2:ACP-CONFIG-203": _V2_SUITE,
-    "v2:ACP-CONFIG-206": _V2_SUITE,
-    "v2:ACP-AUTH-203": _V2_SUITE,
-    "v2:ACP-AUTH-204": _V2_SUITE,
-    "v2:ACP-PATCH-201": _SCHEMA_ONLY,
-    "v2:ACP-PATCH-203": _V2_SUITE,
-    "v2:ACP-PATCH-204": _SCHEMA_ONLY,
-    "v2:ACP-PATCH-205": _V2_SUITE,
-    "v2:ACP-PATCH-206": _V2_SUITE,
-    "v2:ACP-PATCH-207": _V2_SUITE,
-    "v2:ACP-ENUM-201": _V2_SUITE,
-}
+PENDING: dict[str, str] = {}
 
 
 def covered_by() -> dict[str, list[str]]:

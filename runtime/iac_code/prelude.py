@@ -147,7 +147,7 @@ def _plain_v2_params(params: dict[str, Any]) -> bool:
 
 def initialize_response_bytes(request_id: int | str, params: dict[str, Any]) -> bytes:
     if negotiate_initialize(params) >= 2:
-        result = v2_info.initialize_result()
+        result = v2_info.initialize_result(client_capabilities=params.get("capabilities"))
     else:
         result = info.initialize_result(
             params["protocolVersion"], client_capabilities=params.get("clientCapabilities")

@@ -290,6 +290,19 @@ def boolean_options_only_for_capable_clients(record: RunRecord) -> list[Outcome]
     return _per_run(record, find, "boolean config options sent to a client that cannot show them")
 
 
+def _v2_client_runs_terminal_auth(run: AgentRun) -> bool:
+    """Whether the run's initialize asked in v2 shape for terminal auth (an object under
+    ``capabilities.auth.terminal``, where v1 sets ``clientCapabilities.auth.terminal``)."""
+    for frame in run.frames:
+        msg = frame.message
+        if frame.direction == "c2a" and isinstance(msg, dict) and msg.get("method") == "initialize":
+            params = msg.get("params")
+            caps = params.get("capabilities") if isinstance(params, dict) else None
+            auth = caps.get("auth") if isinstance(caps, dict) else None
+            return isinstance(auth, dict) and isinstance(auth.get("terminal"), dict)
+    return False
+
+
 @run_check("gating.terminal-auth-advertised")
 def terminal_auth_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
     gate = "clientCapabilities.auth.terminal"
@@ -297,10 +310,14 @@ def terminal_auth_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         if advertised(surface_value(_client_caps(run) or {}, gate)):
             return
+        if _v2_client_runs_terminal_auth(run):
+            return
         for method, response in _results(run, frozenset({"initialize"})):
             methods = response.message["result"].get("authMethods") or []
             terminal = [
-                m.get("id") for m in methods if isinstance(m, dict) and m.get("type") == "terminal"
+                m.get("id", m.get("methodId"))
+                for m in methods
+                if isinstance(m, dict) and m.get("type") == "terminal"
             ]
             if terminal:
                 yield response, f"{method} offers terminal auth {terminal} without {gate}"

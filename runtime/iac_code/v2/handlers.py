@@ -2,9 +2,10 @@
 
 Each handler receives params the router validated against the v2 bindings, turns them into
 the v1 params of the matching agent method (validated again, against the v1 model, so the
-agent never sees a shape it does not know), and answers in v2 shape. Methods v2 added that
-the agent does not offer (``auth/logout``) have no handler here, so the router answers
--32601; none of them is advertised.
+agent never sees a shape it does not know), and answers in v2 shape. ``auth/login`` and
+``auth/logout`` are v1's ``authenticate`` and ``logout``: the v2 draft asks an agent that
+advertises auth methods to serve both. A method v2 defines that had no handler here would get
+-32601 from the generated base (today every one has one).
 
 The one change of behaviour is ``session/prompt``: v2 answers as soon as the user message
 is part of the conversation (with its ``messageId``), reports that message as a
@@ -38,6 +39,7 @@ from acp_bindings.models import DeleteSessionRequest as V1DeleteSessionRequest
 from acp_bindings.models import InitializeRequest as V1InitializeRequest
 from acp_bindings.models import ListSessionsRequest as V1ListSessionsRequest
 from acp_bindings.models import LoadSessionRequest as V1LoadSessionRequest
+from acp_bindings.models import LogoutRequest as V1LogoutRequest
 from acp_bindings.models import NewSessionRequest as V1NewSessionRequest
 from acp_bindings.models import PromptRequest as V1PromptRequest
 from acp_bindings.models import ResumeSessionRequest as V1ResumeSessionRequest
@@ -49,6 +51,7 @@ from acp_bindings.v2.models import (
     InitializeResponse,
     ListSessionsResponse,
     LoginAuthResponse,
+    LogoutAuthResponse,
     NewSessionResponse,
     PromptResponse,
     ResumeSessionResponse,
@@ -72,6 +75,7 @@ if TYPE_CHECKING:
         InitializeRequest,
         ListSessionsRequest,
         LoginAuthRequest,
+        LogoutAuthRequest,
         NewSessionRequest,
         PromptRequest,
         ResumeSessionRequest,
@@ -157,13 +161,22 @@ class V2Handlers(AgentHandlers):
             _v1(V1InitializeRequest, {"protocolVersion": v1_info.PROTOCOL_VERSION})
         )
         images = bool(_field(v1_result, "agentCapabilities", "promptCapabilities", "image"))
-        return InitializeResponse.model_validate(v2_info.initialize_result(images=images))
+        client = _wire(params).get("capabilities")
+        return InitializeResponse.model_validate(
+            v2_info.initialize_result(images=images, client_capabilities=client)
+        )
 
     async def auth_login(self, params: LoginAuthRequest) -> LoginAuthResponse:
         await self.agent.authenticate(
             _v1(V1AuthenticateRequest, {"methodId": _wire(params)["methodId"]})
         )
         return LoginAuthResponse()
+
+    async def auth_logout(self, params: LogoutAuthRequest) -> LogoutAuthResponse:
+        # Forgets the key the terminal login saved, as v1 logout does (the environment's key
+        # is not the agent's to remove).
+        await self.agent.logout(_v1(V1LogoutRequest, {}))
+        return LogoutAuthResponse()
 
     async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
         result = await self.agent.session_new(

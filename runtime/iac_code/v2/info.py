@@ -22,9 +22,9 @@ def agent_capabilities(*, images: bool) -> dict[str, Any]:
     In v2 a capability is an object when supported and absent otherwise; ``session/list``,
     ``session/resume`` and ``session/close`` need no capability at all.
     """
-    prompt: dict[str, Any] = {"embeddedContext": {}}
-    if images:
-        prompt["image"] = {}
+    # In the order of the generated model's fields (image before embeddedContext).
+    prompt: dict[str, Any] = {"image": {}} if images else {}
+    prompt["embeddedContext"] = {}
     return {
         "session": {
             "prompt": prompt,
@@ -35,21 +35,44 @@ def agent_capabilities(*, images: bool) -> dict[str, Any]:
     }
 
 
-def auth_methods() -> list[dict[str, Any]]:
-    return [
+def client_runs_terminal_auth(client_capabilities: Any) -> bool:
+    """Whether the v2 client declared ``capabilities.auth.terminal`` (an object, never a flag)."""
+    if not isinstance(client_capabilities, dict):
+        return False
+    auth = client_capabilities.get("auth")
+    return isinstance(auth, dict) and isinstance(auth.get("terminal"), dict)
+
+
+def auth_methods(client_capabilities: Any = None) -> list[dict[str, Any]]:
+    """The env-var method always; the terminal login (as in v1) only for clients that run it."""
+    # Keys in the order of the generated models' fields, so that the handler's dumped model
+    # and the start-up fast path's plain dict serialise to the same bytes.
+    methods: list[dict[str, Any]] = [
         {
-            "type": "agent",
             "methodId": info.API_KEY_AUTH_METHOD_ID,
             "name": "Anthropic API key",
             "description": "Set ANTHROPIC_API_KEY in the environment iac-code is started with.",
+            "type": "agent",
         }
     ]
+    if client_runs_terminal_auth(client_capabilities):
+        methods.append(
+            {
+                "methodId": info.TERMINAL_AUTH_METHOD_ID,
+                "name": "Log in with an API key",
+                "description": "Type an Anthropic API key in a terminal; iac-code checks it"
+                " with the endpoint and saves it for later sessions.",
+                "args": list(info.TERMINAL_AUTH_ARGS),
+                "type": "terminal",
+            }
+        )
+    return methods
 
 
-def initialize_result(*, images: bool = True) -> dict[str, Any]:
+def initialize_result(*, images: bool = True, client_capabilities: Any = None) -> dict[str, Any]:
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "info": {"name": info.AGENT_NAME, "title": info.AGENT_TITLE, "version": __version__},
         "capabilities": agent_capabilities(images=images),
-        "authMethods": auth_methods(),
+        "authMethods": auth_methods(client_capabilities),
     }

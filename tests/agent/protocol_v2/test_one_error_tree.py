@@ -78,17 +78,17 @@ async def test_an_error_of_either_version_crosses_with_its_code(
 async def test_a_v2_handler_error_reaches_the_v2_client_with_its_code(tmp_path: Path) -> None:
     async with open_versioned_agent(tmp_path) as client:
         assert (await client.call("initialize", V2_INIT)).result["protocolVersion"] == 2
-        # auth/logout is a generated v2 stub: it raises the v2 bindings' MethodNotFoundError.
-        stub = await client.call("auth/logout", {})
+        # session/load is v1 only: the v2 router answers the v2 bindings' MethodNotFoundError.
+        stub = await client.call("session/load", {})
         assert stub.error["code"] == v2_errors.METHOD_NOT_FOUND
-        assert stub.error["data"] == {"method": "auth/logout"}
+        assert stub.error["data"] == {"method": "session/load"}
         # The v1 agent raises -32602 for an unknown session; the v2 handler answers -32002.
         prompt = {"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}
         unknown = await client.call("session/prompt", prompt)
         assert unknown.error["code"] == v2_errors.RESOURCE_NOT_FOUND
         assert unknown.error["data"] == {"sessionId": "nope"}
-        # A notification the v2 stubs do not implement is ignored; the connection stays up.
-        await client.notify("auth/logout", {})
+        # A notification v2 does not define is ignored; the connection stays up.
+        await client.notify("session/load", {})
         assert (await client.call("session/list", {})).result["sessions"] == []
 
 

@@ -29,9 +29,28 @@ V2_DEFECTS = {
     "reject-image": "version.v2-prompt-image-accepted",
     "fs-call": "version.v2-no-unadvertised-client-methods",
     "close-idle-errors": "version.v2-close-idle-session",
+    # The rest of the official kit's v2 MANDATORY and CAPABILITY ids (issue 20 item 2).
+    "resume-bad-config": "version.v2-resume-result",
+    "replay-always": "version.v2-resume-no-replay",
+    "replay-new-ids": "version.v2-replay-keeps-message-id",
+    "resume-rejects-dirs": "version.v2-resume-additional-directories",
+    "config-partial": "version.v2-set-config-full-list",
+    "config-update-partial": "version.v2-config-update-complete",
+    "terminal-env-duplicate": "version.v2-terminal-auth-shape",
+    "no-logout": "version.v2-logout",
+    "login-still-locked": "version.v2-login",
+    "empty-message-id": "version.v2-message-ids",
+    "same-message-id": "version.v2-message-ids",
+    "tool-call-no-id": "version.v2-tool-call-ids",
+    "plan-no-id": "version.v2-plan-ids",
+    "terminal-relative-cwd": "version.v2-terminal-updates",
+    "terminal-bad-base64": "version.v2-terminal-updates",
+    "odd-tool-kind": "version.v2-open-enums",
+    "permission-untitled": "version.v2-permission-requests",
 }
-#: The v2 turn checks need a prompt turn, which the checker runs only with a model.
-WITH_MODEL = {"llm": "anthropic"}
+#: The v2 turn checks need a prompt turn, which the checker runs only with a model; the
+#: login check needs the operator's choice of method.
+WITH_MODEL = {"llm": "anthropic", "auth_method": "fixture-login"}
 
 
 def raw_v2_agent(*args: str) -> list[str]:
@@ -74,3 +93,13 @@ def test_the_correct_v2_fixture_passes_every_new_v2_requirement() -> None:
     result = run_checker(raw_v2_agent(), only=judged, **WITH_MODEL)
     verdicts = {rid: (r.verdict, r.reason) for rid, r in result.results.items()}
     assert {v for v, _ in verdicts.values()} == {Verdict.PASS}, verdicts
+
+
+@pytest.mark.subprocess
+def test_a_terminal_method_offered_to_a_v2_client_that_declared_it_is_no_gating_failure() -> None:
+    # The v2 client declares terminal auth as capabilities.auth.terminal {}, not v1's flag.
+    judged = ["version.v2-terminal-auth-shape", "gating.terminal-auth-advertised"]
+    result = run_checker(raw_v2_agent(), only=judged, **WITH_MODEL)
+    verdicts = {rid: (r.verdict, r.reason) for rid, r in result.results.items()}
+    assert verdicts["version.v2-terminal-auth-shape"][0] is Verdict.PASS, verdicts
+    assert verdicts["gating.terminal-auth-advertised"][0] is not Verdict.FAIL, verdicts

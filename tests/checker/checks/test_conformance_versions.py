@@ -134,6 +134,21 @@ def test_every_v2_requirement_has_a_check() -> None:
         "version.v2-prompt-embedded-context-accepted",
         "version.v2-no-unadvertised-client-methods",
         "version.v2-close-idle-session",
+        "version.v2-resume-result",
+        "version.v2-resume-no-replay",
+        "version.v2-replay-keeps-message-id",
+        "version.v2-resume-additional-directories",
+        "version.v2-set-config-full-list",
+        "version.v2-config-update-complete",
+        "version.v2-terminal-auth-shape",
+        "version.v2-logout",
+        "version.v2-login",
+        "version.v2-message-ids",
+        "version.v2-tool-call-ids",
+        "version.v2-plan-ids",
+        "version.v2-terminal-updates",
+        "version.v2-open-enums",
+        "version.v2-permission-requests",
     }
     assert v2 <= {check.requirement for check in CHECKS}
 

@@ -1,0 +1,172 @@
+"""Protocol version 2's authentication methods beyond their advertised types (which
+:mod:`.protocol_v2_basics` judges): a terminal method offered to a client that declared
+terminal auth is well-formed, and an agent that advertises auth methods serves
+``auth/logout`` and ``auth/login`` (the latter with the method the operator names with
+``--auth-method``; the checker never picks a login method itself). Each runs on a fresh v2
+agent of its own, since logging in or out changes the agent's state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..citations import schema_requires, v2_schema
+from ..harness.agent_client import AgentExited, AgentTimeout, Response
+from ..outcomes import Outcome, failed, not_applicable, out_of_scope, passed
+from ..requirements import Tier, check, define_requirement
+from ._expect import brief
+from .check_context import AgentRun, CheckContext
+from .protocol_v2 import (
+    V2,
+    V2_SCENARIO,
+    _answered_version,
+    _problems,
+    _v2_initialize_params,
+    _v2_run,
+)
+
+_SUPPORT = (
+    '"Agents MUST support this method when their initialize response advertised at least one '
+    'valid authentication method"'
+)
+
+define_requirement(
+    "version.v2-terminal-auth-shape",
+    Tier.MUST,
+    "To a v2 client that declared capabilities.auth.terminal, every terminal auth method the "
+    "agent offers has string args, env entries with string name and value, and unique env "
+    "names.",
+    v2_schema("AuthMethodTerminal", 'env: "Names MUST be unique"')
+    + "; "
+    + schema_requires("AuthMethodTerminal args (strings) and env (EnvVariable name, value)", 2),
+)
+define_requirement(
+    "version.v2-logout",
+    Tier.MUST,
+    "A v2 agent that advertises auth methods answers auth/logout with a valid v2 result, not an "
+    "error.",
+    v2_schema("LogoutAuthRequest", _SUPPORT),
+)
+define_requirement(
+    "version.v2-login",
+    Tier.MUST,
+    "A v2 agent that advertises the auth method named by --auth-method serves auth/login with it "
+    "(not -32601), and after a successful login session/new does not answer -32000.",
+    v2_schema("LoginAuthRequest", _SUPPORT),
+)
+
+
+async def _fresh_v2(
+    ctx: CheckContext, capabilities: dict[str, Any] | None = None
+) -> tuple[AgentRun | None, Outcome | None]:
+    """A new v2 agent initialized with ``capabilities`` (after the negotiation verdicts)."""
+    run, skip = await _v2_run(ctx)
+    if run is None:
+        return None, skip
+    try:
+        fresh = await ctx.spawn(initialize=False)
+        params = _v2_initialize_params(V2)
+        if capabilities is not None:
+            params["capabilities"] = capabilities
+        response: Response = await fresh.live.request("initialize", params)
+    except (AgentTimeout, AgentExited) as exc:
+        return None, failed(f"initialize was not answered: {exc}")
+    if _answered_version(response) != V2 or not isinstance(response.result, dict):
+        return None, failed(f"asked for 2 again, got {brief(response.frame)}")
+    fresh.init_params, fresh.init_result = params, response.result
+    ctx.current = fresh
+    return fresh, None
+
+
+def _methods(run: AgentRun) -> list[dict[str, Any]]:
+    methods = (run.init_result or {}).get("authMethods")
+    return [m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
+
+
+def _terminal_problems(method: dict[str, Any]) -> list[str]:
+    name = method.get("methodId")
+    problems = []
+    args = method.get("args")
+    if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+        problems.append(f"terminal auth method {name!r} has args {args!r}, not strings")
+    env = method.get("env")
+    if env is None:
+        return problems
+    if not isinstance(env, list):
+        return [*problems, f"terminal auth method {name!r} has env {env!r}, not an array"]
+    names = []
+    for entry in env:
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("name"), str)
+            and isinstance(entry.get("value"), str)
+        ):
+            problems.append(f"terminal auth method {name!r} has env entry {entry!r}")
+        else:
+            names.append(entry["name"])
+    if len(names) != len(set(names)):
+        problems.append(f"terminal auth method {name!r} repeats env names {names}")
+    return problems
+
+
+@check("version.v2-terminal-auth-shape", scenario=V2_SCENARIO)
+async def v2_terminal_auth_methods_are_well_formed(ctx: CheckContext) -> Outcome:
+    run, skip = await _fresh_v2(ctx, {"auth": {"terminal": {}}})
+    if run is None:
+        assert skip is not None
+        return skip
+    terminal = [m for m in _methods(run) if m.get("type") == "terminal"]
+    if not terminal:
+        return not_applicable("no terminal auth method is offered to a client that can run one")
+    problems = [p for method in terminal for p in _terminal_problems(method)]
+    if problems:
+        return failed("; ".join(problems))
+    return passed(f"{len(terminal)} terminal auth methods, args and env well-formed")
+
+
+@check("version.v2-logout", scenario=V2_SCENARIO)
+async def v2_logout_is_served(ctx: CheckContext) -> Outcome:
+    run, skip = await _fresh_v2(ctx)
+    if run is None:
+        assert skip is not None
+        return skip
+    if not _methods(run):
+        return out_of_scope("the v2 agent advertises no auth methods")
+    response = await run.live.request("auth/logout", {})
+    frames = [response.request.seq, response.frame.seq]
+    if response.is_error or not isinstance(response.result, dict):
+        return failed(f"auth/logout answered {brief(response.frame)}", frames=frames)
+    if errors := _problems("auth/logout", "result", response.result):
+        return failed("invalid v2 auth/logout result: " + "; ".join(errors), frames=frames)
+    return passed("auth/logout answered a valid result", frames=frames)
+
+
+@check("version.v2-login", scenario=V2_SCENARIO)
+async def v2_login_is_served(ctx: CheckContext) -> Outcome:
+    chosen = ctx.config.auth_method
+    if not chosen:
+        return not_applicable("no --auth-method given (the checker never picks a login itself)")
+    run, skip = await _fresh_v2(ctx)
+    if run is None:
+        assert skip is not None
+        return skip
+    offered = {m.get("methodId"): m for m in _methods(run)}
+    if chosen not in offered:
+        return not_applicable(f"--auth-method {chosen!r} is not among {sorted(map(str, offered))}")
+    if offered[chosen].get("type") == "terminal":
+        return not_applicable(f"{chosen!r} is a terminal method, which is never passed to login")
+    login = await run.live.request("auth/login", {"methodId": chosen})
+    frames = [login.request.seq, login.frame.seq]
+    if login.error_code == -32601:
+        return failed(f"auth/login is not served: {brief(login.frame)}", frames=frames)
+    if login.is_error:
+        return not_applicable(f"auth/login {chosen!r} failed (credentials): {brief(login.frame)}")
+    created = await run.live.request("session/new", {"cwd": str(ctx.work)})
+    frames.append(created.frame.seq)
+    if created.error_code == -32000:
+        return failed(
+            f"after auth/login {chosen!r} session/new still asks for auth: {brief(created.frame)}",
+            frames=frames,
+        )
+    return passed(
+        f"auth/login {chosen!r} succeeded; session/new did not ask for auth", frames=frames
+    )

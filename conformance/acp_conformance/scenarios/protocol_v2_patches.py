@@ -1,0 +1,425 @@
+"""Protocol version 2's keyed updates ("patches") and open enums, judged over every update the
+v2 agents of the scenario sent: message updates name their message, tool call updates their
+tool call, plan updates their plan, terminal updates keep one absolute cwd per terminal and
+carry standalone base64 output; tool kinds and statuses and plan priorities and statuses are
+ACP's own values or ``_``-prefixed; permission requests are well-formed and the turn goes on
+once one is answered. Besides the echo turn of :mod:`.protocol_v2`, the checks drive one v2
+session through a scripted tool turn (a file write the agent asks permission for) and a
+second prompt. What the agent never sends (plans, terminals) is not applicable."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+
+from ..citations import acp, schema_requires
+from ..harness.agent_client import AgentExited, AgentTimeout, Response
+from ..harness.recorder import Frame
+from ..outcomes import Outcome, failed, not_applicable, passed
+from ..requirements import Tier, check, define_requirement
+from ._expect import brief
+from .check_context import AgentRun, CheckContext, text_prompt
+from .protocol_v2 import (
+    V2,
+    V2_SCENARIO,
+    _echo_turn,
+    _is_idle,
+    _problems,
+    _v2_session,
+    _v2_turn_run,
+    _wait_idle,
+)
+from .protocol_v2_sessions import _v2_sessions
+from .turns import final_turn, tool_turn
+
+define_requirement(
+    "version.v2-message-ids",
+    Tier.MUST,
+    "On a v2 connection every message update and chunk (user, agent, thought) carries a "
+    "non-empty messageId, and two prompts of one session are answered with two different "
+    "messageIds.",
+    schema_requires(
+        "messageId on every ContentChunk, UserMessage, AgentMessage and AgentThought, a unique "
+        "identifier of its message",
+        version=2,
+    ),
+    llm=True,
+)
+define_requirement(
+    "version.v2-tool-call-ids",
+    Tier.MUST,
+    "On a v2 connection every tool_call_update carries a non-empty toolCallId, and every "
+    "tool_call_content_chunk a non-empty toolCallId and its content.",
+    schema_requires("ToolCallUpdate.toolCallId; ToolCallContentChunk toolCallId and content", 2),
+    llm=True,
+)
+define_requirement(
+    "version.v2-plan-ids",
+    Tier.MUST,
+    "On a v2 connection every plan_update's plan (of any type) carries a non-empty planId.",
+    schema_requires("PlanUpdate.plan and the planId of every PlanUpdateContent variant", 2),
+    llm=True,
+)
+define_requirement(
+    "version.v2-terminal-updates",
+    Tier.MUST,
+    "On a v2 connection a terminal_update's cwd is absolute and the same for every update of "
+    "that terminalId, and terminal output data (terminal_output_chunk, terminal_update.output) "
+    "is standalone base64.",
+    schema_requires(
+        "TerminalUpdate.cwd an AbsolutePath of the terminal its terminalId identifies; "
+        "TerminalOutputChunk.data and TerminalOutput.data each base64-encoded on their own",
+        version=2,
+    ),
+    llm=True,
+)
+define_requirement(
+    "version.v2-open-enums",
+    Tier.MUST,
+    "On a v2 connection tool call kinds and statuses and plan entry priorities and statuses are "
+    "values ACP defines or start with _.",
+    acp(
+        "v2/extensibility",
+        "Enum and Tagged-Union Variants",
+        "Extensions MUST NOT define custom non-underscore values",
+    ),
+    llm=True,
+)
+define_requirement(
+    "version.v2-permission-requests",
+    Tier.MUST,
+    "On a v2 connection a session/request_permission request is valid v2 with a non-empty "
+    "title and options that each have an optionId, a name and a kind; once the client selects "
+    "an option the turn still ends idle.",
+    schema_requires("RequestPermissionRequest (title; options, at least one; PermissionOption)", 2)
+    + "; "
+    + acp(
+        "v2/prompt-lifecycle",
+        "Prompt lifecycle",
+        "When foreground work starts or resumes, the Agent MUST send a state_update "
+        'notification with state: "running" ... it MUST report idle',
+    ),
+    llm=True,
+)
+
+#: Values the v2 draft defines per open enum; anything else must start with "_".
+TOOL_KINDS = frozenset(
+    {"read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode"}
+    | {"other"}
+)
+TOOL_STATUSES = frozenset({"pending", "in_progress", "completed", "failed", "cancelled"})
+PLAN_PRIORITIES = frozenset({"high", "medium", "low"})
+PLAN_STATUSES = frozenset({"pending", "in_progress", "completed", "cancelled"})
+
+MESSAGE_KINDS = frozenset(
+    {
+        "user_message",
+        "agent_message",
+        "agent_thought",
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+    }
+)
+
+_TOOL_PROMPT = "Please write the file the scripted task names."
+_SECOND_PROMPT = "And now say hello once more."
+
+
+@dataclass
+class _ToolTurns:
+    """One v2 session with two prompts: a tool turn, then a plain one."""
+
+    run: AgentRun
+    session_id: str
+    answers: list[Response]
+
+
+def _known(value: object, defined: frozenset[str]) -> bool:
+    return value in defined or (isinstance(value, str) and value.startswith("_"))
+
+
+def _filled(value: object) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+async def _tool_turns(ctx: CheckContext) -> _ToolTurns | Outcome:
+    memo = ctx.runtime.memo
+    if "v2-tool-turns" not in memo:
+        memo["v2-tool-turns"] = await _run_tool_turns(ctx)
+    found: _ToolTurns | Outcome = memo["v2-tool-turns"]
+    return found
+
+
+async def _run_tool_turns(ctx: CheckContext) -> _ToolTurns | Outcome:
+    spec = ctx.tools.write
+    target = ctx.work / "v2-kit-notes.txt"
+    script = None if spec is None else [tool_turn(spec, str(target), "noted\n"), final_turn()]
+    run, skip = await _v2_turn_run(ctx, script)
+    if run is None:
+        assert skip is not None
+        return skip
+    session_id = await _v2_session(ctx, run)
+    if isinstance(session_id, Outcome):
+        return session_id
+    answers = []
+    for text in (_TOOL_PROMPT, _SECOND_PROMPT):
+        answer = await run.live.request(
+            "session/prompt", text_prompt(session_id, text), timeout=max(ctx.timeout, 30)
+        )
+        if answer.is_error:
+            return failed(
+                f"v2 session/prompt failed: {brief(answer.frame)}", frames=[answer.frame.seq]
+            )
+        answers.append(answer)
+        try:
+            await _wait_idle(ctx, run, session_id, answer.frame.seq)
+        except (AgentTimeout, AgentExited) as exc:
+            return failed(
+                f"no state_update idle after the prompt: {exc}", frames=[answer.frame.seq]
+            )
+    return _ToolTurns(run, session_id, answers)
+
+
+async def _observed(ctx: CheckContext) -> list[AgentRun] | Outcome:
+    """The scenario's v2 runs once the echo turn and the tool turns were driven."""
+    _, skip = await _v2_sessions(ctx, None)
+    if skip is not None:
+        return skip
+    await _echo_turn(ctx)
+    turns = await _tool_turns(ctx)
+    if not isinstance(turns, Outcome):
+        ctx.current = turns.run
+    return [
+        run
+        for run in ctx.runtime.runs
+        if not run.version_unknown and (run.init_result or {}).get("protocolVersion") == V2
+    ]
+
+
+def _agent_updates(runs: list[AgentRun]) -> Iterator[tuple[AgentRun, Frame, dict[str, Any]]]:
+    for run in runs:
+        for frame in run.frames:
+            msg = frame.message
+            if frame.direction != "a2c" or not isinstance(msg, dict):
+                continue
+            if msg.get("method") != "session/update":
+                continue
+            update = (msg.get("params") or {}).get("update")
+            if isinstance(update, dict):
+                yield run, frame, update
+
+
+def _verdict(problems: list[tuple[int, str]], judged: int, what: str, absent: str) -> Outcome:
+    if problems:
+        return failed("; ".join(p for _, p in problems[:3]), frames=[s for s, _ in problems[:5]])
+    if not judged:
+        return not_applicable(absent)
+    return passed(f"{judged} {what}")
+
+
+@check("version.v2-message-ids", scenario=V2_SCENARIO)
+async def v2_messages_are_named(ctx: CheckContext) -> Outcome:
+    runs = await _observed(ctx)
+    if isinstance(runs, Outcome):
+        return runs
+    problems, judged = [], 0
+    for _, frame, update in _agent_updates(runs):
+        kind = update.get("sessionUpdate")
+        if kind in MESSAGE_KINDS:
+            judged += 1
+            if not _filled(update.get("messageId")):
+                problems.append((frame.seq, f"{kind} with messageId {update.get('messageId')!r}"))
+    turns = await _tool_turns(ctx)
+    if isinstance(turns, Outcome):
+        why = f"message updates named; the two prompts were not judged ({turns.reason})"
+        return _verdict(problems, judged, why, f"no messages ({turns.reason})")
+    ids = [a.result.get("messageId") if isinstance(a.result, dict) else None for a in turns.answers]
+    if ids[0] == ids[1]:
+        problems.append(
+            (
+                turns.answers[1].frame.seq,
+                f"two prompts of one session both got messageId {ids[0]!r}",
+            )
+        )
+    return _verdict(
+        problems, judged, "message updates named; two prompts got two messageIds", "no messages"
+    )
+
+
+@check("version.v2-tool-call-ids", scenario=V2_SCENARIO)
+async def v2_tool_calls_are_named(ctx: CheckContext) -> Outcome:
+    runs = await _observed(ctx)
+    if isinstance(runs, Outcome):
+        return runs
+    problems, judged = [], 0
+    for _, frame, update in _agent_updates(runs):
+        kind = update.get("sessionUpdate")
+        if kind not in ("tool_call_update", "tool_call_content_chunk"):
+            continue
+        judged += 1
+        if not _filled(update.get("toolCallId")):
+            problems.append((frame.seq, f"{kind} with toolCallId {update.get('toolCallId')!r}"))
+        elif kind == "tool_call_content_chunk" and update.get("content") is None:
+            problems.append((frame.seq, "tool_call_content_chunk without content"))
+    return _verdict(
+        problems,
+        judged,
+        "tool call updates named their tool call",
+        "no tool call updates were sent",
+    )
+
+
+@check("version.v2-plan-ids", scenario=V2_SCENARIO)
+async def v2_plans_are_named(ctx: CheckContext) -> Outcome:
+    runs = await _observed(ctx)
+    if isinstance(runs, Outcome):
+        return runs
+    problems, judged = [], 0
+    for _, frame, update in _agent_updates(runs):
+        if update.get("sessionUpdate") != "plan_update":
+            continue
+        judged += 1
+        plan = update.get("plan")
+        plan_id = plan.get("planId") if isinstance(plan, dict) else None
+        if not _filled(plan_id):
+            problems.append((frame.seq, f"plan_update whose plan has planId {plan_id!r}"))
+    return _verdict(problems, judged, "plan updates named their plan", "no plan updates were sent")
+
+
+def _base64_problem(data: object) -> str | None:
+    if not isinstance(data, str):
+        return f"data {data!r} is not a string"
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return f"data {data[:40]!r} is not standalone base64"
+    return None
+
+
+@check("version.v2-terminal-updates", scenario=V2_SCENARIO)
+async def v2_terminals_keep_their_cwd(ctx: CheckContext) -> Outcome:
+    runs = await _observed(ctx)
+    if isinstance(runs, Outcome):
+        return runs
+    problems: list[tuple[int, str]] = []
+    judged = 0
+    cwds: dict[tuple[str, object, object], str] = {}
+    for run, frame, update in _agent_updates(runs):
+        kind = update.get("sessionUpdate")
+        if kind == "terminal_output_chunk":
+            judged += 1
+            if (problem := _base64_problem(update.get("data"))) is not None:
+                problems.append((frame.seq, f"terminal_output_chunk {problem}"))
+        if kind != "terminal_update":
+            continue
+        judged += 1
+        output = update.get("output")
+        if isinstance(output, dict) and (problem := _base64_problem(output.get("data"))):
+            problems.append((frame.seq, f"terminal_update output {problem}"))
+        cwd = update.get("cwd")
+        if cwd is None:
+            continue
+        if not (isinstance(cwd, str) and PurePath(cwd).is_absolute()):
+            problems.append((frame.seq, f"terminal_update with relative cwd {cwd!r}"))
+            continue
+        session = (frame.message.get("params") or {}).get("sessionId")
+        key = (run.id, session, update.get("terminalId"))
+        first = cwds.setdefault(key, cwd)
+        if first != cwd:
+            problems.append(
+                (
+                    frame.seq,
+                    f"terminal {update.get('terminalId')!r} moved from {first!r} to {cwd!r}",
+                )
+            )
+    return _verdict(
+        problems, judged, "terminal updates well-formed", "no terminal updates were sent"
+    )
+
+
+@check("version.v2-open-enums", scenario=V2_SCENARIO)
+async def v2_open_enum_values_are_known(ctx: CheckContext) -> Outcome:
+    runs = await _observed(ctx)
+    if isinstance(runs, Outcome):
+        return runs
+    problems, judged = [], 0
+    for _, frame, update in _agent_updates(runs):
+        kind = update.get("sessionUpdate")
+        values: list[tuple[str, object, frozenset[str]]] = []
+        if kind == "tool_call_update":
+            for field, defined in (("kind", TOOL_KINDS), ("status", TOOL_STATUSES)):
+                if update.get(field) is not None:
+                    values.append((f"tool call {field}", update[field], defined))
+        elif kind == "plan_update":
+            plan = update.get("plan")
+            for entry in plan.get("entries") or [] if isinstance(plan, dict) else []:
+                if not isinstance(entry, dict):
+                    continue
+                for field, defined in (("priority", PLAN_PRIORITIES), ("status", PLAN_STATUSES)):
+                    if field in entry:
+                        values.append((f"plan entry {field}", entry[field], defined))
+        for what, value, defined in values:
+            judged += 1
+            if not _known(value, defined):
+                problems.append((frame.seq, f"{what} {value!r} is neither ACP's nor _-prefixed"))
+    return _verdict(
+        problems,
+        judged,
+        "tool call and plan enum values known or _-prefixed",
+        "no tool call kinds or statuses, nor plan entries, were sent",
+    )
+
+
+def _permission_problems(params: Any) -> list[str]:
+    problems = [f"invalid: {e}" for e in _problems("session/request_permission", "params", params)]
+    if not isinstance(params, dict):
+        return problems or ["params are not an object"]
+    if not _filled(params.get("title")):
+        problems.append(f"title {params.get('title')!r}")
+    options = params.get("options")
+    if not isinstance(options, list) or not options:
+        problems.append(f"options {options!r}")
+    for option in options if isinstance(options, list) else []:
+        missing = [
+            key
+            for key in ("optionId", "name", "kind")
+            if not (isinstance(option, dict) and option.get(key))
+        ]
+        if missing:
+            problems.append(f"option {option!r} lacks {', '.join(missing)}")
+    return problems
+
+
+@check("version.v2-permission-requests", scenario=V2_SCENARIO)
+async def v2_permission_requests_are_well_formed(ctx: CheckContext) -> Outcome:
+    runs = await _observed(ctx)
+    if isinstance(runs, Outcome):
+        return runs
+    asked = 0
+    for run in runs:
+        for frame in run.frames:
+            msg = frame.message
+            if frame.direction != "a2c" or not isinstance(msg, dict):
+                continue
+            if msg.get("method") != "session/request_permission":
+                continue
+            asked += 1
+            params = msg.get("params") or {}
+            if problems := _permission_problems(params):
+                return failed(
+                    "session/request_permission: " + "; ".join(problems[:3]), frames=[frame.seq]
+                )
+            session_id = str(params.get("sessionId"))
+            if not any(_is_idle(f, session_id) for f in run.frames[frame.seq :]):
+                return failed(
+                    "the turn never ended idle after its permission request was answered",
+                    frames=[frame.seq],
+                )
+    if not asked:
+        return not_applicable("no permission was asked for during the v2 turns")
+    return passed(f"{asked} permission requests well-formed; each turn went on to idle")

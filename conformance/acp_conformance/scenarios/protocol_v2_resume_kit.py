@@ -1,0 +1,223 @@
+"""Protocol version 2's ``session/resume`` as the official test kit judges it, on the resumes of
+:mod:`.protocol_v2` (the echo turn's session, resumed by new v2 agents with a replay from the
+start and without one): a resume answers a valid v2 result (its ``configOptions`` included),
+a resume without ``replayFrom`` replays no history, a replayed user message keeps the
+``messageId`` its prompt was answered with, and an advertised ``additionalDirectories`` is
+accepted on a resume too. Out of scope for an agent that does not advertise
+``capabilities.session`` (or, for the last one, ``session.additionalDirectories``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..citations import acp, schema_requires
+from ..harness.agent_client import Response
+from ..outcomes import Outcome, failed, not_applicable, passed
+from ..requirements import Tier, check, define_requirement
+from ._expect import brief
+from .check_context import AgentRun, CheckContext
+from .protocol_v2 import V2_SCENARIO, _echo_turn, _problems, _resumes, _updates, _v2_turn_run
+from .protocol_v2_sessions import _v2_sessions
+
+_RESUMING = "v2/session-setup"
+
+define_requirement(
+    "version.v2-resume-result",
+    Tier.MUST,
+    "On a v2 connection with capabilities.session, session/resume of a session the agent made "
+    "(without replayFrom) answers a valid v2 result; configOptions, when present, have the v2 "
+    "option shapes.",
+    acp(
+        _RESUMING,
+        "Resuming Sessions",
+        "Agents that support the session method surface MUST support session/resume",
+    )
+    + "; "
+    + schema_requires("the v2 ResumeSessionResponse shape (SessionConfigOption items)", version=2),
+    llm=True,
+)
+define_requirement(
+    "version.v2-resume-no-replay",
+    Tier.MUST,
+    "A v2 session/resume without replayFrom sends no conversation history (no user, agent or "
+    "thought message updates or chunks of that session) before its answer.",
+    acp(
+        _RESUMING,
+        "Resuming Sessions",
+        "When replayFrom is omitted or null, the Agent MUST NOT replay the conversation history "
+        "via session/update notifications before responding",
+    ),
+    llm=True,
+)
+define_requirement(
+    "version.v2-replay-keeps-message-id",
+    Tier.MUST,
+    "A v2 replay (replayFrom start) that includes the user message of an earlier prompt names "
+    "it with the messageId that prompt was answered with.",
+    acp(
+        _RESUMING,
+        "Resuming Sessions",
+        "A retained user message inserted by session/prompt MUST use the ID returned in that "
+        "prompt response, including after reconnecting or restarting the Agent",
+    ),
+    llm=True,
+)
+define_requirement(
+    "version.v2-resume-additional-directories",
+    Tier.SHOULD,
+    "On a v2 connection with capabilities.session.additionalDirectories, session/resume accepts "
+    "an absolute additional directory (with the session's own cwd).",
+    acp(_RESUMING, "Additional Workspace Roots") + " (stated without an agent MUST)",
+    llm=True,
+)
+
+#: Updates that carry conversation history (a resume without a replay must send none).
+HISTORY_KINDS = frozenset(
+    {
+        "user_message",
+        "agent_message",
+        "agent_thought",
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+    }
+)
+
+
+async def _resume(ctx: CheckContext, label: str) -> tuple[AgentRun, Response, int] | Outcome:
+    """The memoised resume of :mod:`.protocol_v2` named ``label`` ("plain" or "replayFrom
+    start"): its run, its answer and the seq of the barrier after it."""
+    _, skip = await _v2_sessions(ctx, None)
+    if skip is not None:
+        return skip
+    resumes = await _resumes(ctx)
+    if isinstance(resumes, Outcome):
+        return resumes
+    for name, run, answer, barrier in resumes:
+        if name == label:
+            ctx.current = run
+            return run, answer, barrier
+    return not_applicable(f"no {label} resume was made")
+
+
+@check("version.v2-resume-result", scenario=V2_SCENARIO)
+async def v2_resume_answers_a_valid_result(ctx: CheckContext) -> Outcome:
+    found = await _resume(ctx, "plain")
+    if isinstance(found, Outcome):
+        return found
+    _, answer, _ = found
+    frames = [answer.frame.seq]
+    if answer.is_error or not isinstance(answer.result, dict):
+        return failed(f"v2 session/resume failed: {brief(answer.frame)}", frames=frames)
+    if errors := _problems("session/resume", "result", answer.result):
+        return failed("invalid v2 session/resume result: " + "; ".join(errors), frames=frames)
+    options = answer.result.get("configOptions")
+    count = len(options) if isinstance(options, list) else 0
+    return passed(
+        f"v2 session/resume answered a valid result ({count} config options)", frames=frames
+    )
+
+
+@check("version.v2-resume-no-replay", scenario=V2_SCENARIO)
+async def v2_resume_without_replay_sends_no_history(ctx: CheckContext) -> Outcome:
+    found = await _resume(ctx, "plain")
+    if isinstance(found, Outcome):
+        return found
+    run, answer, _ = found
+    session_id = answer.request.message["params"]["sessionId"]
+    history = [
+        (seq, update)
+        for seq, update in _updates(run, session_id, answer.request.seq, answer.frame.seq)
+        if update.get("sessionUpdate") in HISTORY_KINDS
+    ]
+    if history:
+        kinds = sorted({str(u.get("sessionUpdate")) for _, u in history})
+        return failed(
+            f"session/resume without replayFrom replayed {len(history)} history updates "
+            f"({', '.join(kinds)}) before its answer",
+            frames=[answer.request.seq, *[seq for seq, _ in history[:5]], answer.frame.seq],
+        )
+    return passed(
+        "session/resume without replayFrom sent no history before its answer",
+        frames=[answer.request.seq, answer.frame.seq],
+    )
+
+
+def _texts(update: dict[str, Any]) -> list[str]:
+    content = update.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    return [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
+
+
+@check("version.v2-replay-keeps-message-id", scenario=V2_SCENARIO)
+async def v2_replay_keeps_the_prompt_message_id(ctx: CheckContext) -> Outcome:
+    found = await _resume(ctx, "replayFrom start")
+    if isinstance(found, Outcome):
+        return found
+    run, answer, _ = found
+    turn = await _echo_turn(ctx)
+    if isinstance(turn, Outcome):
+        return not_applicable(f"no v2 turn to compare with ({turn.reason})")
+    _, session_id, prompted, _ = turn
+    message_id = prompted.result.get("messageId") if isinstance(prompted.result, dict) else None
+    if not isinstance(message_id, str) or not message_id:
+        return not_applicable("the prompt answer named no messageId (version.v2-prompt-lifecycle)")
+    prompt_texts = {
+        block.get("text")
+        for block in prompted.request.message["params"].get("prompt") or []
+        if isinstance(block, dict)
+    }
+    users = [
+        (seq, update)
+        for seq, update in _updates(run, session_id, answer.request.seq, answer.frame.seq)
+        if update.get("sessionUpdate") in ("user_message", "user_message_chunk")
+    ]
+    if not users:
+        return not_applicable("the replay included no user message (retention is the agent's)")
+    if any(update.get("messageId") == message_id for _, update in users):
+        return passed(
+            f"the replayed user message kept its messageId {message_id!r}",
+            frames=[prompted.frame.seq, answer.frame.seq],
+        )
+    renamed = [
+        (seq, update)
+        for seq, update in users
+        if any(text in prompt_texts for text in _texts(update))
+    ]
+    if renamed:
+        seq, update = renamed[0]
+        return failed(
+            f"the prompt answered messageId {message_id!r}, but its user message was replayed "
+            f"as {update.get('messageId')!r}",
+            frames=[prompted.frame.seq, seq],
+        )
+    return not_applicable("the replay did not include that prompt's user message")
+
+
+@check("version.v2-resume-additional-directories", scenario=V2_SCENARIO)
+async def v2_resume_accepts_additional_directories(ctx: CheckContext) -> Outcome:
+    _, skip = await _v2_sessions(ctx, "additionalDirectories")
+    if skip is not None:
+        return skip
+    await _resumes(ctx)  # the echo turn's process has stopped: the session is on disk only
+    turn = await _echo_turn(ctx)
+    if isinstance(turn, Outcome):
+        return not_applicable(f"no v2 session to resume ({turn.reason})")
+    session_id = turn[1]
+    run, skip = await _v2_turn_run(ctx, None)
+    if run is None:
+        assert skip is not None
+        return skip
+    extra = ctx.runtime.tmp / "v2-resume-extra-root"
+    extra.mkdir(exist_ok=True)
+    answer = await run.live.request(
+        "session/resume",
+        {"sessionId": session_id, "cwd": str(ctx.work), "additionalDirectories": [str(extra)]},
+    )
+    frames = [answer.request.seq, answer.frame.seq]
+    if answer.is_error:
+        return failed(
+            f"v2 session/resume with an additional directory failed: {brief(answer.frame)}",
+            frames=frames,
+        )
+    return passed("v2 session/resume accepted an absolute additional directory", frames=frames)
