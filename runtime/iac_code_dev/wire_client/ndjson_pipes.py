@@ -98,17 +98,22 @@ async def open_pipe_client(
     handlers: Mapping[str, Handler] | None = None,
     refuse_unhandled: bool = True,
     wait_s: float = TIMEOUT,
-) -> AsyncIterator[tuple[WireClient, NdjsonPipe]]:
-    """A client reading ``receive_bytes`` in a task for the duration of the block."""
+) -> AsyncIterator[WireClient]:
+    """A client reading ``receive_bytes`` in a task for the duration of the block (its
+    ``transport`` is the :class:`NdjsonPipe`)."""
     pipe = NdjsonPipe(send_bytes, receive_bytes)
     client = WireClient(
-        pipe.send, handlers=handlers, refuse_unhandled=refuse_unhandled, wait_s=wait_s
+        pipe.send,
+        handlers=handlers,
+        refuse_unhandled=refuse_unhandled,
+        wait_s=wait_s,
+        transport=pipe,
     )
     async with anyio.create_task_group() as group:
         client.attach(group)
         group.start_soon(pipe.read_into, client)
         try:
-            yield client, pipe
+            yield client
         finally:
             group.cancel_scope.cancel()
 
@@ -198,8 +203,8 @@ async def open_agent_process(
             handlers=handlers,
             refuse_unhandled=refuse_unhandled,
             wait_s=wait_s,
-        ) as (client, pipe):
-            yield AgentProcess(process, client, pipe, stderr_path)
+        ) as client:
+            yield AgentProcess(process, client, client.transport, stderr_path)
     finally:
         with anyio.CancelScope(shield=True):
             if process.returncode is None and not kill_at_exit:

@@ -38,9 +38,13 @@ class HttpTransport:
     client: WireClient | None = None
     #: Open the connection stream as soon as ``initialize`` answered.
     open_connection_stream: bool = True
+    #: Open a session's stream before handing over the answer to the ``session/new`` that
+    #: created it.
+    open_session_streams: bool = True
     stream_scopes: dict[str | None, anyio.CancelScope] = field(default_factory=dict)
     last_ids: dict[str | None, int] = field(default_factory=dict)
     seen_ids: dict[str | None, list[int]] = field(default_factory=dict)
+    _new_session_ids: set[Any] = field(default_factory=set)
 
     def request_headers(self, session_id: str | None = None, **extra: str) -> dict[str, str]:
         headers = {"content-type": "application/json", **self.headers, **extra}
@@ -61,6 +65,8 @@ class HttpTransport:
         connection id); every other message is accepted with 202."""
         assert self.client is not None
         first = self.connection_id is None
+        if isinstance(message, dict) and message.get("method") == "session/new":
+            self._new_session_ids.add(message.get("id"))
         response = await self.post(message, stream)
         if first and isinstance(message, dict) and message.get("method") == "initialize":
             if response.status_code != 200:
@@ -76,6 +82,15 @@ class HttpTransport:
         """Start reading a stream (the connection's, or a session's); returns once the server
         answered 200. ``resume`` sends ``Last-Event-ID`` with the last id seen on it."""
         await self.group.start(self._read_stream, session_id, resume)
+
+    def _opens_a_session(self, message: Any) -> bool:
+        if not (isinstance(message, dict) and "method" not in message):
+            return False
+        if message.get("id") not in self._new_session_ids:
+            return False
+        self._new_session_ids.discard(message.get("id"))
+        result = message.get("result")
+        return self.open_session_streams and isinstance(result, dict) and "sessionId" in result
 
     def drop_stream(self, session_id: str | None) -> None:
         """Break a stream from the client's side, as a dropped HTTP connection does."""
@@ -99,7 +114,10 @@ class HttpTransport:
                     if event_id is not None:  # our server always sends ids; the SDK's does not
                         self.last_ids[session_id] = event_id
                         self.seen_ids.setdefault(session_id, []).append(event_id)
-                    self.client.deliver(event.message, session_id)
+                    message = event.message
+                    if self._opens_a_session(message):
+                        await self.open_stream(message["result"]["sessionId"])
+                    self.client.deliver(message, session_id)
         self.stream_scopes.pop(session_id, None)
         self.client.changed()
 
@@ -115,26 +133,42 @@ async def open_http_client(
     headers: Mapping[str, str] | None = None,
     handlers: Mapping[str, Handler] | None = None,
     wait_s: float = TIMEOUT,
+    capabilities: Mapping[str, Any] | None = None,
     open_connection_stream: bool = True,
-) -> AsyncIterator[tuple[WireClient, HttpTransport]]:
+    open_session_streams: bool = True,
+    http: httpx.AsyncClient | None = None,
+) -> AsyncIterator[WireClient]:
     """A client of the Streamable HTTP endpoint ``url`` for the duration of the block.
 
-    Send ``initialize`` first (:meth:`WireClient.initialize`); ``new_session`` does not open the
-    session's stream: :meth:`HttpTransport.open_stream` does."""
-    limits = httpx.Timeout(wait_s, read=None)
-    async with httpx.AsyncClient(timeout=limits) as http, anyio.create_task_group() as group:
+    Send ``initialize`` first. The transport (``client.transport``, an :class:`HttpTransport`)
+    opens the connection stream then, and each new session's stream before ``session/new``
+    returns (unless told not to); :meth:`HttpTransport.open_stream` opens others
+    (a loaded session's, before ``session/load``, as the SDK client does). ``http`` is the
+    HTTP client to use (an HTTP/2 one, say); by default one of its own."""
+    async with contextlib.AsyncExitStack() as stack:
+        if http is None:
+            limits = httpx.Timeout(wait_s, read=None)
+            http = await stack.enter_async_context(httpx.AsyncClient(timeout=limits))
+        group = await stack.enter_async_context(anyio.create_task_group())
         transport = HttpTransport(
-            url, http, group, dict(headers or {}), open_connection_stream=open_connection_stream
+            url,
+            http,
+            group,
+            dict(headers or {}),
+            open_connection_stream=open_connection_stream,
+            open_session_streams=open_session_streams,
         )
         client = WireClient(
             transport.send,
             handlers={"session/request_permission": allow_once, **(handlers or {})},
             wait_s=wait_s,
+            capabilities=capabilities,
+            transport=transport,
         )
         transport.client = client
         client.attach(group)
         try:
-            yield client, transport
+            yield client
         finally:
             group.cancel_scope.cancel()
 
@@ -169,8 +203,9 @@ async def open_ws_client(
     headers: Mapping[str, str] | None = None,
     handlers: Mapping[str, Handler] | None = None,
     wait_s: float = TIMEOUT,
+    capabilities: Mapping[str, Any] | None = None,
     max_size: int | None = 1 << 20,
-) -> AsyncIterator[tuple[WireClient, WebSocketTransport]]:
+) -> AsyncIterator[WireClient]:
     """A client of the WebSocket endpoint ``ws_url`` for the duration of the block."""
     from websockets.asyncio.client import connect
 
@@ -183,11 +218,13 @@ async def open_ws_client(
             transport.send,
             handlers={"session/request_permission": allow_once, **(handlers or {})},
             wait_s=wait_s,
+            capabilities=capabilities,
+            transport=transport,
         )
         async with anyio.create_task_group() as group:
             client.attach(group)
             group.start_soon(transport.read_into, client)
             try:
-                yield client, transport
+                yield client
             finally:
                 group.cancel_scope.cancel()

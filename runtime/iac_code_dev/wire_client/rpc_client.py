@@ -105,8 +105,14 @@ class WireClient:
         refuse_unhandled: bool = True,
         wait_s: float = TIMEOUT,
         first_id: int = 1,
+        capabilities: Mapping[str, Any] | None = None,
+        transport: Any = None,
     ) -> None:
         self._send = send
+        #: What the transport offers beyond messages (streams, raw bytes, the socket).
+        self.transport = transport
+        #: The client capabilities ``initialize`` advertises unless it is given others.
+        self.capabilities: dict[str, Any] = dict(capabilities or {})
         #: Handlers of agent→client requests by method. A request without one is answered
         #: "method not found" when ``refuse_unhandled``, else left for the test to answer.
         self.handlers: dict[str, Handler] = dict(handlers or {})
@@ -123,6 +129,7 @@ class WireClient:
         self.closed = False
         self._ids = itertools.count(first_id)
         self._sent_at: dict[Any, int] = {}
+        self._claimed: set[int] = set()  # answers already handed out by reply()
         self._cursor = 0  # frames before it were seen by a wait (see next_frame)
         self._changed = anyio.Event()
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -261,11 +268,23 @@ class WireClient:
         self._cursor = len(self.frames)
 
     async def reply(self, request_id: Any, wait_s: float | None = None) -> Reply:
-        """The answer to ``request_id``, with the updates that arrived since it was sent."""
+        """The answer to ``request_id``, with the updates that arrived since it was sent.
+
+        Each answer is handed out once: asking again for the same id (``None`` for the
+        answers to unparsable input) waits for the next answer carrying it."""
         start = self._sent_at.get(request_id, 0)
-        index = await self.wait_frame(
-            lambda f: is_response(f, request_id), start=start, wait_s=wait_s
-        )
+
+        def found() -> int | None:
+            for position in range(start, len(self.frames)):
+                if position not in self._claimed and is_response(self.frames[position], request_id):
+                    return position
+            return None
+
+        await self.wait_for(lambda: found() is not None, wait_s, f"the answer to {request_id!r}")
+        index = found()
+        assert index is not None
+        self._claimed.add(index)
+        self._cursor = max(self._cursor, index + 1)
         updates = [f["params"] for f in self.frames[start:index] if is_update(f)]
         return Reply(self.frames[index], updates, index)
 
@@ -313,10 +332,8 @@ class WireClient:
     async def initialize(
         self, capabilities: Mapping[str, Any] | None = None, *, protocol_version: int = 1
     ) -> Any:
-        params = {
-            "protocolVersion": protocol_version,
-            "clientCapabilities": dict(capabilities or {}),
-        }
+        offered = self.capabilities if capabilities is None else capabilities
+        params = {"protocolVersion": protocol_version, "clientCapabilities": dict(offered)}
         return await self.request("initialize", params)
 
     async def new_session(self, cwd: Path, **extra: Any) -> str:

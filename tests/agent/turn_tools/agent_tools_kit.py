@@ -191,7 +191,7 @@ async def in_memory_agent(
         anyio.create_task_group() as group,
         open_pipe_client(
             peer.to_connection.send, peer.from_connection.receive, handlers=DEFAULT_HANDLERS
-        ) as (client, _),
+        ) as client,
     ):
         group.start_soon(connection.serve)
         try:
