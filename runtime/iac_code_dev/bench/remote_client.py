@@ -3,7 +3,8 @@
 It keeps exactly what the measurements need: answers by id, the arrival time of each
 ``agent_message_chunk`` per session, and automatic answers to agent requests (on the stream
 they came from). ``iac-code acp --transport http`` runs as a real subprocess; the clients run
-in this process's event loop.
+in this process's event loop. It stays apart from the tests' client (timing is its job) but
+parses SSE with the same parser.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import anyio
 import httpx
 from anyio.abc import TaskGroup
 
+from ..wire_client.sse_events import aiter_sse
 from ._client import HarnessError
 from .context import INITIALIZE_PARAMS, BenchContext, Workspace
 
@@ -172,13 +174,8 @@ class HttpSession(_Peer):
             if response.status_code != 200:
                 raise HarnessError(f"GET answered {response.status_code}")
             task_status.started()
-            data: list[str] = []
-            async for line in response.aiter_lines():
-                if line.startswith("data:"):
-                    data.append(line[5:].lstrip())
-                elif not line and data:
-                    await self.dispatch(json.loads("\n".join(data)), session)
-                    data = []
+            async for event in aiter_sse(response.aiter_lines()):
+                await self.dispatch(event.message, session)
 
     async def new_session(self, cwd: str) -> str:
         result = await self.call("session/new", {"cwd": cwd, "mcpServers": []})

@@ -12,17 +12,17 @@ import pytest
 from acp_scripted_llm import ScriptedLLMServer
 from acp_scripted_llm.script import Turn
 
-from tests.agent.process.stdio_harness import AgentProcess, agent_environment
+from tests.agent.process.stdio_harness import BlockingAgent, agent_environment, run_agent
 
 FAKE_MCP = Path(__file__).resolve().parents[1] / "mcp" / "fixtures" / "fake_mcp_server.py"
 pytestmark = pytest.mark.subprocess
 
 
-def _allow_permissions_until_reply(agent: AgentProcess, prompt_id: Any) -> dict[str, Any]:
+def _allow_permissions_until_reply(agent: BlockingAgent, prompt_id: Any) -> dict[str, Any]:
     """Answer every permission request with allow_once; return the prompt's answer frame."""
     position = 0
     while True:
-        index = agent.wait_for(
+        index = agent.wait_frame(
             lambda f: (
                 f.get("method") == "session/request_permission"
                 or (f.get("id") == prompt_id and "method" not in f)
@@ -56,10 +56,10 @@ def _run_env_through_bash(
     with ScriptedLLMServer(script) as llm:
         env = agent_environment(home, llm.url)
         env.update(extra_env)
-        with AgentProcess(env, *args, stderr_path=tmp_path / "stderr.txt") as agent:
+        with run_agent(env, *args, stderr_path=tmp_path / "stderr.txt") as agent:
             agent.initialize()
             session_id = agent.new_session(workspace)
-            prompt_id = agent.prompt_id(session_id, "show the environment")
+            prompt_id = agent.start_prompt(session_id, "show the environment")
             answer = _allow_permissions_until_reply(agent, prompt_id)
             assert answer["result"]["stopReason"] == "end_turn", answer
             shown = json.dumps(
@@ -121,10 +121,10 @@ def test_an_mcp_server_does_not_inherit_the_api_key(tmp_path: Path) -> None:
     ]
     with ScriptedLLMServer(script) as llm:
         env = agent_environment(tmp_path / "home", llm.url, api_key=api_key)
-        with AgentProcess(env, stderr_path=tmp_path / "stderr.txt") as agent:
+        with run_agent(env, stderr_path=tmp_path / "stderr.txt") as agent:
             agent.initialize()
             reply = agent.call("session/new", {"cwd": str(workspace), "mcpServers": [server]})
-            prompt_id = agent.prompt_id(reply.result["sessionId"], "where is the server?")
+            prompt_id = agent.start_prompt(reply.result["sessionId"], "where is the server?")
             answer = _allow_permissions_until_reply(agent, prompt_id)
             assert answer["result"]["stopReason"] == "end_turn", answer
             agent.close_stdin()

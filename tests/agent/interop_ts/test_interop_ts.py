@@ -75,7 +75,7 @@ async def test_our_client_kit_against_the_official_server(node: str, tmp_path: P
             await client.initialize()
             session_id = await client.new_session(tmp_path)
             prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": "hi"}]}
-            result = await client.call("session/prompt", prompt, session_id)
+            result = await client.request("session/prompt", prompt, stream=session_id)
             assert result["stopReason"] == "end_turn"
             assert client.agent_request_streams == [session_id]
             assert client.text_of(session_id) == "chose allow"
@@ -83,7 +83,7 @@ async def test_our_client_kit_against_the_official_server(node: str, tmp_path: P
             await socket_client.initialize()
             session_id = await socket_client.new_session(tmp_path)
             prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": "hi"}]}
-            result = await socket_client.call("session/prompt", prompt)
+            result = await socket_client.request("session/prompt", prompt)
             assert result["stopReason"] == "end_turn"
             assert socket_client.text_of(session_id) == "chose allow"
 

@@ -22,6 +22,7 @@ from acp_scripted_llm import (
     text_turn,
     tool_turn,
 )
+from iac_code_dev.wire_client.sse_events import iter_sse
 
 
 def post(url: str, body: dict[str, Any], timeout: float = 5.0) -> tuple[int, dict[str, str], bytes]:
@@ -37,18 +38,7 @@ def post(url: str, body: dict[str, Any], timeout: float = 5.0) -> tuple[int, dic
 
 def sse_events(raw: bytes) -> list[tuple[str | None, str]]:
     """(event name, data) pairs of an SSE body."""
-    events = []
-    for frame in raw.decode().split("\n\n"):
-        if not frame.strip():
-            continue
-        name, data = None, []
-        for line in frame.split("\n"):
-            if line.startswith("event: "):
-                name = line[7:]
-            elif line.startswith("data: "):
-                data.append(line[6:])
-        events.append((name, "\n".join(data)))
-    return events
+    return [(event.event, event.data) for event in iter_sse(raw.decode().split("\n"))]
 
 
 MESSAGES = [{"role": "user", "content": "Plan the VPC"}]

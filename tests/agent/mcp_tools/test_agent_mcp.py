@@ -11,7 +11,7 @@ import pytest
 from acp_scripted_llm import ScriptedLLMServer
 from acp_scripted_llm.script import Turn
 
-from tests.agent.process.stdio_harness import AgentProcess, agent_environment
+from tests.agent.process.stdio_harness import agent_environment, run_agent
 
 FAKE_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "fixtures" / "fake_mcp_server.py"
 pytestmark = pytest.mark.subprocess
@@ -48,15 +48,15 @@ def test_an_mcp_tool_is_offered_asked_for_and_its_server_stopped(tmp_path: Path)
     }
     with ScriptedLLMServer(script) as llm:
         env = agent_environment(tmp_path / "home", llm.url)
-        with AgentProcess(env, stderr_path=tmp_path / "stderr.txt") as agent:
+        with run_agent(env, stderr_path=tmp_path / "stderr.txt") as agent:
             agent.initialize()
             reply = agent.call("session/new", {"cwd": str(workspace), "mcpServers": [server]})
             session_id = reply.result["sessionId"]
-            prompt_id = agent.request(
+            prompt_id = agent.start_request(
                 "session/prompt",
                 {"sessionId": session_id, "prompt": [{"type": "text", "text": "add 2 and 3"}]},
             )
-            asked = agent.wait_for(lambda f: f.get("method") == "session/request_permission")
+            asked = agent.wait_frame(lambda f: f.get("method") == "session/request_permission")
             permission = agent.frames[asked]
             assert permission["params"]["toolCall"]["toolCallId"] == "toolu_mcp_add"
             agent.send(

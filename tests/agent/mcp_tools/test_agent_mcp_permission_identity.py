@@ -10,7 +10,7 @@ import pytest
 from acp_scripted_llm import ScriptedLLMServer
 from acp_scripted_llm.script import Turn
 
-from tests.agent.process.stdio_harness import AgentProcess, agent_environment
+from tests.agent.process.stdio_harness import BlockingAgent, agent_environment, run_agent
 
 FAKE_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "fixtures" / "fake_mcp_server.py"
 pytestmark = pytest.mark.subprocess
@@ -20,13 +20,13 @@ SERVER_A = {"name": "fake", "command": sys.executable, "args": [str(FAKE_SERVER)
 SERVER_B = {**SERVER_A, "args": [str(FAKE_SERVER), "--page-size", "50"]}
 
 
-def _prompt(agent: AgentProcess, session_id: str, option_id: str) -> list[str]:
+def _prompt(agent: BlockingAgent, session_id: str, option_id: str) -> list[str]:
     """Run one prompt answering every permission with ``option_id``; the asked tool ids."""
-    prompt_id = agent.prompt_id(session_id, "add")
+    prompt_id = agent.start_prompt(session_id, "add")
     asked: list[str] = []
     position = len(agent.frames)
     while True:
-        index = agent.wait_for(
+        index = agent.wait_frame(
             lambda f: (
                 f.get("method") == "session/request_permission"
                 or (f.get("id") == prompt_id and "method" not in f)
@@ -57,7 +57,7 @@ def test_allow_always_does_not_move_to_the_server_that_takes_the_label(tmp_path:
     ]
     with ScriptedLLMServer(script) as llm:
         env = agent_environment(tmp_path / "home", llm.url)
-        with AgentProcess(env, stderr_path=tmp_path / "stderr1.txt") as agent:
+        with run_agent(env, stderr_path=tmp_path / "stderr1.txt") as agent:
             agent.initialize()
             new = {"cwd": str(workspace), "mcpServers": [SERVER_A, SERVER_B]}
             session_id = agent.call("session/new", new).result["sessionId"]
@@ -65,7 +65,7 @@ def test_allow_always_does_not_move_to_the_server_that_takes_the_label(tmp_path:
             agent.close_stdin()
             assert agent.wait_exit(timeout=15) == 0
 
-        with AgentProcess(env, stderr_path=tmp_path / "stderr2.txt") as agent:
+        with run_agent(env, stderr_path=tmp_path / "stderr2.txt") as agent:
             agent.initialize()
             load = {
                 "sessionId": session_id,

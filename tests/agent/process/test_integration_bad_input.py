@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from acp_scripted_llm import ScriptedLLMServer
 
-from tests.agent.process.stdio_harness import AgentProcess, spawn
+from tests.agent.process.stdio_harness import BlockingAgent, spawn
 
 pytestmark = pytest.mark.subprocess
 
@@ -28,35 +28,35 @@ def shared_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def agent(shared_workspace: Path, llm_server: ScriptedLLMServer) -> Iterator[AgentProcess]:
+def agent(shared_workspace: Path, llm_server: ScriptedLLMServer) -> Iterator[BlockingAgent]:
     with spawn(
         shared_workspace / "home", llm_server.url, "--max-line-bytes", str(MAX_LINE)
     ) as process:
-        assert process.initialize().result["protocolVersion"] == 1
+        assert process.initialize()["protocolVersion"] == 1
         yield process
         assert process.all_stdout_is_json(), "stdout carried something that is not a frame"
 
 
-def answer_to_line(agent: AgentProcess, line: bytes) -> dict:
+def answer_to_line(agent: BlockingAgent, line: bytes) -> dict:
     """Send one raw line; return the next frame (bad lines are answered in order)."""
     start = len(agent.frames)
     agent.send_raw(line)
-    index = agent.wait_for(lambda f: "id" in f and "method" not in f, start=start)
+    index = agent.wait_frame(lambda f: "id" in f and "method" not in f, start=start)
     return agent.frames[index]
 
 
-def answered_nothing_since(agent: AgentProcess, start: int, end: int) -> bool:
+def answered_nothing_since(agent: BlockingAgent, start: int, end: int) -> bool:
     """Only notifications (e.g. a late available_commands_update) arrived in between."""
     return all("method" in frame for frame in agent.frames[start:end])
 
 
-def still_serves(agent: AgentProcess, shared_workspace: Path) -> None:
+def still_serves(agent: BlockingAgent, shared_workspace: Path) -> None:
     reply = agent.call("session/new", {"cwd": str(shared_workspace / "ws"), "mcpServers": []})
     assert isinstance(reply.result["sessionId"], str)
 
 
 def test_invalid_json_is_a_parse_error_with_a_null_id(
-    agent: AgentProcess, shared_workspace: Path
+    agent: BlockingAgent, shared_workspace: Path
 ) -> None:
     frame = answer_to_line(agent, b'{"jsonrpc": "2.0", "id": 1, "method": ')
     assert frame["id"] is None
@@ -64,7 +64,7 @@ def test_invalid_json_is_a_parse_error_with_a_null_id(
     still_serves(agent, shared_workspace)
 
 
-def test_invalid_utf8_is_a_parse_error(agent: AgentProcess, shared_workspace: Path) -> None:
+def test_invalid_utf8_is_a_parse_error(agent: BlockingAgent, shared_workspace: Path) -> None:
     frame = answer_to_line(agent, b'{"jsonrpc":"2.0","id":1,"method":"session/list","x":"\xff"}')
     assert frame["id"] is None
     assert frame["error"]["code"] == -32700
@@ -88,7 +88,7 @@ def test_invalid_utf8_is_a_parse_error(agent: AgentProcess, shared_workspace: Pa
     ],
 )
 def test_valid_json_that_is_not_a_request_is_an_invalid_request(
-    agent: AgentProcess, shared_workspace: Path, line: bytes, echoed_id: object
+    agent: BlockingAgent, shared_workspace: Path, line: bytes, echoed_id: object
 ) -> None:
     frame = answer_to_line(agent, line)
     assert frame["error"]["code"] == -32600
@@ -97,7 +97,7 @@ def test_valid_json_that_is_not_a_request_is_an_invalid_request(
 
 
 def test_an_unknown_method_is_method_not_found_naming_it(
-    agent: AgentProcess, shared_workspace: Path
+    agent: BlockingAgent, shared_workspace: Path
 ) -> None:
     reply = agent.call("session/teleport", {})
     assert reply.error["code"] == -32601
@@ -105,14 +105,14 @@ def test_an_unknown_method_is_method_not_found_naming_it(
     still_serves(agent, shared_workspace)
 
 
-def test_an_unknown_extension_request_is_method_not_found(agent: AgentProcess) -> None:
+def test_an_unknown_extension_request_is_method_not_found(agent: BlockingAgent) -> None:
     reply = agent.call("_vendor/feature", {"x": 1})
     assert reply.error["code"] == -32601
     assert reply.error["data"] == {"method": "_vendor/feature"}
 
 
 def test_an_unknown_extension_notification_is_ignored(
-    agent: AgentProcess, shared_workspace: Path
+    agent: BlockingAgent, shared_workspace: Path
 ) -> None:
     start = len(agent.frames)
     agent.notify("_vendor/ping", {"x": 1})
@@ -133,7 +133,7 @@ def test_an_unknown_extension_notification_is_ignored(
     ],
 )
 def test_wrong_param_types_name_the_fields_without_python_text(
-    agent: AgentProcess, shared_workspace: Path, method: str, params: object, fields: set[str]
+    agent: BlockingAgent, shared_workspace: Path, method: str, params: object, fields: set[str]
 ) -> None:
     reply = agent.call(method, params)
     assert reply.error["code"] == -32602
@@ -145,7 +145,7 @@ def test_wrong_param_types_name_the_fields_without_python_text(
 
 
 def test_an_over_limit_line_is_rejected_and_the_connection_stays_usable(
-    agent: AgentProcess, shared_workspace: Path
+    agent: BlockingAgent, shared_workspace: Path
 ) -> None:
     huge = json.dumps(
         {"jsonrpc": "2.0", "id": 77, "method": "session/list", "params": {"x": "a" * 200_000}}
@@ -158,7 +158,7 @@ def test_an_over_limit_line_is_rejected_and_the_connection_stays_usable(
 
 
 def test_a_response_to_an_unknown_request_id_is_ignored(
-    agent: AgentProcess, shared_workspace: Path
+    agent: BlockingAgent, shared_workspace: Path
 ) -> None:
     start = len(agent.frames)
     agent.send({"jsonrpc": "2.0", "id": 4242, "result": {"outcome": {"outcome": "cancelled"}}})
@@ -168,7 +168,7 @@ def test_a_response_to_an_unknown_request_id_is_ignored(
 
 
 def test_unknown_session_ids_and_relative_paths_are_invalid_params(
-    agent: AgentProcess, shared_workspace: Path
+    agent: BlockingAgent, shared_workspace: Path
 ) -> None:
     unknown = agent.call(
         "session/load",

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import os
-import resource
-import selectors
-import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
+from iac_code_dev.wire_client import agent_command
 
-from tests.agent.process.stdio_harness import agent_environment
+from tests.agent.process.stdio_harness import agent_environment, run_agent_command
 
 pytestmark = pytest.mark.subprocess
 
@@ -22,84 +16,36 @@ DESCRIPTORS = 64
 SESSIONS = 150  # before issue 8 every open session kept its lock file open
 
 
-def _limit_descriptors() -> None:
-    resource.setrlimit(resource.RLIMIT_NOFILE, (DESCRIPTORS, DESCRIPTORS))
-
-
-class LineClient:
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
-        self.process = process
-        self._buffer = b""
-        self._ids = 0
-
-    def call(self, method: str, params: Any, timeout: float = 20.0) -> dict[str, Any]:
-        self._ids += 1
-        request_id = self._ids
-        assert self.process.stdin is not None
-        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        self.process.stdin.write(json.dumps(message).encode() + b"\n")
-        self.process.stdin.flush()
-        deadline = time.monotonic() + timeout
-        while True:
-            frame = self._next_frame(deadline)
-            if frame.get("id") == request_id and "method" not in frame:
-                return frame
-
-    def _next_frame(self, deadline: float) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        fd = self.process.stdout.fileno()
-        with selectors.DefaultSelector() as selector:
-            selector.register(fd, selectors.EVENT_READ)
-            while b"\n" not in self._buffer:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not selector.select(remaining):
-                    raise AssertionError("the agent did not answer in time")
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    raise AssertionError("the agent closed its output")
-                self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        frame: dict[str, Any] = json.loads(line)
-        return frame
+_LIMITED_EXEC = """
+import os, resource, sys
+limit = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+os.execv(sys.argv[2], sys.argv[2:])
+"""
 
 
 def test_idle_sessions_need_no_descriptor_each(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    stderr = (tmp_path / "stderr.txt").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "iac_code.cli", "acp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=stderr,
-        env=agent_environment(tmp_path / "home", None),
-        preexec_fn=_limit_descriptors,
-    )
-    try:
-        client = LineClient(process)
-        client.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    # The agent, with its descriptors limited before it starts (exec keeps the limit).
+    command = [sys.executable, "-c", _LIMITED_EXEC, str(DESCRIPTORS), *agent_command()]
+    with run_agent_command(
+        command, env=agent_environment(tmp_path / "home", None), stderr_path=tmp_path / "stderr.txt"
+    ) as agent:
+        agent.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         ids = []
         for _ in range(SESSIONS):
-            reply = client.call("session/new", {"cwd": str(workspace), "mcpServers": []})
-            assert "result" in reply, reply
-            ids.append(reply["result"]["sessionId"])
-        listed = client.call("session/list", {})
-        assert len(listed["result"]["sessions"]) == 50  # first page
+            reply = agent.call("session/new", {"cwd": str(workspace), "mcpServers": []})
+            assert "result" in reply.frame, reply.frame
+            ids.append(reply.frame["result"]["sessionId"])
+        listed = agent.call("session/list", {})
+        assert len(listed.frame["result"]["sessions"]) == 50  # first page
         for method in ("session/close", "session/load"):
             params = {"sessionId": ids[0], "cwd": str(workspace), "mcpServers": []}
-            assert "result" in client.call(method, params)
-        fork = client.call(
+            assert "result" in agent.call(method, params).frame
+        fork = agent.call(
             "session/fork", {"sessionId": ids[1], "cwd": str(workspace), "mcpServers": []}
         )
-        assert "result" in fork, fork
-        assert process.stdin is not None
-        process.stdin.close()
-        assert process.wait(timeout=20) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(10)
-        stderr.close()
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                stream.close()
+        assert "result" in fork.frame, fork.frame
+        agent.close_stdin()
+        assert agent.wait_exit(timeout=20) == 0

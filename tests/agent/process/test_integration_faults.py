@@ -14,17 +14,17 @@ import pytest
 from acp_scripted_llm import ScriptedLLMServer
 
 from tests.agent.process.llm_routes import GARBAGE, SLOW, TRUNCATE, last_user_text
-from tests.agent.process.stdio_harness import AgentProcess, agent_environment, spawn
+from tests.agent.process.stdio_harness import BlockingAgent, agent_environment, run_agent, spawn
 
 pytestmark = pytest.mark.subprocess
 
 
-def start_slow_turn(agent: AgentProcess, workspace: Path) -> tuple[str, object]:
+def start_slow_turn(agent: BlockingAgent, workspace: Path) -> tuple[str, object]:
     """A session whose prompt is streaming (the first chunk has arrived)."""
     agent.initialize()
     session_id = agent.new_session(workspace)
     start = len(agent.frames)
-    prompt_id = agent.prompt_id(session_id, f"{SLOW} count slowly")
+    prompt_id = agent.start_prompt(session_id, f"{SLOW} count slowly")
     agent.wait_update("agent_message_chunk", start=start)
     return session_id, prompt_id
 
@@ -90,7 +90,7 @@ def test_kill_9_mid_turn_leaves_a_session_that_loads_and_prompts_consistently(
         again.initialize()
         replay = again.load(session_id, workspace)
         assert replay.kinds()[0] == "user_message_chunk"
-        answer = again.reply(again.prompt_id(session_id, "after the crash"))
+        answer = again.reply(again.start_prompt(session_id, "after the crash"))
     assert answer.result["stopReason"] == "end_turn"
     request = next(
         r for r in llm_server.model_requests if last_user_text(r.body) == "after the crash"
@@ -106,11 +106,11 @@ def test_an_unreachable_llm_endpoint_fails_the_prompt_and_the_process_stays_up(
     with spawn(home, f"http://127.0.0.1:{closed_port()}") as agent:
         agent.initialize()
         session_id = agent.new_session(workspace)
-        reply = agent.reply(agent.prompt_id(session_id, "hello?"))
+        reply = agent.reply(agent.start_prompt(session_id, "hello?"))
         assert reply.error["code"] == -32603
         assert "Traceback" not in str(reply.error)
         assert "result" in agent.call("session/list", {}).frame
-        assert agent.proc.poll() is None
+        assert agent.returncode is None
 
 
 def test_a_broken_llm_answer_fails_the_prompt_and_the_process_stays_up(
@@ -119,9 +119,9 @@ def test_a_broken_llm_answer_fails_the_prompt_and_the_process_stays_up(
     with spawn(home, llm_server.url) as agent:
         agent.initialize()
         session_id = agent.new_session(workspace)
-        garbage = agent.reply(agent.prompt_id(session_id, f"{GARBAGE} answer me"))
-        truncated = agent.reply(agent.prompt_id(session_id, f"{TRUNCATE} answer me"))
-        follow_up = agent.reply(agent.prompt_id(session_id, "are you still there?"))
+        garbage = agent.reply(agent.start_prompt(session_id, f"{GARBAGE} answer me"))
+        truncated = agent.reply(agent.start_prompt(session_id, f"{TRUNCATE} answer me"))
+        follow_up = agent.reply(agent.start_prompt(session_id, "are you still there?"))
         assert agent.all_stdout_is_json()
     assert garbage.error["code"] == -32603
     assert truncated.error["code"] == -32603
@@ -139,19 +139,19 @@ def test_a_failing_session_directory_still_answers_and_corrupts_nothing_else(
         agent.initialize()
         healthy = agent.new_session(workspace)
         broken = agent.new_session(workspace)
-        agent.reply(agent.prompt_id(healthy, "before the fault"))
+        agent.reply(agent.start_prompt(healthy, "before the fault"))
         # Root ignores permission bits, so break the log by putting a directory in its place.
         events = home / "sessions" / broken / "events.jsonl"
         events.unlink()
         events.mkdir()
-        reply = agent.reply(agent.prompt_id(broken, "write this down"))
+        reply = agent.reply(agent.start_prompt(broken, "write this down"))
         assert reply.result["stopReason"] == "end_turn"
         assert "Echo: write this down" in "".join(
             u["update"]["content"]["text"]
             for u in reply.updates
             if u["update"]["sessionUpdate"] == "agent_message_chunk"
         )
-        after = agent.reply(agent.prompt_id(healthy, "after the fault"))
+        after = agent.reply(agent.start_prompt(healthy, "after the fault"))
         assert after.result["stopReason"] == "end_turn"
         assert "could not persist" in agent.stderr_text
     shutil.rmtree(events)
@@ -194,10 +194,10 @@ def test_a_cancel_of_the_first_prompt_does_not_wait_for_the_sdk_import(
     )
     env["GATE_FILE"] = str(gate)
     try:
-        with AgentProcess(env, stderr_path=tmp_path / "stderr.log") as agent:
+        with run_agent(env, stderr_path=tmp_path / "stderr.log") as agent:
             agent.initialize()
             session_id = agent.new_session(workspace)
-            prompt_id = agent.prompt_id(session_id, "hello")
+            prompt_id = agent.start_prompt(session_id, "hello")
             agent.notify("session/cancel", {"sessionId": session_id})
             assert agent.reply(prompt_id).result["stopReason"] == "cancelled"
             assert agent.call("session/list", {}).result["sessions"]

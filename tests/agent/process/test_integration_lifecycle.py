@@ -26,9 +26,9 @@ def test_a_session_streams_then_replays_in_a_new_process_then_closes_and_lists(
     home: Path, workspace: Path, llm_server: ScriptedLLMServer
 ) -> None:
     with spawn(home, llm_server.url) as first:
-        assert first.initialize().result["agentCapabilities"]["loadSession"] is True
+        assert first.initialize()["agentCapabilities"]["loadSession"] is True
         session_id = first.new_session(workspace)
-        prompt = first.reply(first.prompt_id(session_id, QUESTION))
+        prompt = first.reply(first.start_prompt(session_id, QUESTION))
         assert prompt.result["stopReason"] == "end_turn"
         assert chunk_text(prompt.updates, "agent_thought_chunk") == STREAMED_THOUGHT
         assert chunk_text(prompt.updates, "agent_message_chunk") == STREAMED_TEXT
@@ -64,7 +64,7 @@ def test_a_session_streams_then_replays_in_a_new_process_then_closes_and_lists(
         assert {load.updates[2]["update"]["messageId"]} == live_ids
 
         assert second.call("session/close", {"sessionId": session_id}).result == {}
-        after_close = second.reply(second.prompt_id(session_id, "still there?"))
+        after_close = second.reply(second.start_prompt(session_id, "still there?"))
         assert after_close.error["data"] == {"sessionId": "unknown session"}
 
         listed = second.call("session/list", {"cwd": str(workspace)}).result["sessions"]

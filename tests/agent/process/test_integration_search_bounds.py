@@ -17,9 +17,10 @@ import pytest
 from acp_scripted_llm import ScriptedLLMServer, Turn
 
 from tests.agent.process.stdio_harness import (
-    AgentProcess,
+    BlockingAgent,
     Frame,
     agent_environment,
+    run_agent,
     write_fast_retry_config,
 )
 
@@ -47,14 +48,14 @@ def grep_llm() -> Iterator[ScriptedLLMServer]:
 
 
 @pytest.fixture
-def agent(tmp_path: Path, home: Path, grep_llm: ScriptedLLMServer) -> Iterator[AgentProcess]:
+def agent(tmp_path: Path, home: Path, grep_llm: ScriptedLLMServer) -> Iterator[BlockingAgent]:
     write_fast_retry_config(home)
     no_tools = tmp_path / "empty-bin"
     no_tools.mkdir()
     env = agent_environment(home, grep_llm.url)
     env["PATH"] = str(no_tools)  # no rg: the Python engine must run
     env["IAC_CODE_SEARCH_TIMEOUT_S"] = str(SEARCH_TIMEOUT_S)
-    with AgentProcess(env, stderr_path=home / "stderr.log") as process:
+    with run_agent(env, stderr_path=home / "stderr.log") as process:
         yield process
 
 
@@ -74,11 +75,11 @@ def tool_status(status: str) -> Any:
     return matches
 
 
-def start_grep(agent: AgentProcess, session_id: str) -> tuple[Any, int]:
+def start_grep(agent: BlockingAgent, session_id: str) -> tuple[Any, int]:
     """Prompt for the grep and wait until it runs; returns the prompt id and frame index."""
     start = len(agent.frames)
-    prompt_id = agent.prompt_id(session_id, "search the notes")
-    return prompt_id, agent.wait_for(tool_status("in_progress"), start=start, timeout=WAIT_S)
+    prompt_id = agent.start_prompt(session_id, "search the notes")
+    return prompt_id, agent.wait_frame(tool_status("in_progress"), start=start, timeout=WAIT_S)
 
 
 def search_workers_of(home: Path) -> list[int]:
@@ -100,7 +101,7 @@ def search_workers_of(home: Path) -> list[int]:
 
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
 def test_catastrophic_grep_times_out_while_the_agent_stays_responsive(
-    agent: AgentProcess, home: Path, backtracking_workspace: Path
+    agent: BlockingAgent, home: Path, backtracking_workspace: Path
 ) -> None:
     agent.initialize()
     session_id = agent.new_session(backtracking_workspace)
@@ -109,7 +110,7 @@ def test_catastrophic_grep_times_out_while_the_agent_stays_responsive(
     prompt_id, running_at = start_grep(agent, session_id)
     listing = agent.call("session/list", {})
     assert [s["sessionId"] for s in listing.result["sessions"]] == [session_id]
-    failed_at = agent.wait_for(tool_status("failed"), start=running_at, timeout=WAIT_S)
+    failed_at = agent.wait_frame(tool_status("failed"), start=running_at, timeout=WAIT_S)
     assert listing.index < failed_at
     failed = agent.frames[failed_at]["params"]["update"]
     message = failed["content"][0]["content"]["text"]

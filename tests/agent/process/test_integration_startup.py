@@ -44,9 +44,7 @@ def test_requests_written_together_with_initialize_are_all_answered_in_order(
 def test_an_initialize_split_across_writes_is_answered(home: Path) -> None:
     line = json.dumps(INITIALIZE).encode()
     with spawn(home, None) as agent:
-        assert agent.proc.stdin is not None
-        agent.proc.stdin.write(line[:10])
-        agent.proc.stdin.flush()
+        agent.write(line[:10])
         agent.send_raw(line[10:])
         assert agent.reply(1).result["protocolVersion"] == 1
 

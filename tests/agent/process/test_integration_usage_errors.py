@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.process.stdio_harness import AgentProcess, agent_environment
+from tests.agent.process.stdio_harness import agent_environment, run_agent
 
 pytestmark = pytest.mark.subprocess
 
@@ -54,7 +54,7 @@ def test_a_home_that_cannot_be_created_answers_clearly_and_stays_up(tmp_path: Pa
     workspace.mkdir()
     env = agent_environment(tmp_path, None)
     stderr = tmp_path / "stderr.txt"
-    with AgentProcess(env, "--home", str(home), stderr_path=stderr) as agent:
+    with run_agent(env, "--home", str(home), stderr_path=stderr) as agent:
         agent.initialize()
         reply = agent.call("session/new", {"cwd": str(workspace), "mcpServers": []})
         error = reply.error
@@ -78,8 +78,8 @@ def test_a_bad_log_level_in_the_environment_is_said_once_and_the_agent_serves(
     env = agent_environment(tmp_path, None)
     env["IAC_CODE_LOG_LEVEL"] = "LOUD"
     stderr = tmp_path / "stderr.txt"
-    with AgentProcess(env, stderr_path=stderr) as agent:
-        assert agent.initialize().result["protocolVersion"] == 1
+    with run_agent(env, stderr_path=stderr) as agent:
+        assert agent.initialize()["protocolVersion"] == 1
         assert agent.call("session/list", {}).result == {"sessions": []}
         agent.close_stdin()
         assert agent.wait_exit() == 0

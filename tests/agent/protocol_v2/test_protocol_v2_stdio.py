@@ -14,7 +14,7 @@ import pytest
 from acp_schema.validation import validate_message
 from acp_scripted_llm import ScriptedLLMServer
 
-from tests.agent.process.stdio_harness import AgentProcess, spawn
+from tests.agent.process.stdio_harness import BlockingAgent, spawn
 from tests.agent.protocol_v2.v2_script import FINAL_TEXT, SLOW, WRITE, WRITTEN_TEXT
 
 pytestmark = pytest.mark.subprocess
@@ -27,7 +27,7 @@ INFO_V1 = {"name": "v1-client", "version": "0.1"}
 V2_INIT = {"protocolVersion": 2, "info": {"name": "v2-test-client", "version": "0.1"}}
 
 
-def _sent_by_agent_problems(agent: AgentProcess, version: int) -> list[str]:
+def _sent_by_agent_problems(agent: BlockingAgent, version: int) -> list[str]:
     """Schema problems of every frame the agent wrote, each checked as its own method."""
     requests = {f["id"]: f["method"] for f in agent.frames if "method" in f and "id" in f}
     sent_methods: dict[Any, str] = {}
@@ -45,7 +45,7 @@ def _sent_by_agent_problems(agent: AgentProcess, version: int) -> list[str]:
     return problems
 
 
-def _initialize(agent: AgentProcess, params: dict[str, Any]) -> dict[str, Any]:
+def _initialize(agent: BlockingAgent, params: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = agent.call("initialize", params).result
     return result
 
@@ -118,7 +118,7 @@ def test_a_v2_client_creates_a_session_and_prompts_in_v2_shapes(
         assert set(prompt.result) == {"messageId"}
 
         # The turn goes on after the answer: the write asks for permission in v2 shape.
-        asked = agent.wait_for(
+        asked = agent.wait_frame(
             lambda f: f.get("method") == "session/request_permission", timeout=MODEL_WAIT
         )
         permission = agent.frames[asked]
@@ -133,7 +133,7 @@ def test_a_v2_client_creates_a_session_and_prompts_in_v2_shapes(
                 "result": {"outcome": {"outcome": "selected", "optionId": option["optionId"]}},
             }
         )
-        idle = agent.wait_for(_is_idle, timeout=MODEL_WAIT)
+        idle = agent.wait_frame(_is_idle, timeout=MODEL_WAIT)
         updates = [
             f["params"]["update"]
             for f in agent.frames[: idle + 1]
@@ -176,7 +176,7 @@ def test_v2_resume_replays_history_in_v2_shapes(
             {"sessionId": session_id, "prompt": [{"type": "text", "text": "hello"}]},
         )
         message_id = prompt.result["messageId"]
-        agent.wait_for(_is_idle, timeout=MODEL_WAIT)
+        agent.wait_frame(_is_idle, timeout=MODEL_WAIT)
     with spawn(home, llm_server.url) as agent:
         _initialize(agent, V2_INIT)
         resumed = agent.call(
@@ -209,7 +209,7 @@ def test_methods_outside_v2_or_not_offered_answer_method_not_found(
         _initialize(agent, V2_INIT)
         error = agent.call(method, params).error
         assert error["code"] == -32601
-        assert agent.proc.poll() is None
+        assert agent.returncode is None
 
 
 def test_v2_bad_input_gets_clear_errors_and_the_process_stays_up(
@@ -260,7 +260,7 @@ def test_v2_cancel_ends_the_turn_with_a_cancelled_stop_reason(
         # A second prompt while the turn runs is refused; the running turn is not disturbed.
         assert agent.call("session/prompt", prompt).error["code"] == -32602
         agent.notify("session/cancel", {"sessionId": session_id})
-        idle = agent.wait_for(_is_idle, start=answered.index, timeout=MODEL_WAIT)
+        idle = agent.wait_frame(_is_idle, start=answered.index, timeout=MODEL_WAIT)
         stop = agent.frames[idle]["params"]["update"]["stopReason"]
         idles = [f for f in agent.frames if _is_idle(f)]
         # The session takes a new prompt afterwards.

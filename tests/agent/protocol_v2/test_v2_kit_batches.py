@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from acp_scripted_llm import ScriptedLLMServer
 
-from tests.agent.process.stdio_harness import AgentProcess, spawn
+from tests.agent.process.stdio_harness import BlockingAgent, spawn
 from tests.agent.protocol_v2.v2_kit_support import start_v2
 
 pytestmark = pytest.mark.subprocess
 
 
-def _next_reply(agent: AgentProcess) -> Any:
+def _next_reply(agent: BlockingAgent) -> Any:
     """The next line that is not one of the agent's own notifications or requests."""
     while True:
         frame = agent.next_frame()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from acp_scripted_llm import ScriptedLLMServer
 
-from tests.agent.process.stdio_harness import AgentProcess, spawn
+from tests.agent.process.stdio_harness import BlockingAgent, spawn
 from tests.agent.protocol_v2.v2_kit_support import (
     MODEL_WAIT,
     is_idle,
@@ -38,11 +38,11 @@ def _session_with_one_turn(home: Path, url: str, workspace: Path) -> str:
             "session/prompt",
             {"sessionId": session_id, "prompt": [{"type": "text", "text": "hello"}]},
         )
-        agent.wait_for(is_idle, start=answered.index, timeout=MODEL_WAIT)
+        agent.wait_frame(is_idle, start=answered.index, timeout=MODEL_WAIT)
     return session_id
 
 
-def _resume(agent: AgentProcess, session_id: str, workspace: Path, replay: bool) -> Any:
+def _resume(agent: BlockingAgent, session_id: str, workspace: Path, replay: bool) -> Any:
     params: dict[str, Any] = {"sessionId": session_id, "cwd": str(workspace)}
     if replay:
         params["replayFrom"] = {"type": "start"}

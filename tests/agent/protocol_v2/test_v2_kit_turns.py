@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from acp_scripted_llm import ScriptedLLMServer
 
-from tests.agent.process.stdio_harness import AgentProcess, spawn
+from tests.agent.process.stdio_harness import BlockingAgent, spawn
 from tests.agent.protocol_v2.v2_kit_support import (
     MODEL_WAIT,
     is_idle,
@@ -33,7 +33,7 @@ def _slow_prompt(session_id: str) -> dict[str, Any]:
     return {"sessionId": session_id, "prompt": [{"type": "text", "text": SLOW + " go"}]}
 
 
-def _nothing_after(agent: AgentProcess, index: int, session_id: str) -> list[dict[str, Any]]:
+def _nothing_after(agent: BlockingAgent, index: int, session_id: str) -> list[dict[str, Any]]:
     """Updates for ``session_id`` after frame ``index``, once a round trip has flushed them."""
     barrier = agent.call("session/list", {}).index
     return [u for i, u in session_updates(agent.frames[:barrier], session_id) if i > index]
@@ -48,7 +48,7 @@ def test_a_cancel_sent_right_after_the_answer_ends_the_turn_cancelled(
         answered = agent.call("session/prompt", _slow_prompt(session_id))
         assert answered.result["messageId"]
         agent.notify("session/cancel", {"sessionId": session_id})
-        idle = agent.wait_for(is_idle, start=answered.index, timeout=MODEL_WAIT)
+        idle = agent.wait_frame(is_idle, start=answered.index, timeout=MODEL_WAIT)
         stop = agent.frames[idle]["params"]["update"].get("stopReason")
         late = _nothing_after(agent, idle, session_id)
         chunks = [
@@ -72,7 +72,7 @@ def test_close_with_a_turn_in_flight_cancels_it_before_answering(
         session_id = agent.call("session/new", {"cwd": str(workspace)}).result["sessionId"]
         answered = agent.call("session/prompt", _slow_prompt(session_id))
         if moment == "at running":
-            agent.wait_for(lambda f: is_state(f, "running"), start=answered.index)
+            agent.wait_frame(lambda f: is_state(f, "running"), start=answered.index)
         else:
             agent.wait_update("agent_message_chunk", start=answered.index, timeout=MODEL_WAIT)
         closed = agent.call("session/close", {"sessionId": session_id}, timeout=MODEL_WAIT)
@@ -100,7 +100,7 @@ def test_the_inserted_user_message_is_echoed_with_the_answered_message_id(
         session_id = agent.call("session/new", {"cwd": str(workspace)}).result["sessionId"]
         answered = agent.call("session/prompt", {"sessionId": session_id, "prompt": prompt})
         message_id = answered.result["messageId"]
-        idle = agent.wait_for(is_idle, start=answered.index, timeout=MODEL_WAIT)
+        idle = agent.wait_frame(is_idle, start=answered.index, timeout=MODEL_WAIT)
         during = [
             u for i, u in session_updates(agent.frames[:idle], session_id) if i > answered.index
         ]

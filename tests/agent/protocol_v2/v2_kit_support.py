@@ -6,7 +6,7 @@ from typing import Any
 
 from acp_schema.validation import validate_message
 
-from tests.agent.process.stdio_harness import AgentProcess
+from tests.agent.process.stdio_harness import BlockingAgent
 
 #: Bound on waits that include the first model call (it imports the anthropic SDK, which is
 #: slow on a loaded machine). A bound, never a sleep.
@@ -15,7 +15,7 @@ MODEL_WAIT = 60.0
 V2_INIT = {"protocolVersion": 2, "info": {"name": "v2-kit-client", "version": "0.1"}}
 
 
-def start_v2(agent: AgentProcess) -> None:
+def start_v2(agent: BlockingAgent) -> None:
     assert agent.call("initialize", V2_INIT).result["protocolVersion"] == 2
 
 
@@ -45,7 +45,7 @@ def session_updates(frames: list[Any], session_id: str) -> list[tuple[int, dict[
     ]
 
 
-def v2_problems(agent: AgentProcess) -> list[str]:
+def v2_problems(agent: BlockingAgent) -> list[str]:
     """Schema problems of the agent's requests and notifications (v2 schemas)."""
     problems: list[str] = []
     for frame in agent.frames:

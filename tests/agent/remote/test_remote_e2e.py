@@ -8,9 +8,10 @@ from pathlib import Path
 import anyio
 import pytest
 from acp_scripted_llm import ScriptedLLMServer
+from iac_code_dev.wire_client import WireClient
 
 from tests.agent.remote.llm_script import CHUNKS, SLOW, WRITE, chunk_text
-from tests.agent.remote.remote_kit import HttpClient, WsClient, agent_server, http_client, ws_client
+from tests.agent.remote.remote_kit import agent_server, http_client, ws_client
 
 pytestmark = pytest.mark.anyio
 
@@ -19,8 +20,8 @@ def _prompt(session_id: str, text: str) -> dict[str, object]:
     return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
 
 
-async def _prompt_call(client: HttpClient | WsClient, session_id: str, text: str) -> object:
-    return await client.call("session/prompt", _prompt(session_id, text), session_id)
+async def _prompt_call(client: WireClient, session_id: str, text: str) -> object:
+    return await client.request("session/prompt", _prompt(session_id, text), stream=session_id)
 
 
 # ---------------------------------------------------------------------- Streamable HTTP
@@ -38,7 +39,7 @@ async def test_http_prompt_with_tool_call_and_permission(
         assert [r["method"] for r in client.agent_requests] == ["session/request_permission"]
         assert client.agent_request_streams == [session_id]
         assert (workspace / "out.txt").read_text() == "hello\n"
-        kinds = [u["sessionUpdate"] for u in client.updates[session_id]]
+        kinds = [u["sessionUpdate"] for u in client.updates(session_id)]
         assert "tool_call" in kinds and "tool_call_update" in kinds
         assert "Wrote it." in client.text_of(session_id)
 
@@ -58,7 +59,7 @@ async def test_http_cancel(home: Path, workspace: Path, llm_server: ScriptedLLMS
         await client.wait_for(lambda: "tick" in client.text_of(session_id))
         cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}}
         await client.send(cancel, session_id)
-        answer = await client.answer(request_id)
+        answer = await client.response(request_id)
         assert answer["result"]["stopReason"] == "cancelled"
 
 
@@ -84,17 +85,17 @@ async def test_http_load_replays_over_the_session_stream(
             await first.initialize()
             session_id = await first.new_session(workspace)
             await _prompt_call(first, session_id, "remember the subnet")
-            assert first.connection_id is not None
-            assert (await first.delete()).status_code == 202
+            assert first.transport.connection_id is not None
+            assert (await first.transport.delete()).status_code == 202
             with anyio.fail_after(10):
-                await server.registry.wait_closed(first.connection_id)
+                await server.registry.wait_closed(first.transport.connection_id)
         async with http_client(server.url) as second:
             await second.initialize()
-            await second.open_stream(session_id)  # before load, as the SDK client does
+            await second.transport.open_stream(session_id)  # before load, as the SDK client does
             params = {"sessionId": session_id, "cwd": str(workspace), "mcpServers": []}
-            await second.call("session/load", params, session_id)
+            await second.request("session/load", params, stream=session_id)
             await second.wait_for(lambda: "remember the subnet" in second.text_of(session_id))
-            kinds = {u["sessionUpdate"] for u in second.updates[session_id]}
+            kinds = {u["sessionUpdate"] for u in second.updates(session_id)}
             assert "user_message_chunk" in kinds
             # The model client is shared by connections: the first one closing left it usable.
             again = await _prompt_call(second, session_id, "and the route table")
@@ -117,12 +118,13 @@ async def test_http_resume_after_a_dropped_stream_loses_nothing(
         }
         await client.send(message, session_id)
         await client.wait_for(lambda: "<5>" in client.text_of(session_id))
-        client.drop_stream(session_id)  # the client's HTTP stream breaks mid-turn
-        await client.open_stream(session_id, resume=True)  # Last-Event-ID: the last one seen
-        answer = await client.answer(request_id)
+        client.transport.drop_stream(session_id)  # the client's HTTP stream breaks mid-turn
+        # Last-Event-ID: the last one seen
+        await client.transport.open_stream(session_id, resume=True)
+        answer = await client.response(request_id)
         assert answer["result"]["stopReason"] == "end_turn"
         assert client.text_of(session_id) == chunk_text(count)  # all chunks, once, in order
-        ids = client.seen_ids[session_id]
+        ids = client.transport.seen_ids[session_id]
         assert ids == list(range(1, len(ids) + 1))
 
 
@@ -139,15 +141,15 @@ async def test_http_resume_too_far_back_is_refused(
         await client.initialize()
         session_id = await client.new_session(workspace)
         await _prompt_call(client, session_id, f"{CHUNKS}30")
-        client.drop_stream(session_id)
-        assert client.http is not None and client.connection_id is not None
+        client.transport.drop_stream(session_id)
+        assert client.transport.http is not None and client.transport.connection_id is not None
         headers = {
             "accept": "text/event-stream",
-            "acp-connection-id": client.connection_id,
+            "acp-connection-id": client.transport.connection_id,
             "acp-session-id": session_id,
             "last-event-id": "1",
         }
-        response = await client.http.get(server.url, headers=headers)
+        response = await client.transport.http.get(server.url, headers=headers)
         assert response.status_code == 410
 
 
@@ -158,7 +160,7 @@ async def test_ws_handshake_and_prompt_with_permission(
     home: Path, workspace: Path, llm_server: ScriptedLLMServer
 ) -> None:
     async with agent_server(home, llm_server.url) as server, ws_client(server.ws_url) as client:
-        assert client.connection_id
+        assert client.transport.connection_id
         info = await client.initialize()
         assert info["protocolVersion"] == 1
         session_id = await client.new_session(workspace)
@@ -188,7 +190,7 @@ async def test_ws_cancel_and_two_sessions(
         assert "quick-one" in client.text_of(quick) and "tick" not in client.text_of(quick)
         cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": slow}}
         await client.send(cancel, None)
-        assert (await client.answer(request_id))["result"]["stopReason"] == "cancelled"
+        assert (await client.response(request_id))["result"]["stopReason"] == "cancelled"
 
 
 async def test_ws_load_replay(home: Path, workspace: Path, llm_server: ScriptedLLMServer) -> None:
@@ -197,12 +199,12 @@ async def test_ws_load_replay(home: Path, workspace: Path, llm_server: ScriptedL
             await first.initialize()
             session_id = await first.new_session(workspace)
             await _prompt_call(first, session_id, "remember the bucket")
-            connection_id = first.connection_id
+            connection_id = first.transport.connection_id
         assert connection_id is not None
         with anyio.fail_after(10):
             await server.registry.wait_closed(connection_id)
         async with ws_client(server.ws_url) as second:
             await second.initialize()
             params = {"sessionId": session_id, "cwd": str(workspace), "mcpServers": []}
-            await second.call("session/load", params)
+            await second.request("session/load", params)
             assert "remember the bucket" in second.text_of(session_id)

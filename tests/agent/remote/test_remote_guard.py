@@ -16,6 +16,7 @@ import pytest
 from acp_scripted_llm import ScriptedLLMServer
 from iac_code.remote.options import RemoteLimits, RemoteOptions
 from iac_code.remote.serve import check_startup
+from iac_code_dev.wire_client.sse_events import aiter_sse
 
 from tests.agent.remote.llm_script import CHUNKS
 from tests.agent.remote.remote_kit import (
@@ -23,7 +24,6 @@ from tests.agent.remote.remote_kit import (
     TIMEOUT,
     agent_server,
     http_client,
-    iter_sse,
     ws_client,
 )
 
@@ -136,17 +136,17 @@ async def test_unread_output_is_bounded(
     limits = RemoteLimits(max_buffered_bytes=4000, output_stall_seconds=0.3)
     async with (
         agent_server(home, llm_server.url, limits=limits) as server,
-        http_client(server.url) as client,
+        http_client(server.url, open_session_streams=False) as client,
     ):
         await client.initialize()
-        result = await client.call("session/new", {"cwd": str(workspace), "mcpServers": []})
+        result = await client.request("session/new", {"cwd": str(workspace), "mcpServers": []})
         session_id = result["sessionId"]
         prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": f"{CHUNKS}400"}]}
         message = {"jsonrpc": "2.0", "id": 7, "method": "session/prompt", "params": prompt}
         await client.send(message, session_id)
-        assert client.connection_id is not None
+        assert client.transport.connection_id is not None
         with anyio.fail_after(TIMEOUT):
-            await server.registry.wait_closed(client.connection_id)
+            await server.registry.wait_closed(client.transport.connection_id)
 
 
 async def test_websocket_refusals_keep_the_socket_open(
@@ -221,7 +221,8 @@ async def test_sigterm_ends_streams_cleanly_and_exits_zero(
                 async with http.stream("GET", url, headers=headers) as stream:
                     assert stream.status_code == 200
                     process.send_signal(signal.SIGTERM)
-                    events = [event async for event in iter_sse(stream)]  # ends, no error
+                    lines = stream.aiter_lines()
+                    events = [event async for event in aiter_sse(lines)]  # ends, no error
         assert events == []
         with anyio.fail_after(TIMEOUT):
             assert await process.wait() == 0

@@ -71,13 +71,14 @@ async def test_a_nan_frame_over_websocket_is_answered_and_the_socket_stays(
     home: Path, workspace: Path, llm_server: ScriptedLLMServer
 ) -> None:
     async with agent_server(home, llm_server.url) as server, ws_client(server.ws_url) as client:
-        await client.socket.send(NAN_PARAMS)  # before initialize
-        assert (await client.answer(None))["error"]["code"] == -32700
-        await client.socket.send(SURROGATE_ID)
-        assert (await client.answer(None))["error"]["code"] == -32600
+        await client.transport.socket.send(NAN_PARAMS)  # before initialize
+        assert (await client.response(None))["error"]["code"] == -32700
+        await client.transport.socket.send(SURROGATE_ID)
+        assert (await client.response(None))["error"]["code"] == -32600
         assert (await client.initialize())["protocolVersion"] == 1
-        await client.socket.send('{"jsonrpc":"2.0","id":9,"method":"session/list","params":NaN}')
-        assert (await client.answer(None))["error"]["code"] == -32700
+        socket = client.transport.socket
+        await socket.send('{"jsonrpc":"2.0","id":9,"method":"session/list","params":NaN}')
+        assert (await client.response(None))["error"]["code"] == -32700
         # The connection goes on.
         session_id = await client.new_session(workspace)
         assert session_id

@@ -169,18 +169,18 @@ async def test_get_rules(home: Path, llm_server: ScriptedLLMServer) -> None:
 async def test_delete_ends_the_connection(home: Path, llm_server: ScriptedLLMServer) -> None:
     async with agent_server(home, llm_server.url) as server, http_client(server.url) as client:
         await client.initialize()
-        assert client.http is not None
-        connection_id = client.connection_id
+        assert client.transport.http is not None
+        connection_id = client.transport.connection_id
         assert connection_id is not None
-        assert (await client.http.delete(server.url)).status_code == 400
-        unknown = await client.http.delete(server.url, headers={"acp-connection-id": "x"})
+        assert (await client.transport.http.delete(server.url)).status_code == 400
+        unknown = await client.transport.http.delete(server.url, headers={"acp-connection-id": "x"})
         assert unknown.status_code == 404
-        assert (await client.delete()).status_code == 202
+        assert (await client.transport.delete()).status_code == 202
         # Its stream ends cleanly and the id is gone for every method.
-        await client.wait_for(lambda: None not in client.stream_scopes)
+        await client.wait_for(lambda: None not in client.transport.stream_scopes)
         listing = {"jsonrpc": "2.0", "id": 9, "method": "session/list", "params": {}}
-        assert (await client.post(listing)).status_code == 404
-        assert (await client.delete()).status_code == 404
+        assert (await client.transport.post(listing)).status_code == 404
+        assert (await client.transport.delete()).status_code == 404
 
 
 async def test_openapi_document_is_served_and_generated_from_schema(
