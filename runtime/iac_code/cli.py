@@ -12,6 +12,7 @@ from iac_code import __version__
 
 TYPE_CHECKING = False  # not imported from typing: start-up cost (mypy knows the name)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import NoReturn
 
 if TYPE_CHECKING:
@@ -229,9 +230,10 @@ def _missing_http_extra() -> str | None:
     )
 
 
-def _serve_http(args: argparse.Namespace) -> int:
-    import os
+def _serve_http(args: argparse.Namespace, settings: Callable[[], Settings]) -> int:
     from dataclasses import replace
+
+    from iac_code import secret_env
 
     problem = _missing_http_extra()
     if problem is not None:
@@ -249,12 +251,12 @@ def _serve_http(args: argparse.Namespace) -> int:
     options = RemoteOptions(
         host=args.host,
         port=args.port,
-        token=os.environ.get(TOKEN_ENV) or None,
+        token=secret_env.get(TOKEN_ENV) or None,
         allowed_origins=tuple(args.allow_origin),
         allowed_hosts=tuple(args.allow_host),
         limits=limits,
     )
-    return run_http_server(acp_settings(args), options)
+    return run_http_server(settings(), options)
 
 
 def _plain_acp_arguments() -> argparse.Namespace:
@@ -291,17 +293,38 @@ def _plain_acp_arguments() -> argparse.Namespace:
     return SimpleNamespace(**values)  # type: ignore[return-value]
 
 
+def _hiding_secrets(settings: Settings) -> Settings:
+    """``settings`` after the variables its ``secret_env`` names left os.environ too."""
+    from iac_code import secret_env
+
+    if settings.secret_env:
+        secret_env.hide(settings.secret_env)
+    return settings
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The ``iac-code`` command. As the process's entry point (``argv`` None) it first takes
+    the agent's credentials out of its own environment (:mod:`iac_code.secret_env`); a call
+    with explicit arguments leaves the caller's environment alone."""
+    entry_point = argv is None
+    if entry_point:
+        from iac_code import secret_env
+
+        secret_env.hide()
     arguments = sys.argv[1:] if argv is None else argv
+
+    def settings_for(args: argparse.Namespace) -> Callable[[], Settings]:
+        if entry_point:
+            return lambda: _hiding_secrets(acp_settings(args))
+        return lambda: acp_settings(args)
+
     if arguments == ["acp"]:
         # What editors run: answer initialize before even argparse is imported (the
         # arguments are parsed, the same way as always, once the answer is on its way).
         from iac_code.prelude import run_acp
         from iac_code.settings_core import SessionDefaults
 
-        return run_acp(
-            lambda: acp_settings(_plain_acp_arguments()), session_defaults=SessionDefaults
-        )
+        return run_acp(settings_for(_plain_acp_arguments()), session_defaults=SessionDefaults)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "login" or (args.command == "acp" and args.login):
@@ -313,11 +336,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_logout(_account_settings(args))
     if args.command == "acp" and args.transport == "http":
-        return _serve_http(args)
+        return _serve_http(args, settings_for(args))
     if args.command == "acp":
         from iac_code.prelude import run_acp
 
-        return run_acp(lambda: acp_settings(args))
+        return run_acp(settings_for(args))
     parser.print_help(sys.stderr)
     return 2
 
