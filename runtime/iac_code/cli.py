@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     import argparse
 
+    from iac_code.remote.options import RemoteLimits
     from iac_code.settings import Settings
 
 
@@ -57,6 +58,19 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
+def _positive_number(text: str) -> float:
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be a positive number")
     return value
 
 
@@ -163,6 +177,19 @@ def build_parser() -> argparse.ArgumentParser:
     remote.add_argument(
         "--idle-timeout", type=float, help="seconds before an unused connection closes (600)"
     )
+    remote.add_argument(
+        "--body-timeout",
+        type=_positive_number,
+        metavar="SECONDS",
+        help="a POST body must arrive within this time, else 408 and the connection closes (30)",
+    )
+    remote.add_argument(
+        "--max-body-buffer-mib",
+        type=_positive_number,
+        metavar="MIB",
+        help="POST bodies being received by all connections together; a request that would"
+        " go past it gets 503 with Retry-After (64)",
+    )
 
     for name, text in (
         ("login", "ask for the API key on this terminal, check it and save it"),
@@ -231,8 +258,6 @@ def _missing_http_extra() -> str | None:
 
 
 def _serve_http(args: argparse.Namespace, settings: Callable[[], Settings]) -> int:
-    from dataclasses import replace
-
     from iac_code import secret_env
 
     problem = _missing_http_extra()
@@ -240,23 +265,36 @@ def _serve_http(args: argparse.Namespace, settings: Callable[[], Settings]) -> i
         print(problem, file=sys.stderr)
         return 2
 
-    from iac_code.remote.options import TOKEN_ENV, RemoteLimits, RemoteOptions
+    from iac_code.remote.options import TOKEN_ENV, RemoteOptions
     from iac_code.remote.serve import run_http_server
 
-    limits = RemoteLimits()
-    if args.max_connections is not None:
-        limits = replace(limits, max_connections=args.max_connections)
-    if args.idle_timeout is not None:
-        limits = replace(limits, idle_timeout_seconds=args.idle_timeout)
     options = RemoteOptions(
         host=args.host,
         port=args.port,
         token=secret_env.get(TOKEN_ENV) or None,
         allowed_origins=tuple(args.allow_origin),
         allowed_hosts=tuple(args.allow_host),
-        limits=limits,
+        limits=remote_limits(args),
     )
     return run_http_server(settings(), options)
+
+
+def remote_limits(args: argparse.Namespace) -> RemoteLimits:
+    """The remote transport's limits: the defaults with the flags given."""
+    from dataclasses import replace
+
+    from iac_code.remote.options import RemoteLimits
+
+    limits = RemoteLimits()
+    if args.max_connections is not None:
+        limits = replace(limits, max_connections=args.max_connections)
+    if args.idle_timeout is not None:
+        limits = replace(limits, idle_timeout_seconds=args.idle_timeout)
+    if args.body_timeout is not None:
+        limits = replace(limits, body_timeout_seconds=args.body_timeout)
+    if args.max_body_buffer_mib is not None:
+        limits = replace(limits, max_buffered_body_bytes=int(args.max_body_buffer_mib * 2**20))
+    return limits
 
 
 def _plain_acp_arguments() -> argparse.Namespace:
@@ -278,6 +316,8 @@ def _plain_acp_arguments() -> argparse.Namespace:
             "child_env_allow",
             "max_connections",
             "idle_timeout",
+            "body_timeout",
+            "max_body_buffer_mib",
         )
     }
     values.update(
