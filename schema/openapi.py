@@ -165,12 +165,15 @@ def _errors(*statuses: int) -> dict[str, Any]:
         404: "Unknown or closed Acp-Connection-Id",
         405: "Method not allowed",
         406: "GET without Accept: text/event-stream",
+        408: "The body did not arrive within the body deadline (--body-timeout, 30 s);"
+        " the connection is closed",
         409: "The stream already has a reader",
         410: "Last-Event-ID is older than the replay buffer",
         413: "Body larger than the limit",
         415: "Content-Type is not application/json",
         421: "Host is not a loopback name or one allowed with --allow-host (loopback servers)",
-        503: "Connection limit reached, or the server is shutting down",
+        503: "Connection limit reached, the server is shutting down, or the bodies being"
+        " received by all connections would go past their cap (--max-body-buffer-mib)",
         504: "initialize took too long",
     }
     responses: dict[str, Any] = {}
@@ -235,7 +238,7 @@ def build_document(schema_dir: Path = SCHEMA_DIR) -> dict[str, Any]:
                 },
             },
             "202": {"description": "Accepted; any answer arrives on a stream."},
-            **_errors(400, 401, 403, 404, 413, 415, 421, 503, 504),
+            **_errors(400, 401, 403, 404, 408, 413, 415, 421, 503, 504),
         },
     }
     get = {

@@ -5,32 +5,32 @@ the client and into ``events.jsonl``; whatever is in their environment can end u
 three. So the agent's own credentials are taken out before any child starts:
 
 * every ``ANTHROPIC_*`` variable (the model API key, auth tokens, the endpoint);
-* every ``IAC_CODE_*`` variable whose name says it holds a secret (``KEY``, ``TOKEN``,
-  ``SECRET``, ``PASSWORD``, ``CREDENTIAL``);
+* every ``IAC_CODE_*`` or ``IACCODE_*`` variable whose name says it holds a secret (``KEY``,
+  ``TOKEN``, ``SECRET``, ``PASSWORD``, ``CREDENTIAL``), the HTTP transport's
+  ``IACCODE_ACP_HTTP_TOKEN`` among them;
 * every variable the configuration marks secret (``secret_env`` in ``config.toml``).
 
 Users whose tools really need one of them list it in the allow-list (``--child-env-allow``,
 ``IAC_CODE_CHILD_ENV_ALLOW`` or ``child_env_allow`` in ``config.toml``). Entries of both lists
 are exact names or shell-style patterns (``MY_*``). Everything else is passed on unchanged:
 infrastructure tools need their cloud credentials, which are the user's, not the agent's.
+
+The agent's own environment no longer holds these variables once it has started
+(:mod:`iac_code.secret_env`); the environment children get is built from what the process
+was started with, so an allow-listed credential still reaches them.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
+from iac_code import secret_env
+
 if TYPE_CHECKING:
     from iac_code.settings import Settings
-
-#: Prefixes of the agent's own configuration; a secret-looking name under them is stripped.
-_OWN_PREFIXES = ("IAC_CODE_",)
-#: Whole families that belong to the model provider and are always stripped.
-_PROVIDER_PREFIXES = ("ANTHROPIC_",)
-_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,15 +47,14 @@ class ChildEnvPolicy:
         upper = name.upper()
         if _matches(upper, self.allow):
             return False
-        if upper.startswith(_PROVIDER_PREFIXES):
-            return True
-        if upper.startswith(_OWN_PREFIXES) and any(word in upper for word in _SECRET_WORDS):
+        if upper.startswith(secret_env.PROVIDER_PREFIXES) or secret_env.is_builtin_secret(upper):
             return True
         return _matches(upper, self.secret)
 
     def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
-        """``base`` (default: this process's environment) without the withheld variables."""
-        source = os.environ if base is None else base
+        """``base`` (default: the environment this process was started with, see
+        :mod:`iac_code.secret_env`) without the withheld variables."""
+        source = secret_env.environment() if base is None else base
         return {name: value for name, value in source.items() if not self.withholds(name)}
 
 

@@ -12,11 +12,13 @@ from iac_code import __version__
 
 TYPE_CHECKING = False  # not imported from typing: start-up cost (mypy knows the name)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import NoReturn
 
 if TYPE_CHECKING:
     import argparse
 
+    from iac_code.remote.options import RemoteLimits
     from iac_code.settings import Settings
 
 
@@ -56,6 +58,19 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
+def _positive_number(text: str) -> float:
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be a positive number")
     return value
 
 
@@ -168,6 +183,19 @@ def build_parser() -> argparse.ArgumentParser:
     remote.add_argument(
         "--idle-timeout", type=float, help="seconds before an unused connection closes (600)"
     )
+    remote.add_argument(
+        "--body-timeout",
+        type=_positive_number,
+        metavar="SECONDS",
+        help="a POST body must arrive within this time, else 408 and the connection closes (30)",
+    )
+    remote.add_argument(
+        "--max-body-buffer-mib",
+        type=_positive_number,
+        metavar="MIB",
+        help="POST bodies being received by all connections together; a request that would"
+        " go past it gets 503 with Retry-After (64)",
+    )
 
     for name, text in (
         ("login", "ask for the API key on this terminal, check it and save it"),
@@ -235,33 +263,45 @@ def _missing_http_extra() -> str | None:
     )
 
 
-def _serve_http(args: argparse.Namespace) -> int:
-    import os
-    from dataclasses import replace
+def _serve_http(args: argparse.Namespace, settings: Callable[[], Settings]) -> int:
+    from iac_code import secret_env
 
     problem = _missing_http_extra()
     if problem is not None:
         print(problem, file=sys.stderr)
         return 2
 
-    from iac_code.remote.options import TOKEN_ENV, RemoteLimits, RemoteOptions
+    from iac_code.remote.options import TOKEN_ENV, RemoteOptions
     from iac_code.remote.serve import run_http_server
+
+    options = RemoteOptions(
+        host=args.host,
+        port=args.port,
+        token=secret_env.get(TOKEN_ENV) or None,
+        allowed_origins=tuple(args.allow_origin),
+        allowed_hosts=tuple(args.allow_host),
+        websocket_compression=args.ws_compression,
+        limits=remote_limits(args),
+    )
+    return run_http_server(settings(), options)
+
+
+def remote_limits(args: argparse.Namespace) -> RemoteLimits:
+    """The remote transport's limits: the defaults with the flags given."""
+    from dataclasses import replace
+
+    from iac_code.remote.options import RemoteLimits
 
     limits = RemoteLimits()
     if args.max_connections is not None:
         limits = replace(limits, max_connections=args.max_connections)
     if args.idle_timeout is not None:
         limits = replace(limits, idle_timeout_seconds=args.idle_timeout)
-    options = RemoteOptions(
-        host=args.host,
-        port=args.port,
-        token=os.environ.get(TOKEN_ENV) or None,
-        allowed_origins=tuple(args.allow_origin),
-        allowed_hosts=tuple(args.allow_host),
-        websocket_compression=args.ws_compression,
-        limits=limits,
-    )
-    return run_http_server(acp_settings(args), options)
+    if args.body_timeout is not None:
+        limits = replace(limits, body_timeout_seconds=args.body_timeout)
+    if args.max_body_buffer_mib is not None:
+        limits = replace(limits, max_buffered_body_bytes=int(args.max_body_buffer_mib * 2**20))
+    return limits
 
 
 def _plain_acp_arguments() -> argparse.Namespace:
@@ -283,6 +323,8 @@ def _plain_acp_arguments() -> argparse.Namespace:
             "child_env_allow",
             "max_connections",
             "idle_timeout",
+            "body_timeout",
+            "max_body_buffer_mib",
         )
     }
     values.update(
@@ -299,17 +341,38 @@ def _plain_acp_arguments() -> argparse.Namespace:
     return SimpleNamespace(**values)  # type: ignore[return-value]
 
 
+def _hiding_secrets(settings: Settings) -> Settings:
+    """``settings`` after the variables its ``secret_env`` names left os.environ too."""
+    from iac_code import secret_env
+
+    if settings.secret_env:
+        secret_env.hide(settings.secret_env)
+    return settings
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The ``iac-code`` command. As the process's entry point (``argv`` None) it first takes
+    the agent's credentials out of its own environment (:mod:`iac_code.secret_env`); a call
+    with explicit arguments leaves the caller's environment alone."""
+    entry_point = argv is None
+    if entry_point:
+        from iac_code import secret_env
+
+        secret_env.hide()
     arguments = sys.argv[1:] if argv is None else argv
+
+    def settings_for(args: argparse.Namespace) -> Callable[[], Settings]:
+        if entry_point:
+            return lambda: _hiding_secrets(acp_settings(args))
+        return lambda: acp_settings(args)
+
     if arguments == ["acp"]:
         # What editors run: answer initialize before even argparse is imported (the
         # arguments are parsed, the same way as always, once the answer is on its way).
         from iac_code.prelude import run_acp
         from iac_code.settings_core import SessionDefaults
 
-        return run_acp(
-            lambda: acp_settings(_plain_acp_arguments()), session_defaults=SessionDefaults
-        )
+        return run_acp(settings_for(_plain_acp_arguments()), session_defaults=SessionDefaults)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "login" or (args.command == "acp" and args.login):
@@ -321,11 +384,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_logout(_account_settings(args))
     if args.command == "acp" and args.transport == "http":
-        return _serve_http(args)
+        return _serve_http(args, settings_for(args))
     if args.command == "acp":
         from iac_code.prelude import run_acp
 
-        return run_acp(lambda: acp_settings(args))
+        return run_acp(settings_for(args))
     parser.print_help(sys.stderr)
     return 2
 

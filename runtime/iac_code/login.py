@@ -9,10 +9,10 @@ the process exits 0. Any failure says why on the terminal and exits 1 with nothi
 from __future__ import annotations
 
 import getpass
-import os
 import sys
 from typing import TYPE_CHECKING, TextIO
 
+from iac_code import secret_env
 from iac_code.credentials import (
     DEFAULT_BASE_URL,
     KeyCheckError,
@@ -52,7 +52,7 @@ def run_login(settings: Settings, *, out: TextIO | None = None) -> int:
         print(f"Could not save the key: {exc}", file=stream, flush=True)
         return 1
     print(f"Logged in. The key is saved in {path} (readable by you only).", file=stream)
-    if os.environ.get("ANTHROPIC_API_KEY"):
+    if secret_env.get("ANTHROPIC_API_KEY"):
         print(
             "Note: ANTHROPIC_API_KEY is set in this environment; where it is set, it is used"
             " instead of the saved key.",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from iac_code import secret_env
 from iac_code.settings_core import (
     DEFAULT_MAX_OPEN_SESSIONS,
     DEFAULT_MODEL,
@@ -82,7 +83,8 @@ def _read_config_file(home: Path) -> dict[str, Any]:
 
 def load_settings(env: dict[str, str] | None = None) -> Settings:
     """Settings from ``config.toml`` overridden by the environment (flags are applied later)."""
-    env = dict(os.environ if env is None else env)
+    # What the process was started with: its credentials are no longer in os.environ.
+    env = secret_env.environment() if env is None else dict(env)
     home = default_home(env)
     config = _read_config_file(home)
     model, models = model_choices(env, config)

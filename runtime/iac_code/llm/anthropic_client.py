@@ -137,6 +137,11 @@ class AnthropicModelClient:
         import anthropic  # deferred: see the module docstring
         import httpx2
 
+        from iac_code import secret_env
+
+        headers = secret_env.custom_headers()
+        if headers:  # the SDK reads them from os.environ, which no longer holds them
+            extra = {**extra, "default_headers": {**headers, **extra.get("default_headers", {})}}
         return anthropic.AsyncAnthropic(
             api_key=self._api_key,
             base_url=self._base_url,

@@ -1,6 +1,6 @@
 """The process of one stdio MCP server: how it is started, what its stderr says, how it stops.
 
-The server runs in its own process group (so everything it forks can be stopped with it),
+The server runs in its own session (so everything it forks can be stopped with it),
 in the session's cwd, with the environment it is given. Its stdin and stdout carry
 JSON-RPC (see :mod:`iac_code.mcp.client`); its stderr goes to the agent's log, never to our
 stdout, which carries ACP. Writes to its stdin are bounded in time: a server that stops
@@ -20,7 +20,7 @@ import anyio
 import anyio.abc
 
 from iac_code.rpc.framing import LineFramer, OversizedLine
-from iac_code.tools.process_group import terminate_group, wait_group_gone
+from iac_code.tools.process_group import ProcessTree
 
 __all__ = ["BoundedWrites", "ServerProcess"]
 
@@ -76,7 +76,7 @@ class ServerProcess:
         name: str,
         logger: logging.Logger,
     ) -> ServerProcess:
-        """Start ``argv`` in a new process group; ``OSError`` when it cannot be started."""
+        """Start ``argv`` in a new session; ``OSError`` when it cannot be started."""
         process = await anyio.open_process(
             list(argv),
             stdin=subprocess.PIPE,
@@ -90,7 +90,7 @@ class ServerProcess:
 
     @property
     def pid(self) -> int:
-        """The server's pid, which is also its process group id."""
+        """The server's pid, which is also its session and process group id."""
         return self.process.pid
 
     def stderr_tail(self) -> list[str]:
@@ -121,11 +121,12 @@ class ServerProcess:
 
     async def stop(self, grace_s: float) -> None:
         """Wait up to ``grace_s`` for the server to exit (its stdin is closed by now), then
-        SIGTERM its process group and SIGKILL it after another ``grace_s``."""
+        SIGTERM every process it started and SIGKILL them after another ``grace_s``."""
         with anyio.move_on_after(grace_s):
             await self.process.wait()
-        await terminate_group(self.process, self.pid, grace_s)
-        await wait_group_gone(self.pid, grace_s)
+        tree = ProcessTree(self.pid)
+        await tree.terminate(self.process, grace_s)
+        await tree.wait_gone(grace_s)
 
     async def release(self, grace_s: float) -> None:
         """Close the pipes and reap the process (bounded)."""

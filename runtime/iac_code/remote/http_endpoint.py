@@ -13,10 +13,12 @@ missing / unknown ``Acp-Connection-Id``       400 / 404
 session method without / with another
 ``Acp-Session-Id``                            400
 body over the size limit                      413
+body not received within the body deadline    408 (and the connection is closed)
 GET without ``Accept: text/event-stream``     406
 GET on a stream that already has a reader     409
 GET ``Last-Event-ID`` older than the replay   410
-too many connections, server shutting down    503
+too many connections, server shutting down,
+bodies being received over their total cap    503 + Retry-After
 other HTTP methods                            405
 ===========================================  ======
 """
@@ -126,16 +128,51 @@ class AcpHttpEndpoint:
             connection.forget_agent_request(message)
         return Response(status_code=202)
 
+    def _buffer_full(self) -> _Refused:
+        cap = self.limits.max_buffered_body_bytes
+        return _Refused(
+            transport_error(
+                503,
+                f"Too many request bodies being received at once (over {cap} bytes); retry shortly",
+                headers={"retry-after": "1"},
+            )
+        )
+
     async def _read_message(self, request: Request) -> dict[str, Any]:
         limit = self.limits.max_body_bytes
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise _Refused(transport_error(413, f"Body larger than {limit} bytes"))
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > limit:
-                raise _Refused(transport_error(413, f"Body larger than {limit} bytes"))
+        # Bytes are counted as they arrive (a declared length is only a promise), and
+        # given back once the message is parsed or refused.
+        held = 0
+        try:
+            body = bytearray()
+            with anyio.fail_after(self.limits.body_timeout_seconds):
+                async for chunk in request.stream():
+                    if len(body) + len(chunk) > limit:
+                        raise _Refused(transport_error(413, f"Body larger than {limit} bytes"))
+                    cap = self.limits.max_buffered_body_bytes
+                    if self.registry.receiving_body_bytes + len(chunk) > cap:
+                        raise self._buffer_full()
+                    self.registry.receiving_body_bytes += len(chunk)
+                    held += len(chunk)
+                    body += chunk
+            return self._parse_message(body)
+        except TimeoutError:
+            seconds = f"{self.limits.body_timeout_seconds:g}"
+            raise _Refused(
+                transport_error(
+                    408,
+                    f"The request body did not arrive within {seconds} s",
+                    headers={"connection": "close"},
+                )
+            ) from None
+        finally:
+            self.registry.receiving_body_bytes -= held
+
+    @staticmethod
+    def _parse_message(body: bytearray) -> dict[str, Any]:
         try:
             value = loads_message(bytes(body).decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):

@@ -27,6 +27,13 @@ class RemoteLimits:
     idle_timeout_seconds: float = 600.0
     #: Largest POST body and WebSocket message.
     max_body_bytes: int = 8 * 2**20
+    #: A POST body must have arrived this many seconds after the request started, else the
+    #: request is answered 408 and its connection closed (a client that sends part of a
+    #: body and stops would otherwise hold it, and its buffer, forever).
+    body_timeout_seconds: float = 30.0
+    #: Bytes of POST bodies being received, over all connections together; a request whose
+    #: body would go past it is answered 503 with Retry-After.
+    max_buffered_body_bytes: int = 64 * 2**20
     #: Longest connection, session or request id accepted in a header or message.
     max_id_length: int = 1024
     #: How long ``initialize`` may take before the POST answers 504.

@@ -30,6 +30,9 @@ class ConnectionRegistry:
         self._connections: dict[str, RemoteConnection] = {}
         self._task_group: TaskGroup | None = None
         self.shutting_down = False
+        #: Bytes of POST bodies being received right now, all requests together (capped by
+        #: ``limits.max_buffered_body_bytes``; kept by the HTTP endpoint).
+        self.receiving_body_bytes = 0
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ConnectionRegistry]:

@@ -8,12 +8,16 @@ Why batching: the writer takes everything already queued and writes it with one 
 the 20,000 chunks/s relay target the cost of one write (a syscall, perhaps a thread hop) per
 frame would dominate; one write per batch lets the batch size grow with the load.
 
-Why count bytes: the queue holds at most ``max_queued_frames`` frames, but producers that
-find it full keep their frame while they wait, and a client that never reads its stdout can
-keep sending requests whose answers pile up that way. The writer therefore counts the bytes
-of every frame handed to :meth:`FrameWriter.enqueue` until it is written; the connection
-stops reading its input while that count is over ``max_pending_bytes``
-(:meth:`FrameWriter.wait_for_room`), so memory stays bounded by what is already in flight.
+Why count bytes: the queue holds at most ``max_queued_frames`` frames, but frames can be
+large (a tool result, a model delta of hundreds of KiB), producers that find it full keep
+their frame while they wait, and a client that never reads its stdout can keep sending
+requests whose answers pile up that way. The writer therefore counts the bytes of every
+frame handed to :meth:`FrameWriter.enqueue` until it is written. While that count is over
+``max_pending_bytes``, the connection stops reading its input
+(:meth:`FrameWriter.wait_for_room`) and :meth:`FrameWriter.enqueue` waits before it takes
+another frame — so a turn streaming into an unread pipe stops pulling from the model
+instead of queueing its whole output. Memory then stays bounded by the cap plus one frame
+per producer.
 """
 
 from __future__ import annotations
@@ -80,7 +84,10 @@ class FrameWriter:
             self._room.set()
 
     async def enqueue(self, frame: bytes) -> None:
-        """Append one encoded frame to the FIFO."""
+        """Append one encoded frame to the FIFO; while more than ``max_pending_bytes`` are
+        waiting to be written, first wait until the peer has read enough of them."""
+        if not self.has_room:
+            await self.wait_for_room()
         self.pending_bytes += len(frame)
         try:
             # Fast path without a checkpoint: the frame's place is fixed immediately and a

@@ -1,10 +1,14 @@
-"""Run a command in its own process group and make sure nothing of it outlives the call.
+"""Run a command in its own session and make sure nothing of it outlives the call.
 
-The command starts in a new session (``start_new_session=True``), so its process group id is
-its pid and every child it forks — unless the child deliberately detaches with ``setsid`` —
-stays in that group. When the command finishes, times out or the call is cancelled, the
-whole group gets SIGTERM, then SIGKILL after a grace period. Background jobs a command leaves
-behind (``sleep 1000 &``) are stopped too: a tool call must not leave processes running.
+The command starts in a new session (``start_new_session=True``), so its session id and
+process group id are its pid. Every child it forks stays in that session — ``set -m`` moves
+background jobs into process groups of their own, so the group alone is not enough — unless
+the child deliberately detaches with ``setsid``; such a child is still found as a
+descendant while its parent runs. When the command finishes, times out or the call is
+cancelled (the agent exiting cancels it too), every process found this way
+(:class:`ProcessTree`, from ``/proc``) gets SIGTERM, then SIGKILL after a grace period.
+Background jobs a command leaves behind (``sleep 1000 &``) are stopped too: a tool call must
+not leave processes running.
 """
 
 from __future__ import annotations
@@ -74,66 +78,140 @@ class ProcessResult:
     truncated: bool
 
 
-def _group_has_live_members(pgid: int) -> bool:
-    """True while a non-zombie process is left in the group (zombies cannot be killed)."""
+_PROC = Path("/proc")
+
+
+@dataclass(frozen=True, slots=True)
+class _Stat:
+    state: str
+    ppid: int
+    pgrp: int
+    session: int
+    start: int  # clock ticks after boot: with the pid, names one process for good
+
+
+def _process_table() -> dict[int, _Stat] | None:
+    """Every process by pid, from ``/proc``; None without it."""
+    if not _PROC.is_dir():
+        return None
+    table: dict[int, _Stat] = {}
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat_text = (entry / "stat").read_text()
+        except OSError:
+            continue  # it exited while we looked
+        # Fields after the parenthesised command name: state ppid pgrp session ... and the
+        # start time is the 20th of them.
+        fields = stat_text.rsplit(")", 1)[-1].split()
+        if len(fields) >= 20:
+            ppid, pgrp, session, start = (int(fields[i]) for i in (1, 2, 3, 19))
+            table[int(entry.name)] = _Stat(fields[0], ppid, pgrp, session, start)
+    return table
+
+
+def _group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return True
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat_text = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # Fields after the parenthesised command name: state ppid pgrp ...
-        fields = stat_text.rsplit(")", 1)[-1].split()
-        if len(fields) >= 3 and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
-    return False
+    return True
 
 
-def _signal_group(pgid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)
+class ProcessTree:
+    """Every process a command started with ``start_new_session`` (its pid: ``leader``).
 
-
-async def terminate_group(process: anyio.abc.Process, pgid: int, grace_s: float) -> None:
-    """SIGTERM the group, wait up to ``grace_s`` for it to empty, then SIGKILL it.
-
-    Also reaps the group leader so it does not stay a zombie.
+    That is every process in its session or its process group — ``set -m`` gives each
+    background job its own group, but a job stays in the session — plus every descendant of
+    those, which catches a child that detached with ``setsid`` while its parent runs. A
+    process once found stays found (by pid and start time) after its parent exits, so
+    killing a parent first does not let its detached child go. A session id is not reused
+    while a process of the session exists, so nothing unrelated matches. Without ``/proc``
+    only the process group can be found.
     """
-    _signal_group(pgid, signal.SIGTERM)
-    with anyio.move_on_after(grace_s):
-        while True:
-            if process.returncode is None:
-                with anyio.move_on_after(_POLL_S):
-                    await process.wait()
-            if process.returncode is not None and not _group_has_live_members(pgid):
-                return
-            await anyio.sleep(_POLL_S)
-    _signal_group(pgid, signal.SIGKILL)
-    await process.wait()
 
+    def __init__(self, leader: int) -> None:
+        self.leader = leader
+        self._found: dict[int, int] = {}  # pid -> start time
 
-async def wait_group_gone(pgid: int, limit_s: float) -> bool:
-    """Wait up to ``limit_s`` until no live process is left in the group; True if none is.
+    def members(self) -> list[int] | None:
+        """The live (non-zombie) processes of the tree; None when ``/proc`` cannot be read."""
+        table = _process_table()
+        if table is None:
+            return None
+        found = {
+            pid
+            for pid, stat in table.items()
+            if self.leader in (stat.pgrp, stat.session) or self._found.get(pid) == stat.start
+        }
+        children: dict[int, list[int]] = {}
+        for pid, stat in table.items():
+            children.setdefault(stat.ppid, []).append(pid)
+        pending = list(found)
+        while pending:
+            for child in children.get(pending.pop(), ()):
+                if child not in found:
+                    found.add(child)
+                    pending.append(child)
+        found.discard(os.getpid())  # never the agent itself
+        for pid in found:
+            self._found[pid] = table[pid].start
+        return sorted(pid for pid in found if table[pid].state != "Z")
 
-    After SIGKILL the leader is reaped at once, but other members die a moment later. There
-    is nothing to wait on but ``/proc``, so this polls briefly.
-    """
-    with anyio.move_on_after(limit_s):
-        while True:  # nothing to wait on but /proc: poll
-            if not _group_has_live_members(pgid):
-                return True
-            await anyio.sleep(_POLL_S)
-    return False
+    def alive(self) -> bool:
+        """True while a process of the tree is left (zombies cannot be killed)."""
+        members = self.members()
+        if members is None:
+            return _group_alive(self.leader)
+        return bool(members)
+
+    def signal(self, signum: int) -> None:
+        # Look before signalling: a parent that dies first would hand its children to init.
+        members = self.members()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.leader, signum)
+        for pid in members or ():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signum)
+
+    async def terminate(self, process: anyio.abc.Process, grace_s: float) -> None:
+        """SIGTERM the tree, wait up to ``grace_s`` for it to exit, then SIGKILL whatever
+        is left — again until nothing is, bounded by another ``grace_s``, so that a process
+        forking while it is killed is caught too.
+
+        Also reaps the leader (``process``) so it does not stay a zombie.
+        """
+        self.signal(signal.SIGTERM)
+        with anyio.move_on_after(grace_s):
+            while True:
+                if process.returncode is None:
+                    with anyio.move_on_after(_POLL_S):
+                        await process.wait()
+                if process.returncode is not None and not self.alive():
+                    return
+                await anyio.sleep(_POLL_S)
+        self.signal(signal.SIGKILL)
+        await process.wait()
+        await self.wait_gone(grace_s, signum=signal.SIGKILL)
+
+    async def wait_gone(self, limit_s: float, *, signum: int | None = None) -> bool:
+        """Wait up to ``limit_s`` until no process of the tree is left (sending ``signum``
+        to what is left each time); True if none is.
+
+        After SIGKILL the leader is reaped at once, but other members die a moment later.
+        There is nothing to wait on but ``/proc``, so this polls briefly.
+        """
+        with anyio.move_on_after(limit_s):
+            while True:  # nothing to wait on but /proc: poll
+                if not self.alive():
+                    return True
+                if signum is not None:
+                    self.signal(signum)
+                await anyio.sleep(_POLL_S)
+        return False
 
 
 async def _pump(stream: anyio.abc.ByteReceiveStream, buffer: OutputBuffer) -> None:
@@ -164,7 +242,7 @@ async def run_in_process_group(
         env=dict(env),
         start_new_session=True,
     )
-    pgid = process.pid
+    tree = ProcessTree(process.pid)
     buffer = OutputBuffer(output_cap)
     timed_out = False
     try:
@@ -182,7 +260,7 @@ async def run_in_process_group(
             with anyio.move_on_after(timeout_s) as deadline:
                 await process.wait()
             timed_out = deadline.cancelled_caught
-            await terminate_group(process, pgid, grace_s)
+            await tree.terminate(process, grace_s)
             # Everything that could write is gone, so EOF comes at once — unless a process
             # that detached itself still holds the pipe; do not wait for that one.
             with anyio.move_on_after(grace_s):
@@ -190,8 +268,8 @@ async def run_in_process_group(
             group.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            if process.returncode is None or _group_has_live_members(pgid):
-                await terminate_group(process, pgid, grace_s)
+            if process.returncode is None or tree.alive():
+                await tree.terminate(process, grace_s)
             await process.aclose()
     code = process.returncode
     signal_name: str | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from iac_code import secret_env
 from iac_code.child_env import ChildEnvPolicy, child_env_policy, child_environment
 from iac_code.cli import acp_settings, build_parser
 from iac_code.settings import load_settings
@@ -19,6 +20,7 @@ AGENT_ENV = {
     "IAC_CODE_HOME": "/home/u/.iac-code",
     "IAC_CODE_MODEL": "claude-sonnet-4-6",
     "IAC_CODE_GITHUB_TOKEN": "ghp_secret",
+    "IACCODE_ACP_HTTP_TOKEN": "http-token",  # the HTTP transport's bearer token
     "iac_code_api_key": "lower-case-secret",
     "DEPLOY_PASSWORD": "hunter2",
 }
@@ -70,3 +72,27 @@ def test_the_cli_flag_adds_to_the_allow_list(
     settings = acp_settings(args)
     assert settings.child_env_allow == ("A_ONE", "ANTHROPIC_API_KEY", "B_*")
     assert not child_env_policy(settings).withholds("ANTHROPIC_API_KEY")
+
+
+def test_what_the_agent_hides_from_its_own_environment() -> None:
+    # Secret-named variables leave the agent's own environment; other ANTHROPIC_* settings
+    # stay there for the SDK (children never get any ANTHROPIC_* variable).
+    hidden = [name for name in AGENT_ENV if secret_env.is_builtin_secret(name)]
+    assert hidden == [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "IAC_CODE_GITHUB_TOKEN",
+        "IACCODE_ACP_HTTP_TOKEN",
+        "iac_code_api_key",
+    ]
+    assert secret_env.is_builtin_secret("ANTHROPIC_CUSTOM_HEADERS")
+
+
+def test_hidden_custom_headers_are_parsed_like_the_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_CUSTOM_HEADERS", raising=False)
+    monkeypatch.setattr(
+        secret_env, "_held", {"ANTHROPIC_CUSTOM_HEADERS": "X-One: 1\nbad line\nX-Two:  a:b "}
+    )
+    assert secret_env.custom_headers() == {"X-One": "1", "X-Two": "a:b"}
+    assert secret_env.get("ANTHROPIC_CUSTOM_HEADERS") == "X-One: 1\nbad line\nX-Two:  a:b "
+    assert secret_env.environment()["ANTHROPIC_CUSTOM_HEADERS"].startswith("X-One")

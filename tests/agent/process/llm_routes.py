@@ -15,6 +15,7 @@ SLOW = "SLOW:"  # streams for ~10 s unless interrupted
 STREAM = "STREAM:"  # thinking plus text, in several chunks
 GARBAGE = "GARBAGE:"  # a 200 answer that is not an event stream
 TRUNCATE = "TRUNCATE:"  # some text, then the connection drops mid-stream
+BASH = "BASH:"  # runs the rest of the prompt with the bash tool, then answers "done"
 
 STREAMED_THOUGHT = "Reading the Terraform."
 STREAMED_TEXT = "The module creates one VPC and two subnets."
@@ -33,8 +34,21 @@ def last_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
+def answers_a_tool(body: dict[str, Any]) -> bool:
+    """True when the last message carries tool results (the model's turn after a tool)."""
+    messages = body.get("messages") or []
+    content = messages[-1].get("content") if messages else None
+    return isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") == "tool_result" for block in content
+    )
+
+
 def route(body: dict[str, Any]) -> Turn | dict[str, Any]:
     text = last_user_text(body)
+    if text.startswith(BASH):
+        if answers_a_tool(body):
+            return Turn().text("done")
+        return Turn().tool_use("bash", {"command": text.removeprefix(BASH).strip()})
     if text.startswith(SLOW):
         return Turn().text("tick " * 200, chunks=200).timing(chunk_delay=0.05)
     if text.startswith(STREAM):

@@ -20,6 +20,9 @@ pytestmark = pytest.mark.subprocess
         (["--max-line-bytes", "lots"], "--max-line-bytes"),
         (["--max-turn-requests", "0"], "--max-turn-requests"),
         (["--log-level", "LOUD"], "--log-level"),
+        (["--transport", "http", "--body-timeout", "0"], "--body-timeout"),
+        (["--transport", "http", "--body-timeout", "nan"], "--body-timeout"),
+        (["--transport", "http", "--max-body-buffer-mib", "lots"], "--max-body-buffer-mib"),
         (["--no-such-flag"], "--no-such-flag"),
     ],
 )

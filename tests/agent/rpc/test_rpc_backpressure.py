@@ -12,8 +12,9 @@ import anyio
 import anyio.lowlevel
 import pytest
 from iac_code.rpc import RequestContext
+from iac_code.rpc.connection import Connection
 from iac_code.rpc.framing import encode_message
-from iac_code.rpc.memory import raw_peer_connection
+from iac_code.rpc.memory import RawPeer, memory_byte_pipe, raw_peer_connection
 
 pytestmark = pytest.mark.anyio
 
@@ -76,3 +77,57 @@ async def test_input_is_paused_while_the_output_backlog_is_over_the_limit() -> N
                 answered.add(reply["id"])
             peer.close_input()
     assert answered == set(range(TRIES))
+
+
+class Streamer:
+    """Answers one request after sending ``count`` notifications of ~16 KiB (a long turn)."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.sent = 0
+        self.connection: Any = None
+
+    async def handle_request(self, ctx: RequestContext, method: str, params: Any) -> object:
+        for n in range(self.count):
+            await self.connection.send_notification("chunk", {"n": n, "text": PAYLOAD})
+            self.sent += 1
+        return {"done": self.sent}
+
+    async def handle_notification(self, method: str, params: object) -> None:
+        return None
+
+
+async def test_a_handler_streaming_into_an_unread_output_waits_at_the_limit() -> None:
+    # One request whose handler produces far more than the limit (a turn streaming a long
+    # answer): the output queue must not take it all in while nobody reads.
+    count = 2_000  # ~32 MiB
+    handler = Streamer(count)
+    # An output pipe without a buffer: every frame not read is held by the agent.
+    to_connection_send, to_connection_receive = memory_byte_pipe()
+    from_connection_send, from_connection_receive = memory_byte_pipe(0)
+    connection = Connection(
+        to_connection_receive, from_connection_send, handler, max_pending_output_bytes=LIMIT
+    )
+    peer = RawPeer(to_connection_send, from_connection_receive)
+    handler.connection = connection
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as group:
+            group.start_soon(connection.serve)
+            await peer.send({"jsonrpc": "2.0", "id": 1, "method": "stream", "params": {}})
+            still = 0
+            last = -1
+            while still < PATIENCE:  # until the handler makes no more progress
+                await anyio.lowlevel.checkpoint()
+                still = still + 1 if handler.sent == last else 0
+                last = handler.sent
+            frame_bytes = len(PAYLOAD) + 64
+            # The limit, plus the frame that took it over and the one waiting for room.
+            assert handler.sent * frame_bytes <= LIMIT + 2 * frame_bytes, handler.sent
+            assert connection._writer.pending_bytes <= LIMIT + 2 * frame_bytes
+
+            # Once the client reads, everything arrives in order, the answer last.
+            for n in range(count):
+                frame = await peer.receive()
+                assert frame["method"] == "chunk" and frame["params"]["n"] == n
+            assert (await peer.receive())["result"] == {"done": count}
+            peer.close_input()

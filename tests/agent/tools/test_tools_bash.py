@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +119,73 @@ async def test_background_jobs_do_not_outlive_the_call(workspace: Path, ctx: Too
         outcome = await BashTool().run({"command": "sleep 300 & echo $! > bg.pid; echo ok"}, ctx)
     assert outcome.model_content.splitlines()[0] == "ok"
     assert not _alive(await _read_pid(workspace / "bg.pid"))
+
+
+async def _wait_gone(pid: int) -> bool:
+    """Wait (bounded) for ``pid`` to stop running; False if it still runs after 5 s."""
+    with anyio.move_on_after(5):
+        # Nothing to wait on for a process that is not our child: poll /proc.
+        while _alive(pid):  # noqa: ASYNC110
+            await anyio.sleep(0.02)
+        return True
+    return False
+
+
+def _kill_leftover(pid: int) -> None:
+    """Clean up after a failing run, so a regression does not leave sleeps behind."""
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_job_control_background_job_does_not_outlive_the_call(
+    workspace: Path, ctx: ToolContext
+) -> None:
+    # ``set -m`` puts the job into a process group of its own: killing the call's group
+    # misses it, but it stays in the call's session.
+    with anyio.fail_after(15):
+        outcome = await BashTool().run({"command": "set -m; sleep 300 & echo $!"}, ctx)
+    pid = int(outcome.model_content.splitlines()[0])
+    try:
+        assert await _wait_gone(pid), f"the background job {pid} outlived the call"
+    finally:
+        _kill_leftover(pid)
+
+
+async def test_cancellation_kills_a_job_control_background_job(
+    workspace: Path, ctx: ToolContext
+) -> None:
+    finished: list[Any] = []
+
+    async def call() -> None:
+        command = "set -m; sleep 300 & echo $! > bg.pid; wait"
+        finished.append(await BashTool().run({"command": command}, ctx))
+
+    with anyio.fail_after(15):
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            pid = await _read_pid(workspace / "bg.pid")
+            group.cancel_scope.cancel()
+    try:
+        assert finished == []  # cancelled, not completed
+        assert await _wait_gone(pid), f"the background job {pid} outlived the cancelled call"
+    finally:
+        _kill_leftover(pid)
+
+
+async def test_a_detached_child_is_stopped_while_its_parent_runs(
+    workspace: Path, ctx: ToolContext
+) -> None:
+    # ``setsid`` leaves the session; the process is still a descendant of the call.
+    command = "setsid sleep 300 & echo $! > detached.pid; wait"
+    ctx = ctx.with_limits(bash_timeout_s=1.0, kill_grace_s=2.0)
+    with anyio.fail_after(15):
+        outcome = await BashTool().run({"command": command}, ctx)
+    assert outcome.raw_output["timedOut"] is True
+    pid = await _read_pid(workspace / "detached.pid")
+    try:
+        assert await _wait_gone(pid), f"the detached child {pid} outlived the call"
+    finally:
+        _kill_leftover(pid)
 
 
 async def test_title_and_access(workspace: Path, ctx: ToolContext) -> None:
