@@ -70,7 +70,7 @@ def _run_env_through_bash(
         with run_agent(env, *args, stderr_path=tmp_path / "stderr.txt") as agent:
             agent.initialize()
             if seen is not None:
-                seen["environ"] = Path(f"/proc/{agent.proc.pid}/environ").read_bytes()
+                seen["environ"] = Path(f"/proc/{agent.pid}/environ").read_bytes()
             session_id = agent.new_session(workspace)
             prompt_id = agent.start_prompt(session_id, "show the environment")
             answer = _allow_permissions_until_reply(agent, prompt_id)

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 from acp_scripted_llm import ScriptedLLMServer
+from iac_code_dev.wire_client.blocking_agent import BlockingAgent
 
 from tests.agent.process.llm_routes import BASH
-from tests.agent.process.stdio_harness import TIMEOUT, AgentProcess, spawn
+from tests.agent.process.stdio_harness import TIMEOUT, spawn
 
 pytestmark = pytest.mark.subprocess
 
@@ -38,9 +39,9 @@ def _wait(condition: Callable[[], object], limit_s: float) -> bool:
     return bool(condition())
 
 
-def allow_permission(agent: AgentProcess, start: int) -> None:
+def allow_permission(agent: BlockingAgent, start: int) -> None:
     """Answer the agent's permission question for the tool call with "allow once"."""
-    index = agent.wait_for(lambda f: f.get("method") == "session/request_permission", start=start)
+    index = agent.wait_frame(lambda f: f.get("method") == "session/request_permission", start=start)
     request = agent.frames[index]
     option = next(o for o in request["params"]["options"] if o["kind"] == "allow_once")
     agent.send(
@@ -60,7 +61,7 @@ def test_the_agent_exiting_mid_call_stops_a_job_control_background_job(
         agent.initialize()
         session_id = agent.new_session(workspace)
         start = len(agent.frames)
-        agent.prompt_id(session_id, f"{BASH} set -m; sleep 300 & echo $! > {pid_file}; wait")
+        agent.start_prompt(session_id, f"{BASH} set -m; sleep 300 & echo $! > {pid_file}; wait")
         allow_permission(agent, start)
         assert _wait(lambda: pid_file.exists() and pid_file.read_text().strip(), TIMEOUT)
         pid = int(pid_file.read_text())
