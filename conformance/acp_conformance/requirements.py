@@ -3,27 +3,38 @@
 A requirement has a stable id ``area.name``, a tier, a one-line statement and a citation
 (the ACP documentation or JSON-RPC 2.0 section it comes from, see :mod:`.citations`).
 Requirements that are stricter than ACP — iac-code's house rules — are marked ``house``;
-the rule profile of a run (:data:`RULE_PROFILES`) decides whether they block. Checks are
-functions registered with :func:`check` (they drive an agent inside a scenario) or
-:func:`run_check` (they judge everything recorded in the whole run). The meta-test in
-``tests/conformance`` enforces that every requirement has a check and every check names a
-requirement.
+the rule profile of a run (:data:`RULE_PROFILES`) decides whether they block.
+
+A requirement is defined where it is judged, by one decorator on its check::
+
+    @requirement(
+        "jsonrpc.id-echo",
+        Tier.MUST,
+        "A response carries its request's id unchanged, for integer and string ids.",
+        jsonrpc("§5 Response object", "response_object", "MUST be the same as ..."),
+        scenario=ENVELOPE,
+    )
+    async def integer_and_string_ids_are_echoed(ctx: CheckContext) -> Outcome: ...
+
+An async check drives the agent inside its ``scenario`` (:mod:`.scenarios.catalog`); a
+synchronous one with ``scenario=RUN_WIDE`` is a judge over everything recorded in the whole
+run (:mod:`.judges`). A second check of a requirement defined elsewhere is bound with
+:func:`check`. The modules of :mod:`.checks` and :mod:`.judges` register on import; the
+meta-tests in ``tests/checker/checks`` enforce that every requirement has a check and every
+check names a requirement.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Awaitable, Callable
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from .citations import ERROR_CODES, STDIO, acp, house, jsonrpc, schema_requires
 from .kit import COVERAGE as KIT_COVERAGE
-
-if TYPE_CHECKING:
-    from .outcomes import Outcome
-    from .scenarios.check_context import CheckContext, RunRecord
 
 
 class Tier(StrEnum):
@@ -82,7 +93,7 @@ class Requirement:
 REQUIREMENTS: dict[str, Requirement] = {}
 
 
-def _req(
+def _define(
     id: str,
     tier: Tier,
     statement: str,
@@ -91,12 +102,14 @@ def _req(
     gate: str | None = None,
     llm: bool = False,
     house: bool = False,
-) -> None:
+) -> Requirement:
     if id in REQUIREMENTS:
         raise ValueError(f"duplicate requirement {id}")
     if (tier is Tier.CAPABILITY) != (gate is not None) and tier is not Tier.SHOULD:
         raise ValueError(f"{id}: CAPABILITY requirements (only) need a gate")
-    REQUIREMENTS[id] = Requirement(id, tier, statement, reference, gate, llm, house)
+    req = Requirement(id, tier, statement, reference, gate, llm, house)
+    REQUIREMENTS[id] = req
+    return req
 
 
 #: Rule profiles (``--profile``): which requirements can make an agent NOT CONFORMANT.
@@ -116,6 +129,7 @@ def effective(req: Requirement, profile: str) -> Requirement:
     return req
 
 
+_req = _define
 M, C, S, N = Tier.MUST, Tier.CAPABILITY, Tier.SHOULD, Tier.INFO
 _LOAD = "agentCapabilities.loadSession"
 _SC = "agentCapabilities.sessionCapabilities"
@@ -1099,47 +1113,92 @@ _req(
 
 del M, C, S, N
 
-#: Registration for requirements defined next to their checks (the remote transport's).
-define_requirement = _req
-
 
 # -- checks ---------------------------------------------------------------------------------
 
-ScenarioCheckFn = Callable[["CheckContext"], Awaitable["Outcome"]]
-RunCheckFn = Callable[["RunRecord"], "Outcome | list[Outcome]"]
+#: ``scenario=RUN_WIDE``: a synchronous judge over everything recorded in the run (it gets a
+#: ``RunRecord`` once every scenario has finished) instead of a check inside one scenario.
+RUN_WIDE: None = None
+
+#: How long a check may take, in multiples of the run's ``--timeout``.
+DEFAULT_BUDGET = 10.0
+
+CheckFn = TypeVar("CheckFn", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
 class Check:
-    """A function bound to one requirement. ``scenario`` is None for run-wide checks."""
+    """A function bound to one requirement. ``scenario`` is None for run-wide judges."""
 
     requirement: str
     name: str
     func: Any
     scenario: str | None
+    #: The check's time budget in multiples of ``--timeout``.
+    budget: float = DEFAULT_BUDGET
 
 
 CHECKS: list[Check] = []
 
 
-def check(requirement: str, *, scenario: str) -> Callable[[ScenarioCheckFn], ScenarioCheckFn]:
-    """Bind an async check that drives the agent inside ``scenario`` to ``requirement``."""
+def requirement(
+    id: str,
+    tier: Tier,
+    statement: str,
+    citation: str,
+    *,
+    scenario: str | None,
+    gate: str | None = None,
+    llm: bool = False,
+    house: bool = False,
+    budget: float = DEFAULT_BUDGET,
+) -> Callable[[CheckFn], CheckFn]:
+    """Define a requirement and bind the decorated function to it as its check.
 
-    def register(func: ScenarioCheckFn) -> ScenarioCheckFn:
-        CHECKS.append(Check(requirement, func.__name__, func, scenario))
+    ``citation`` is the public text the rule comes from (:mod:`.citations`); ``gate`` a dotted
+    path into the agent's advertised surface (CAPABILITY requirements); ``llm`` that it needs
+    a scripted model turn; ``house`` that it is an iac-code house rule. ``scenario`` is the
+    scenario the async check runs in, or :data:`RUN_WIDE` for a synchronous judge of the
+    whole run; ``budget`` bounds the check in multiples of ``--timeout``.
+    """
+    _define(id, tier, statement, citation, gate=gate, llm=llm, house=house)
+    return check(id, scenario=scenario, budget=budget)
+
+
+def check(
+    requirement: str, *, scenario: str | None, budget: float = DEFAULT_BUDGET
+) -> Callable[[CheckFn], CheckFn]:
+    """Bind one more check to a requirement defined elsewhere (by :func:`requirement`, or by
+    :func:`define_requirement` in modules not converted yet)."""
+
+    def register(func: CheckFn) -> CheckFn:
+        if inspect.iscoroutinefunction(func) != (scenario is not None):
+            kind = "an async check in a scenario" if scenario else "a synchronous run-wide judge"
+            raise TypeError(f"{func.__name__} ({requirement}) must be {kind}")
+        CHECKS.append(Check(requirement, func.__name__, func, scenario, budget))
         return func
 
     return register
 
 
-def run_check(requirement: str) -> Callable[[RunCheckFn], RunCheckFn]:
-    """Bind a synchronous check over the whole run's recordings to ``requirement``."""
+def run_check(requirement: str) -> Callable[[CheckFn], CheckFn]:
+    """``check(requirement, scenario=RUN_WIDE)``: kept for modules not converted yet."""
+    return check(requirement, scenario=RUN_WIDE)
 
-    def register(func: RunCheckFn) -> RunCheckFn:
-        CHECKS.append(Check(requirement, func.__name__, func, None))
-        return func
 
-    return register
+def define_requirement(
+    id: str,
+    tier: Tier,
+    statement: str,
+    reference: str,
+    *,
+    gate: str | None = None,
+    llm: bool = False,
+    house: bool = False,
+) -> None:
+    """The older way: a requirement defined on its own, its check bound by :func:`check`.
+    Kept as a thin compatibility path; new checks use :func:`requirement`."""
+    _define(id, tier, statement, reference, gate=gate, llm=llm, house=house)
 
 
 def select(patterns: list[str], profile: str = DEFAULT_RULE_PROFILE) -> list[Requirement]:

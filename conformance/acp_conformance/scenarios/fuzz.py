@@ -36,6 +36,8 @@ OFFERED_WITH = {
 }
 #: Mutations made of the first this-many draws per method.
 _MUTATED_DRAWS = 2
+#: Drawing and sending every case takes longer than one exchange: 40 x --timeout.
+FUZZ_BUDGET = 40
 
 
 @dataclass
@@ -175,7 +177,7 @@ async def _send(
         raise _Dead(soft_failed(what, NO_DEADLINE, sent=sent)) from exc
 
 
-@check("robustness.fuzz-valid-params", scenario=FUZZ)
+@check("robustness.fuzz-valid-params", scenario=FUZZ, budget=FUZZ_BUDGET)
 async def drawn_params_get_valid_answers(ctx: CheckContext) -> Outcome:
     cases = await _cases(ctx)
     if not cases or ctx.config.fuzz_examples == 0:
@@ -208,7 +210,7 @@ async def drawn_params_get_valid_answers(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("robustness.fuzz-invalid-params", scenario=FUZZ)
+@check("robustness.fuzz-invalid-params", scenario=FUZZ, budget=FUZZ_BUDGET)
 async def mutated_params_get_errors(ctx: CheckContext) -> Outcome:
     cases = await _cases(ctx)
     if not cases or ctx.config.fuzz_examples == 0:
@@ -233,7 +235,3 @@ async def mutated_params_get_errors(ctx: CheckContext) -> Outcome:
             accepted=[why for _, why in accepted[:20]],
         )
     return passed(f"{sent} schema-invalid requests all rejected")
-
-
-drawn_params_get_valid_answers.budget_factor = 40  # type: ignore[attr-defined]
-mutated_params_get_errors.budget_factor = 40  # type: ignore[attr-defined]
