@@ -7,10 +7,11 @@ import json
 
 import anyio
 
+from ..citations import ERROR_CODES, STDIO, acp, house, jsonrpc
 from ..harness.agent_client import BARRIER_METHOD, AgentConnection, AgentTimeout, id_key
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
-from ..requirements import check
+from ..requirements import Tier, requirement
 from ._expect import brief, expect_error
 from .check_context import CheckContext, scenario
 
@@ -64,7 +65,17 @@ def _error_code(frame: Frame) -> object:
     return err.get("code") if isinstance(err, dict) else None
 
 
-@check("jsonrpc.id-echo", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.id-echo",
+    Tier.MUST,
+    "A response carries its request's id unchanged, for integer and string ids.",
+    jsonrpc(
+        "§5 Response object",
+        "response_object",
+        "MUST be the same as the value of the id member in the Request Object",
+    ),
+    scenario=ENVELOPE,
+)
 async def integer_and_string_ids_are_echoed(ctx: CheckContext) -> Outcome:
     run = await ctx.spawn(initialize=False)
     conn = run.live
@@ -95,7 +106,14 @@ async def integer_and_string_ids_are_echoed(ctx: CheckContext) -> Outcome:
     return passed("integer, zero and non-ASCII string ids echoed unchanged", frames=frames)
 
 
-@check("jsonrpc.parse-error", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.parse-error",
+    Tier.MUST,
+    "A line that is not valid JSON is answered with -32700 and id null.",
+    house("-32700 with id null for a non-JSON line", ERROR_CODES),
+    scenario=ENVELOPE,
+    house=True,
+)
 async def invalid_json_gets_parse_error(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     frame = await _response_to_raw(run.live, b'{"jsonrpc": "2.0", "id": 5, "method": ', None)
@@ -119,7 +137,14 @@ _INVALID_REQUESTS: list[tuple[str, object, object]] = [
 ]
 
 
-@check("jsonrpc.invalid-request", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.invalid-request",
+    Tier.MUST,
+    "Valid JSON that is not a request object is answered with -32600.",
+    house("-32600 for JSON that is not a request", ERROR_CODES),
+    scenario=ENVELOPE,
+    house=True,
+)
 async def non_request_json_gets_invalid_request(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     frames = []
@@ -136,7 +161,14 @@ async def non_request_json_gets_invalid_request(ctx: CheckContext) -> Outcome:
     return passed("non-request JSON answered with -32600", frames=frames)
 
 
-@check("jsonrpc.batch-rejected", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.batch-rejected",
+    Tier.SHOULD,
+    "A JSON array (batch, not part of ACP) is answered with one -32600 error.",
+    house("ACP v1 has no batches: one -32600", STDIO),
+    scenario=ENVELOPE,
+    house=True,
+)
 async def batches_get_one_invalid_request(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     batch = [{"jsonrpc": "2.0", "id": 41, "method": "session/list", "params": {}}]
@@ -146,14 +178,33 @@ async def batches_get_one_invalid_request(ctx: CheckContext) -> Outcome:
     return passed("batch answered with -32600", frames=[frame.seq])
 
 
-@check("jsonrpc.method-not-found", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.method-not-found",
+    Tier.SHOULD,
+    "An unknown method is answered with -32601.",
+    acp(
+        "extensibility",
+        "Custom requests",
+        'it should respond with the standard "Method not found" error',
+    )
+    + "; "
+    + ERROR_CODES,
+    scenario=ENVELOPE,
+)
 async def unknown_method_gets_method_not_found(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request("session/no_such_method", {}, deliberate=True)
     return expect_error(response, (-32601,), "an unknown method")
 
 
-@check("jsonrpc.invalid-params", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.invalid-params",
+    Tier.MUST,
+    "Ill-typed params of a known method are answered with -32602.",
+    house("-32602 for ill-typed params", ERROR_CODES),
+    scenario=ENVELOPE,
+    house=True,
+)
 async def ill_typed_params_get_invalid_params(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request(
@@ -162,7 +213,14 @@ async def ill_typed_params_get_invalid_params(ctx: CheckContext) -> Outcome:
     return expect_error(response, (-32602,), "session/new with cwd 42")
 
 
-@check("jsonrpc.survives-bad-input", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.survives-bad-input",
+    Tier.MUST,
+    "After any bad line the agent keeps answering requests.",
+    house("bad input never stops the agent", STDIO),
+    scenario=ENVELOPE,
+    house=True,
+)
 async def agent_keeps_answering_after_bad_lines(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     for line in (b"not json at all", b"[]", b"{}", b"null", b'{"jsonrpc":"2.0","id":9'):
@@ -226,12 +284,26 @@ async def _silence_until_barrier(
     return passed(f"{method} got no answer ({listened}) and the agent stayed up", frames=[sent.seq])
 
 
-@check("jsonrpc.notification-not-answered", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.notification-not-answered",
+    Tier.MUST,
+    "Notifications are never answered.",
+    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification"),
+    scenario=ENVELOPE,
+)
 async def cancel_for_unknown_session_is_not_answered(ctx: CheckContext) -> Outcome:
     return await _silence_until_barrier(ctx, "session/cancel", {"sessionId": "no-such-session"})
 
 
-@check("cancel.cancel-request-unknown-ignored", scenario=ENVELOPE)
+@requirement(
+    "cancel.cancel-request-unknown-ignored",
+    Tier.MUST,
+    "$/cancel_request naming no in-flight request is ignored: no answer, the agent stays usable.",
+    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification")
+    + "; "
+    + acp("cancellation", "$/cancel_request"),
+    scenario=ENVELOPE,
+)
 async def cancel_request_for_unknown_ids_is_ignored(ctx: CheckContext) -> Outcome:
     frames: list[int] = []
     # An integer and a string id, neither ever sent by the checker.
@@ -247,19 +319,41 @@ async def cancel_request_for_unknown_ids_is_ignored(ctx: CheckContext) -> Outcom
     )
 
 
-@check("ext.unknown-notification-ignored", scenario=ENVELOPE)
+@requirement(
+    "ext.unknown-notification-ignored",
+    Tier.MUST,
+    "An unknown extension notification is ignored: no answer, agent alive.",
+    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification")
+    + "; "
+    + acp("extensibility", "Custom notifications"),
+    scenario=ENVELOPE,
+)
 async def unknown_extension_notification_is_ignored(ctx: CheckContext) -> Outcome:
     return await _silence_until_barrier(ctx, "_acp_conformance/notice", {"hello": "world"})
 
 
-@check("ext.unknown-request", scenario=ENVELOPE)
+@requirement(
+    "ext.unknown-request",
+    Tier.MUST,
+    "An unknown extension request (_name) is answered with -32601.",
+    house("-32601 for an unknown _ request", acp("extensibility", "Custom requests")),
+    scenario=ENVELOPE,
+    house=True,
+)
 async def unknown_extension_request_gets_method_not_found(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request("_acp_conformance/unknown", {"x": 1})
     return expect_error(response, (-32601,), "an unknown _ request")
 
 
-@check("ext.meta-accepted", scenario=ENVELOPE)
+@requirement(
+    "ext.meta-accepted",
+    Tier.MUST,
+    "_meta fields in params are accepted.",
+    house("_meta in params is accepted", acp("extensibility", "The _meta field")),
+    scenario=ENVELOPE,
+    house=True,
+)
 async def meta_fields_are_accepted(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     meta = {"acp-conformance": {"probe": True}}
@@ -273,7 +367,13 @@ async def meta_fields_are_accepted(ctx: CheckContext) -> Outcome:
     return passed("session/new with _meta accepted", frames=[response.frame.seq])
 
 
-@check("ext.null-and-empty-tolerated", scenario=ENVELOPE)
+@requirement(
+    "ext.null-and-empty-tolerated",
+    Tier.SHOULD,
+    "Optional objects given as null or as {} (e.g. _meta) are accepted alike.",
+    acp("extensibility", "The _meta field"),
+    scenario=ENVELOPE,
+)
 async def null_and_empty_meta_are_accepted_alike(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     frames = []

@@ -15,10 +15,11 @@ from typing import Any
 
 import anyio
 
+from ..citations import ERROR_CODES, house, jsonrpc
 from ..fuzzing import drawn_params, mutations, resolved_schema
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
-from ..requirements import check
+from ..requirements import Tier, requirement
 from ..validation import load_backend, method_index
 from .check_context import AgentRun, CheckContext, advertised, scenario, surface_value
 
@@ -177,7 +178,18 @@ async def _send(
         raise _Dead(soft_failed(what, NO_DEADLINE, sent=sent)) from exc
 
 
-@check("robustness.fuzz-valid-params", scenario=FUZZ, budget=FUZZ_BUDGET)
+@requirement(
+    "robustness.fuzz-valid-params",
+    Tier.MUST,
+    "Schema-drawn params for advertised methods get a valid result or error; the agent never dies.",
+    jsonrpc(
+        "§5 Response object",
+        "response_object",
+        "When a rpc call is made, the Server MUST reply with a Response",
+    ),
+    scenario=FUZZ,
+    budget=FUZZ_BUDGET,
+)
 async def drawn_params_get_valid_answers(ctx: CheckContext) -> Outcome:
     cases = await _cases(ctx)
     if not cases or ctx.config.fuzz_examples == 0:
@@ -210,7 +222,15 @@ async def drawn_params_get_valid_answers(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("robustness.fuzz-invalid-params", scenario=FUZZ, budget=FUZZ_BUDGET)
+@requirement(
+    "robustness.fuzz-invalid-params",
+    Tier.SHOULD,
+    "Mutated (schema-invalid) params are answered with an error, not a result.",
+    house("schema-invalid params get an error", ERROR_CODES),
+    scenario=FUZZ,
+    house=True,
+    budget=FUZZ_BUDGET,
+)
 async def mutated_params_get_errors(ctx: CheckContext) -> Outcome:
     cases = await _cases(ctx)
     if not cases or ctx.config.fuzz_examples == 0:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..citations import acp, house
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
-from ..requirements import check
+from ..requirements import Tier, requirement
 from ._expect import brief, result_dict
 from .check_context import AgentRun, CheckContext, text_prompt
 from .prompting import CANCEL, STOP_REASONS, on_own_model, start_slow_turn, wait_turn_running
@@ -28,7 +29,14 @@ def _stop_reason(response: Response) -> Any:
     return result_dict(response).get("stopReason")
 
 
-@check("cancel.cancel-request-prompt", scenario=CANCEL)
+@requirement(
+    "cancel.cancel-request-prompt",
+    Tier.SHOULD,
+    "$/cancel_request naming a running session/prompt makes it answer: stopReason cancelled "
+    "(or -32800), or its normal result if it had already finished.",
+    acp("cancellation", "$/cancel_request"),
+    scenario=CANCEL,
+)
 async def cancel_request_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
     turn = await start_slow_turn(ctx, "before it could be cancelled")
     if isinstance(turn, Outcome):
@@ -99,7 +107,16 @@ def foreign_chunks(
     return seqs
 
 
-@check("prompt.one-turn-at-a-time", scenario=CANCEL)
+@requirement(
+    "prompt.one-turn-at-a-time",
+    Tier.SHOULD,
+    "A second session/prompt while the session's turn runs is rejected or queued; the two turns "
+    "never interleave.",
+    house("one turn per session at a time", acp("prompt-turn", "Prompt turn")),
+    scenario=CANCEL,
+    llm=True,
+    house=True,
+)
 async def a_second_prompt_never_interleaves(ctx: CheckContext) -> Outcome:
     run = await ctx.turn_agent(llm_script=OVERLAP_SCRIPT)
     session_id = await ctx.new_session(run)
@@ -164,7 +181,19 @@ async def a_second_prompt_never_interleaves(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("session.close-cancels-prompt", scenario=CANCEL)
+@requirement(
+    "session.close-cancels-prompt",
+    Tier.CAPABILITY,
+    "session/close of a session with a running prompt ends that prompt (cancelled or an error).",
+    acp(
+        "session-setup",
+        "Closing Active Sessions",
+        "The Agent MUST cancel any ongoing work for that session as if session/cancel had been "
+        "called",
+    ),
+    scenario=CANCEL,
+    gate="agentCapabilities.sessionCapabilities.close",
+)
 async def close_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
     return on_own_model(ctx, await _close_verdict(ctx))
 

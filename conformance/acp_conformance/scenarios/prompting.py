@@ -7,6 +7,7 @@ from typing import Any
 
 import anyio
 
+from ..citations import acp, house
 from ..harness.agent_client import AgentTimeout, Pending, Response
 from ..outcomes import (
     AGENTS_OWN_MODEL,
@@ -18,7 +19,7 @@ from ..outcomes import (
     passed,
     soft_failed,
 )
-from ..requirements import check
+from ..requirements import Tier, requirement
 from ._expect import brief, result_dict
 from .check_context import AgentRun, CheckContext, scenario, text_prompt
 from .sessions import _turn_updates_between
@@ -106,12 +107,34 @@ async def _prompt_with(ctx: CheckContext, blocks: list[dict[str, Any]], what: st
     return passed(f"a prompt with {what} ended with {_stop_reason(response)!r}", frames=frames)
 
 
-@check("prompt.text-accepted", scenario=TURNS)
+@requirement(
+    "prompt.text-accepted",
+    Tier.MUST,
+    "A text prompt gets a valid stopReason (or -32000 when no credentials are configured).",
+    acp("prompt-turn", "Stop reasons")
+    + "; "
+    + acp(
+        "initialization",
+        "Prompt capabilities",
+        "Agents MUST support ContentBlock::Text and ContentBlock::ResourceLink",
+    ),
+    scenario=TURNS,
+)
 async def text_prompt_is_answered(ctx: CheckContext) -> Outcome:
     return await _prompt_with(ctx, [], "text")
 
 
-@check("prompt.resource-link-accepted", scenario=TURNS)
+@requirement(
+    "prompt.resource-link-accepted",
+    Tier.MUST,
+    "A prompt with a resource_link block (baseline content) is not rejected as invalid.",
+    acp(
+        "initialization",
+        "Prompt capabilities",
+        "Agents MUST support ContentBlock::Text and ContentBlock::ResourceLink",
+    ),
+    scenario=TURNS,
+)
 async def resource_link_is_accepted(ctx: CheckContext) -> Outcome:
     target = ctx.work / "README.md"
     target.write_text("# conformance\n", encoding="utf-8")
@@ -119,21 +142,54 @@ async def resource_link_is_accepted(ctx: CheckContext) -> Outcome:
     return await _prompt_with(ctx, [link], "a resource_link")
 
 
-@check("prompt.image-accepted", scenario=TURNS)
+@requirement(
+    "prompt.image-accepted",
+    Tier.CAPABILITY,
+    "A prompt with an image block is accepted when promptCapabilities.image is advertised.",
+    house(
+        "advertised prompt content is accepted (ACP: agents MAY support it)",
+        acp("content", "Image content"),
+    ),
+    scenario=TURNS,
+    gate="agentCapabilities.promptCapabilities.image",
+    house=True,
+)
 async def image_is_accepted(ctx: CheckContext) -> Outcome:
     return await _prompt_with(
         ctx, [{"type": "image", "mimeType": "image/png", "data": PNG_1PX}], "an image"
     )
 
 
-@check("prompt.audio-accepted", scenario=TURNS)
+@requirement(
+    "prompt.audio-accepted",
+    Tier.CAPABILITY,
+    "A prompt with an audio block is accepted when promptCapabilities.audio is advertised.",
+    house(
+        "advertised prompt content is accepted (ACP: agents MAY support it)",
+        acp("content", "Audio content"),
+    ),
+    scenario=TURNS,
+    gate="agentCapabilities.promptCapabilities.audio",
+    house=True,
+)
 async def audio_is_accepted(ctx: CheckContext) -> Outcome:
     return await _prompt_with(
         ctx, [{"type": "audio", "mimeType": "audio/wav", "data": WAV_EMPTY}], "audio"
     )
 
 
-@check("prompt.embedded-context-accepted", scenario=TURNS)
+@requirement(
+    "prompt.embedded-context-accepted",
+    Tier.CAPABILITY,
+    "A prompt with an embedded resource is accepted when embeddedContext is advertised.",
+    house(
+        "advertised prompt content is accepted (ACP: agents MAY support it)",
+        acp("content", "Embedded resource"),
+    ),
+    scenario=TURNS,
+    gate="agentCapabilities.promptCapabilities.embeddedContext",
+    house=True,
+)
 async def embedded_resource_is_accepted(ctx: CheckContext) -> Outcome:
     resource = {
         "uri": (ctx.work / "notes.txt").as_uri(),
@@ -285,7 +341,17 @@ def _too_short(obs: CancelObservation) -> Outcome | None:
     return None
 
 
-@check("cancel.prompt-returns-cancelled", scenario=CANCEL)
+@requirement(
+    "cancel.prompt-returns-cancelled",
+    Tier.MUST,
+    'session/cancel during a running prompt makes it answer stopReason "cancelled".',
+    acp(
+        "prompt-turn",
+        "Cancellation",
+        "MUST respond to the original session/prompt request with the cancelled stop reason",
+    ),
+    scenario=CANCEL,
+)
 async def cancelled_prompt_says_cancelled(ctx: CheckContext) -> Outcome:
     return on_own_model(ctx, await _cancelled_prompt_verdict(ctx))
 
@@ -309,7 +375,17 @@ async def _cancelled_prompt_verdict(ctx: CheckContext) -> Outcome:
     return passed("stopReason cancelled", frames=frames)
 
 
-@check("cancel.no-updates-after-response", scenario=CANCEL)
+@requirement(
+    "cancel.no-updates-after-response",
+    Tier.MUST,
+    "After a cancelled prompt's response no further updates for that turn arrive.",
+    acp(
+        "prompt-turn",
+        "Cancellation",
+        "MUST ensure that it does so before responding to the session/prompt request",
+    ),
+    scenario=CANCEL,
+)
 async def nothing_follows_the_cancelled_response(ctx: CheckContext) -> Outcome:
     return on_own_model(ctx, await _after_cancelled_response(ctx))
 
@@ -332,7 +408,21 @@ async def _after_cancelled_response(ctx: CheckContext) -> Outcome:
     return passed("no updates after the response", frames=[obs.response.frame.seq])
 
 
-@check("prompt.concurrent-requests", scenario=CANCEL)
+@requirement(
+    "prompt.concurrent-requests",
+    Tier.SHOULD,
+    "Requests sent while a prompt runs are answered without waiting for the turn to end.",
+    house(
+        "requests are answered during a turn",
+        acp(
+            "session-modes",
+            "Setting the current mode",
+            "whether the Agent is idle or generating a response",
+        ),
+    ),
+    scenario=CANCEL,
+    house=True,
+)
 async def requests_are_answered_during_a_turn(ctx: CheckContext) -> Outcome:
     obs = await _observe_cancel(ctx)
     if (na := _too_short(obs)) is not None:

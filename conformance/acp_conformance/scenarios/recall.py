@@ -9,12 +9,17 @@ from collections.abc import Iterator
 from ..citations import acp, jsonrpc, schema_requires
 from ..harness.agent_client import AgentExited, AgentTimeout, id_key
 from ..outcomes import NO_DEADLINE, Outcome, failed, passed, soft_failed
-from ..requirements import Tier, check, define_requirement, run_check
+from ..requirements import RUN_WIDE, Tier, requirement
 from .check_context import AgentRun, CheckContext, RunRecord
 from .envelope import ENVELOPE
 from .wire import Offence, _per_run
 
-define_requirement(
+#: A custom method no agent implements (the barrier's own method is answered by some agents
+#: that answer nothing else, so it is not used here).
+CUSTOM_PROBE = "_acp_conformance/custom-probe"
+
+
+@requirement(
     "ext.custom-request-answered",
     Tier.MUST,
     "A custom (_-prefixed) request gets a response with its id: a result or any error.",
@@ -26,23 +31,8 @@ define_requirement(
     )
     + "; "
     + jsonrpc("§5 Response object", "response_object", "the Server MUST reply with a Response"),
+    scenario=ENVELOPE,
 )
-define_requirement(
-    "prompt.updates-name-prompted-session",
-    Tier.MUST,
-    "While one session's prompt is the only request in flight, the turn's updates (messages, "
-    "thoughts, tool calls, plans) name that session, never another session of the connection.",
-    schema_requires("SessionNotification.sessionId, the session the update pertains to")
-    + "; "
-    + acp("prompt-turn", "Agent reports output"),
-)
-
-#: A custom method no agent implements (the barrier's own method is answered by some agents
-#: that answer nothing else, so it is not used here).
-CUSTOM_PROBE = "_acp_conformance/custom-probe"
-
-
-@check("ext.custom-request-answered", scenario=ENVELOPE)
 async def custom_request_is_answered(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     pending = await run.live.start_request(CUSTOM_PROBE, {"probe": True})
@@ -127,6 +117,15 @@ def _cross_talk(run: AgentRun) -> Iterator[Offence]:
                 )
 
 
-@run_check("prompt.updates-name-prompted-session")
+@requirement(
+    "prompt.updates-name-prompted-session",
+    Tier.MUST,
+    "While one session's prompt is the only request in flight, the turn's updates (messages, "
+    "thoughts, tool calls, plans) name that session, never another session of the connection.",
+    schema_requires("SessionNotification.sessionId, the session the update pertains to")
+    + "; "
+    + acp("prompt-turn", "Agent reports output"),
+    scenario=RUN_WIDE,
+)
 def updates_name_the_prompted_session(record: RunRecord) -> list[Outcome]:
     return _per_run(record, _cross_talk, "turn updates naming another session")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ..citations import STDIO, acp, house
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..outcomes import Outcome, failed, passed
-from ..requirements import check
+from ..requirements import Tier, requirement
 from ._expect import brief
 from .check_context import AgentRun, CheckContext, scenario
 
@@ -27,7 +28,14 @@ async def _still_usable(ctx: CheckContext, run: AgentRun, what: str) -> Outcome:
     return passed(f"still usable after {what}", frames=[response.frame.seq])
 
 
-@check("robustness.oversized-line", scenario=ROBUSTNESS)
+@requirement(
+    "robustness.oversized-line",
+    Tier.SHOULD,
+    "A 2 MiB line of garbage is rejected or ignored and the agent stays usable.",
+    house("oversized lines", STDIO),
+    scenario=ROBUSTNESS,
+    house=True,
+)
 async def oversized_line_is_survived(ctx: CheckContext) -> Outcome:
     run = await ctx.spawn()
     garbage = (
@@ -39,7 +47,14 @@ async def oversized_line_is_survived(ctx: CheckContext) -> Outcome:
     return await _still_usable(ctx, run, f"a {len(garbage)}-byte invalid line")
 
 
-@check("robustness.invalid-utf8", scenario=ROBUSTNESS)
+@requirement(
+    "robustness.invalid-utf8",
+    Tier.SHOULD,
+    "A line that is not UTF-8 is rejected or ignored and the agent stays usable.",
+    house("non-UTF-8 lines", acp("transports", "Transports")),
+    scenario=ROBUSTNESS,
+    house=True,
+)
 async def invalid_utf8_is_survived(ctx: CheckContext) -> Outcome:
     run = await ctx.spawn()
     await run.live.send_line(b'{"jsonrpc":"2.0","id":77,"method":"\xff\xfe"}', deliberate=True)

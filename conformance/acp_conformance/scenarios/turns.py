@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..citations import acp, house
 from ..harness.agent_client import AgentTimeout, Response
 from ..harness.client_side import ClientSide, PermissionMode
 from ..outcomes import Outcome, failed, not_applicable, passed, soft_failed
-from ..requirements import check
+from ..requirements import Tier, requirement
 from ..vocabularies import ToolSpec
 from ._expect import brief, result_dict, session_updates
 from .check_context import AgentRun, CheckContext, text_prompt
@@ -109,7 +110,18 @@ def _turn_failed(record: TurnRecord) -> Outcome | None:
 # -- text and thinking ----------------------------------------------------------------------
 
 
-@check("turn.streamed-text", scenario=TURNS)
+@requirement(
+    "turn.streamed-text",
+    Tier.MUST,
+    "Scripted model text arrives as agent_message_chunk updates and the turn ends with end_turn.",
+    house(
+        "scripted text streams as agent_message_chunk",
+        acp("prompt-turn", "Agent reports output"),
+    ),
+    scenario=TURNS,
+    llm=True,
+    house=True,
+)
 async def scripted_text_is_streamed(ctx: CheckContext) -> Outcome:
     record = await run_turn(
         ctx, [{"content": [{"type": "text", "text": STREAMED_TEXT, "chunks": 4}]}]
@@ -132,7 +144,14 @@ async def scripted_text_is_streamed(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("turn.thinking", scenario=TURNS)
+@requirement(
+    "turn.thinking",
+    Tier.SHOULD,
+    "Scripted model thinking arrives as agent_thought_chunk updates.",
+    acp("prompt-turn", "Agent reports output"),
+    scenario=TURNS,
+    llm=True,
+)
 async def scripted_thinking_is_streamed(ctx: CheckContext) -> Outcome:
     script = [
         {
@@ -203,7 +222,15 @@ def _final_status(record: TurnRecord, tool_call_id: str) -> str | None:
     return status
 
 
-@check("turn.tool-call-lifecycle", scenario=TURNS)
+@requirement(
+    "turn.tool-call-lifecycle",
+    Tier.MUST,
+    "A tool call is announced by tool_call and ends completed/failed before the prompt response.",
+    house("a tool call is announced and ends before the response", acp("tool-calls", "Updating")),
+    scenario=TURNS,
+    llm=True,
+    house=True,
+)
 async def tool_calls_reach_a_final_status(ctx: CheckContext) -> Outcome:
     record = await _allowed_write(ctx)
     if isinstance(record, Outcome):
@@ -223,7 +250,18 @@ async def tool_calls_reach_a_final_status(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("prompt.tool-call-permission-same-id", scenario=TURNS)
+@requirement(
+    "prompt.tool-call-permission-same-id",
+    Tier.MUST,
+    "A permission request names the toolCallId of a tool_call announced earlier in the turn.",
+    house(
+        "a permission request names an announced tool call",
+        acp("tool-calls", "Requesting permission"),
+    ),
+    scenario=TURNS,
+    llm=True,
+    house=True,
+)
 async def permission_names_the_announced_tool_call(ctx: CheckContext) -> Outcome:
     record = await _allowed_write(ctx)
     if isinstance(record, Outcome):
@@ -247,7 +285,15 @@ async def permission_names_the_announced_tool_call(ctx: CheckContext) -> Outcome
     )
 
 
-@check("turn.permission-allow", scenario=TURNS)
+@requirement(
+    "turn.permission-allow",
+    Tier.MUST,
+    "An allowed write happens on disk.",
+    house("an allowed write happens", acp("tool-calls", "Requesting permission")),
+    scenario=TURNS,
+    llm=True,
+    house=True,
+)
 async def allowed_write_happens(ctx: CheckContext) -> Outcome:
     record = await _allowed_write(ctx)
     if isinstance(record, Outcome):
@@ -262,7 +308,14 @@ async def allowed_write_happens(ctx: CheckContext) -> Outcome:
     return passed("allowed.txt written", frames=[record.response.frame.seq])
 
 
-@check("turn.fs-delegation", scenario=TURNS)
+@requirement(
+    "turn.fs-delegation",
+    Tier.INFO,
+    "With fs capabilities advertised, file tools go through fs/* requests answered by the client.",
+    acp("file-system", "File system"),
+    scenario=TURNS,
+    llm=True,
+)
 async def writes_go_through_the_client(ctx: CheckContext) -> Outcome:
     record = await _allowed_write(ctx)
     if isinstance(record, Outcome):
@@ -275,7 +328,15 @@ async def writes_go_through_the_client(ctx: CheckContext) -> Outcome:
     return passed(f"file access through the client: {sorted(set(calls))}")
 
 
-@check("turn.permission-reject", scenario=TURNS)
+@requirement(
+    "turn.permission-reject",
+    Tier.MUST,
+    "A rejected write does not happen on disk and its tool call does not end completed.",
+    house("a rejected write does not happen", acp("tool-calls", "Requesting permission")),
+    scenario=TURNS,
+    llm=True,
+    house=True,
+)
 async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
     spec = ctx.tools.write
     if spec is None:
@@ -297,7 +358,14 @@ async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
     return passed("rejected write did not happen", frames=frames)
 
 
-@check("turn.terminal-delegation", scenario=TURNS)
+@requirement(
+    "turn.terminal-delegation",
+    Tier.INFO,
+    "With the terminal capability advertised, shell tools go through terminal/* requests.",
+    acp("terminals", "Terminals"),
+    scenario=TURNS,
+    llm=True,
+)
 async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
     spec = ctx.tools.shell
     if spec is None:
@@ -328,7 +396,15 @@ async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
 # open without replaying it.
 
 
-@check("turn.allow-always-remembered", scenario=TURNS)
+@requirement(
+    "turn.allow-always-remembered",
+    Tier.SHOULD,
+    "After allow_always, the same tool is not asked about again in the session.",
+    house("allow_always is remembered in the session", acp("tool-calls", "Permission options")),
+    scenario=TURNS,
+    llm=True,
+    house=True,
+)
 async def allow_always_is_remembered(ctx: CheckContext) -> Outcome:
     spec = ctx.tools.write
     if spec is None:
@@ -381,7 +457,15 @@ async def _load_after_restart(
     return run, response, session_updates(run, session_id, response.request.seq, response.frame.seq)
 
 
-@check("turn.fork-keeps-history", scenario=TURNS)
+@requirement(
+    "turn.fork-keeps-history",
+    Tier.SHOULD,
+    "A forked session replays the source's history when loaded.",
+    acp("session-setup", "Forking sessions"),
+    scenario=TURNS,
+    gate="agentCapabilities.sessionCapabilities.fork",
+    llm=True,
+)
 async def fork_replays_the_source_history(ctx: CheckContext) -> Outcome:
     surface = await ctx.surface()
     if not (surface.get("agentCapabilities") or {}).get("loadSession"):
@@ -412,7 +496,20 @@ async def fork_replays_the_source_history(ctx: CheckContext) -> Outcome:
     return passed("the fork replays the source history", frames=[fork.frame.seq, load.frame.seq])
 
 
-@check("turn.load-replay-fidelity", scenario=TURNS)
+@requirement(
+    "turn.load-replay-fidelity",
+    Tier.CAPABILITY,
+    "session/load replays the messages and tool calls that were streamed during the turn.",
+    acp(
+        "session-setup",
+        "Loading sessions",
+        "The Agent MUST replay the entire conversation to the Client in the form of "
+        "session/update notifications",
+    ),
+    scenario=TURNS,
+    gate="agentCapabilities.loadSession",
+    llm=True,
+)
 async def load_replays_what_was_streamed(ctx: CheckContext) -> Outcome:
     record = await _allowed_write(ctx)
     if isinstance(record, Outcome):
@@ -456,7 +553,18 @@ async def load_replays_what_was_streamed(ctx: CheckContext) -> Outcome:
 # -- cancel while a permission request is pending -------------------------------------------
 
 
-@check("cancel.during-tool-call", scenario=CANCEL)
+@requirement(
+    "cancel.during-tool-call",
+    Tier.MUST,
+    "Cancelling while a permission request is pending ends the turn with cancelled.",
+    acp(
+        "prompt-turn",
+        "Cancellation",
+        "MUST respond to the original session/prompt request with the cancelled stop reason",
+    ),
+    scenario=CANCEL,
+    llm=True,
+)
 async def cancel_while_permission_is_pending(ctx: CheckContext) -> Outcome:
     spec = ctx.tools.write
     if spec is None:

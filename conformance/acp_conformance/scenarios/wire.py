@@ -12,12 +12,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..citations import ERROR_CODES, STDIO, acp, house, jsonrpc, schema_requires
 from ..fuzzing import resolved_schema
 from ..harness.agent_client import id_key
 from ..harness.process import Rung
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, harness_error, not_applicable, passed, soften
-from ..requirements import run_check
+from ..requirements import RUN_WIDE, Tier, check, requirement
 from ..validation import method_index, validate_frames
 from ..versions import negotiated_version, schema_version, schemas_for
 from .check_context import AgentRun, RunRecord, advertised, surface_value
@@ -82,7 +83,17 @@ def _is_batch(message: Any) -> bool:
     )
 
 
-@run_check("transport.stdout-only-json")
+@requirement(
+    "transport.stdout-only-json",
+    Tier.MUST,
+    "Every line the agent writes to stdout is a JSON-RPC message; logs go to stderr.",
+    acp(
+        "transports",
+        "stdio",
+        "MUST NOT write anything to its stdout that is not a valid ACP message",
+    ),
+    scenario=RUN_WIDE,
+)
 def stdout_only_json(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         # The v2 draft allows a batch: a non-empty array of message objects on one line.
@@ -98,7 +109,13 @@ def stdout_only_json(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "non-protocol lines on stdout")
 
 
-@run_check("transport.newline-terminated")
+@requirement(
+    "transport.newline-terminated",
+    Tier.MUST,
+    "Every message on stdout ends with a newline and contains no raw newline.",
+    acp("transports", "stdio", "delimited by newlines, and MUST NOT contain embedded newlines"),
+    scenario=RUN_WIDE,
+)
 def newline_terminated(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in _agent_frames(run):
@@ -108,7 +125,13 @@ def newline_terminated(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "unterminated lines")
 
 
-@run_check("transport.utf8")
+@requirement(
+    "transport.utf8",
+    Tier.MUST,
+    "stdout is valid UTF-8.",
+    acp("transports", "Transports", "JSON-RPC messages MUST be UTF-8 encoded"),
+    scenario=RUN_WIDE,
+)
 def utf8(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in _agent_frames(run):
@@ -142,7 +165,17 @@ def envelope_problem(msg: dict[str, Any]) -> str | None:
     return None
 
 
-@run_check("jsonrpc.envelope-valid")
+@requirement(
+    "jsonrpc.envelope-valid",
+    Tier.MUST,
+    'Every agent message has jsonrpc "2.0" and is a well-formed request, notification or response.',
+    jsonrpc(
+        "§4 Request object / §5 Response object",
+        "request_object",
+        'MUST be exactly "2.0" ... id: This member is REQUIRED',
+    ),
+    scenario=RUN_WIDE,
+)
 def envelope_valid(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in _agent_frames(run):
@@ -156,7 +189,17 @@ def _is_response(msg: Any) -> bool:
     return isinstance(msg, dict) and "method" not in msg and "id" in msg
 
 
-@run_check("jsonrpc.response-exclusive")
+@requirement(
+    "jsonrpc.response-exclusive",
+    Tier.MUST,
+    "A response has exactly one of result and error.",
+    jsonrpc(
+        "§5 Response object",
+        "response_object",
+        "both members MUST NOT be included",
+    ),
+    scenario=RUN_WIDE,
+)
 def response_exclusive(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in _agent_frames(run):
@@ -167,7 +210,15 @@ def response_exclusive(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "responses without exactly one of result/error")
 
 
-@run_check("jsonrpc.error-shape")
+@requirement(
+    "jsonrpc.error-shape",
+    Tier.MUST,
+    "Every error object has an integer code and a string message.",
+    jsonrpc("§5.1 Error object", "error_object", "code ... This MUST be an integer")
+    + "; "
+    + schema_requires("Error.code (integer) and Error.message (string)"),
+    scenario=RUN_WIDE,
+)
 def error_shape(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in _agent_frames(run):
@@ -203,7 +254,13 @@ def loose_id(frame: Frame) -> tuple[bool, Any]:
         return False, None
 
 
-@run_check("jsonrpc.one-response-per-request")
+@requirement(
+    "jsonrpc.one-response-per-request",
+    Tier.MUST,
+    "Every request gets exactly one response; the agent never answers ids it was not sent.",
+    jsonrpc("§5 Response object", "response_object", "the Server MUST reply with a Response"),
+    scenario=RUN_WIDE,
+)
 def one_response_per_request(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         required: dict[str, Frame] = {}  # well-formed requests that must be answered
@@ -271,7 +328,13 @@ def _violations(record: RunRecord) -> list[tuple[AgentRun, Any]] | str:
     return cached
 
 
-@run_check("schema.agent-messages-valid")
+@requirement(
+    "schema.agent-messages-valid",
+    Tier.MUST,
+    "Every agent message validates against its method's schema (responses: the request's method).",
+    schema_requires("the params and result shapes of every method"),
+    scenario=RUN_WIDE,
+)
 def agent_messages_valid(record: RunRecord) -> list[Outcome]:
     found = _violations(record)
     if isinstance(found, str):
@@ -324,7 +387,14 @@ def _null_for_optional_object(run: AgentRun, violation: Any) -> bool:
     return not schema.get("required")
 
 
-@run_check("schema.error-data-shapes")
+@requirement(
+    "schema.error-data-shapes",
+    Tier.SHOULD,
+    "Error data follows the per-code shapes of the error schemas (e.g. -32601 names the method).",
+    house("per-code error data shapes of schema/errors", ERROR_CODES),
+    scenario=RUN_WIDE,
+    house=True,
+)
 def error_data_shapes(record: RunRecord) -> list[Outcome]:
     found = _violations(record)
     if isinstance(found, str):
@@ -342,7 +412,17 @@ def error_data_shapes(record: RunRecord) -> list[Outcome]:
     return [outcome]
 
 
-@run_check("harness.client-messages-valid")
+@requirement(
+    "harness.client-messages-valid",
+    Tier.INFO,
+    "The checker's own non-probe messages validate against the schemas (a harness self-check).",
+    acp(
+        "transports",
+        "stdio",
+        "The client MUST NOT write anything to the agent's stdin that is not a valid ACP message",
+    ),
+    scenario=RUN_WIDE,
+)
 def client_messages_valid(record: RunRecord) -> list[Outcome]:
     found = _violations(record)
     if isinstance(found, str):
@@ -371,7 +451,21 @@ def _update_kind(msg: dict[str, Any]) -> tuple[str | None, str | None]:
     return params.get("sessionId"), kind
 
 
-@run_check("prompt.updates-before-response")
+@requirement(
+    "prompt.updates-before-response",
+    Tier.MUST,
+    "No turn update (message/thought chunk, tool call, plan) follows the prompt's response.",
+    house(
+        "a turn's updates come before its response",
+        acp(
+            "prompt-turn",
+            "Check for completion",
+            "the turn ends and the Agent MUST respond to the original session/prompt request",
+        ),
+    ),
+    scenario=RUN_WIDE,
+    house=True,
+)
 def updates_before_response(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         if negotiated_version(run) >= 2:
@@ -529,7 +623,16 @@ def _unknown_session_offence(frame: Frame, session: Any, ledger: _SessionLedger)
     )
 
 
-@run_check("prompt.updates-name-known-session")
+@requirement(
+    "prompt.updates-name-known-session",
+    Tier.MUST,
+    "Every session/update names a session the agent handed out or one the client named in a "
+    "request the agent did not reject.",
+    schema_requires("SessionNotification.sessionId: the session the update pertains to")
+    + "; "
+    + acp("session-setup", "Session ID"),
+    scenario=RUN_WIDE,
+)
 def updates_name_known_session(record: RunRecord) -> list[Outcome]:
     client_named = 0
 
@@ -552,7 +655,18 @@ def updates_name_known_session(record: RunRecord) -> list[Outcome]:
     return outcomes
 
 
-@run_check("prompt.updates-after-session-handed-out")
+@requirement(
+    "prompt.updates-after-session-handed-out",
+    Tier.MUST,
+    "No session/update names a new session before the response that hands out its id (a "
+    "client cannot yet tell which session it belongs to).",
+    house(
+        "updates for a new session only after session/new (or fork) answered",
+        acp("session-setup", "Session ID"),
+    ),
+    scenario=RUN_WIDE,
+    house=True,
+)
 def updates_after_session_handed_out(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         ledger, suspects = _scan_sessions(run)
@@ -576,7 +690,7 @@ def _client_caps(run: AgentRun) -> dict[str, Any] | None:
     return None
 
 
-@run_check("gating.no-unadvertised-client-methods")
+@check("gating.no-unadvertised-client-methods", scenario=RUN_WIDE)
 def no_unadvertised_client_methods(record: RunRecord) -> list[Outcome]:
     index = method_index()
 
@@ -630,7 +744,14 @@ def _shutdown_outcomes(
     return [outcome]
 
 
-@run_check("shutdown.exits-on-stdin-eof")
+@requirement(
+    "shutdown.exits-on-stdin-eof",
+    Tier.SHOULD,
+    "The agent exits on its own after stdin closes (within the step timeout).",
+    house("exit when stdin closes", STDIO),
+    scenario=RUN_WIDE,
+    house=True,
+)
 def exits_on_stdin_eof(record: RunRecord) -> list[Outcome]:
     return _shutdown_outcomes(
         record,
@@ -639,7 +760,14 @@ def exits_on_stdin_eof(record: RunRecord) -> list[Outcome]:
     )
 
 
-@run_check("shutdown.no-sigkill-needed")
+@requirement(
+    "shutdown.no-sigkill-needed",
+    Tier.MUST,
+    "The agent ends after stdin EOF or SIGTERM, never needing SIGKILL.",
+    house("end on stdin EOF or SIGTERM", STDIO),
+    scenario=RUN_WIDE,
+    house=True,
+)
 def no_sigkill_needed(record: RunRecord) -> list[Outcome]:
     return _shutdown_outcomes(
         record,
@@ -648,7 +776,14 @@ def no_sigkill_needed(record: RunRecord) -> list[Outcome]:
     )
 
 
-@run_check("shutdown.no-orphans")
+@requirement(
+    "shutdown.no-orphans",
+    Tier.SHOULD,
+    "No process of the agent's group outlives the agent.",
+    house("no orphaned processes", STDIO),
+    scenario=RUN_WIDE,
+    house=True,
+)
 def no_orphans(record: RunRecord) -> list[Outcome]:
     return _shutdown_outcomes(
         record,

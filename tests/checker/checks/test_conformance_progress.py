@@ -29,7 +29,7 @@ def test_terminal_progress_redraws_one_line_with_scenario_requirement_and_time()
 def test_line_progress_prints_the_header_first_then_one_line_per_area() -> None:
     out = io.StringIO()
     progress = LineProgress(RunConfig(argv=["agent", "acp"]), out)
-    progress.started(select(["init", "auth"]), ["initialize"])
+    progress.started(select(["init.*", "auth.*"]), ["initialize"])
     progress.scenario_done("initialize", [("init.responds", passed())])
     progress.finished()
     lines = out.getvalue().splitlines()
