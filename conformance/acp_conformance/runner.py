@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 
-from . import scenarios as _scenarios  # noqa: F401  (registers every check)
+from . import checks as _checks  # noqa: F401  (registers every check and judge)
 from .config import RunConfig
 from .harness.agent_client import AgentExited, AgentTimeout
 from .harness.remote import AccessDenied
@@ -28,6 +28,7 @@ from .preflight import PreflightFailure, preflight
 from .progress import Progress
 from .remote_scope import exemption
 from .requirements import CHECKS, REQUIREMENTS, Check, Requirement, Tier, effective, select
+from .scenarios.catalog import BASELINE
 from .scenarios.check_context import (
     SCENARIOS,
     AgentRun,
@@ -38,8 +39,7 @@ from .scenarios.check_context import (
     advertised,
     surface_value,
 )
-from .scenarios.gating import BASELINE
-from .scenarios.prompting import UNREACHABLE_MODEL
+from .scenarios.prompt_turns import UNREACHABLE_MODEL
 from .validation import SchemaUnavailable, load_backend
 
 

@@ -12,7 +12,7 @@ from ..outcomes import Outcome, failed, out_of_scope, passed
 from ..requirements import Tier, check, define_requirement
 from ._expect import brief
 from .check_context import CheckContext
-from .prompting import PNG_1PX, WAV_EMPTY
+from .prompt_turns import PNG_1PX, WAV_EMPTY
 from .protocol_v2 import V2_SCENARIO, _v2_session, _v2_turn_run, _wait_idle
 
 # The v2 draft describes each capability as "present when ... accepted" with no MUST.

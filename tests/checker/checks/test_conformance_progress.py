@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-import acp_conformance.scenarios  # noqa: F401  (registers the checks)
+import acp_conformance.checks  # noqa: F401  (registers the checks)
 from acp_conformance.config import RunConfig
 from acp_conformance.outcomes import passed
 from acp_conformance.progress import LineProgress, TerminalProgress

@@ -15,10 +15,9 @@ from ..harness.http_probe import initialize_request
 from ..harness.remote import CONNECTION_HEADER, RemoteTarget
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import Tier, requirement
-from .check_context import CheckContext, scenario
-from .http_transport import endpoint
-
-WS = scenario("ws-transport", "WebSocket upgrade, its connection id and text frames")
+from ..scenarios.catalog import WS
+from ..scenarios.check_context import CheckContext
+from ..scenarios.remote_endpoint import endpoint
 
 _RFD = house(
     "the remote transport answers as the official TypeScript SDK's AcpServer does",

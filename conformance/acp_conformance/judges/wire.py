@@ -17,22 +17,75 @@ from ..fuzzing import resolved_schema
 from ..harness.agent_client import id_key
 from ..harness.process import Rung
 from ..harness.recorder import Frame
-from ..outcomes import Outcome, failed, harness_error, not_applicable, passed, soften
+from ..outcomes import (
+    Outcome,
+    failed,
+    harness_error,
+    not_applicable,
+    passed,
+    soften,
+)
 from ..requirements import RUN_WIDE, Tier, check, requirement
+from ..scenarios._expect import TURN_UPDATE_KINDS
+from ..scenarios.check_context import AgentRun, RunRecord, advertised, surface_value
 from ..validation import method_index, validate_frames
 from ..versions import negotiated_version, schema_version, schemas_for
-from .check_context import AgentRun, RunRecord, advertised, surface_value
 
-TURN_UPDATE_KINDS = frozenset(
-    {
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "user_message_chunk",
-        "tool_call",
-        "tool_call_update",
-        "plan",
-    }
+#: Updates that belong to a running turn (replays and announcements may name any session).
+TURN_KINDS = frozenset(
+    {"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"}
 )
+
+
+def _session_of(params: object) -> object:
+    return params.get("sessionId") if isinstance(params, dict) else None
+
+
+def _cross_talk(run: AgentRun) -> Iterator[Offence]:
+    in_flight: dict[str, tuple[str, object]] = {}  # request id -> (method, session named)
+    for frame in run.frames:
+        msg = frame.message
+        if not isinstance(msg, dict):
+            continue
+        method = msg.get("method")
+        if frame.direction == "c2a" and isinstance(method, str) and "id" in msg:
+            in_flight[id_key(msg["id"])] = (method, _session_of(msg.get("params")))
+        elif frame.direction == "a2c" and method is None and "id" in msg:
+            in_flight.pop(id_key(msg["id"]), None)
+        elif frame.direction == "a2c" and method == "session/update":
+            params = msg.get("params")
+            update = params.get("update") if isinstance(params, dict) else None
+            kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+            if kind not in TURN_KINDS:
+                continue
+            waiting = list(in_flight.values())
+            # Judged only when the prompt is the one thing in flight: then the turn is its.
+            if len(waiting) != 1 or waiting[0][0] != "session/prompt":
+                continue
+            prompted, named = waiting[0][1], _session_of(params)
+            if named != prompted:
+                yield (
+                    frame,
+                    (
+                        f"a {kind} update names session {named!r} while only session "
+                        f"{prompted!r}'s prompt was running"
+                    ),
+                )
+
+
+@requirement(
+    "prompt.updates-name-prompted-session",
+    Tier.MUST,
+    "While one session's prompt is the only request in flight, the turn's updates (messages, "
+    "thoughts, tool calls, plans) name that session, never another session of the connection.",
+    schema_requires("SessionNotification.sessionId, the session the update pertains to")
+    + "; "
+    + acp("prompt-turn", "Agent reports output"),
+    scenario=RUN_WIDE,
+)
+def updates_name_the_prompted_session(record: RunRecord) -> list[Outcome]:
+    return _per_run(record, _cross_talk, "turn updates naming another session")
+
 
 Offence = tuple[Frame, str]
 
@@ -70,9 +123,6 @@ def _per_run(
 
 def _agent_frames(run: AgentRun) -> Iterator[Frame]:
     return (f for f in run.frames if f.direction == "a2c")
-
-
-# -- transport ------------------------------------------------------------------------------
 
 
 def _is_batch(message: Any) -> bool:
@@ -139,9 +189,6 @@ def utf8(record: RunRecord) -> list[Outcome]:
                 yield frame, frame.decode_error
 
     return _per_run(record, find, "non-UTF-8 lines")
-
-
-# -- JSON-RPC envelope ----------------------------------------------------------------------
 
 
 def envelope_problem(msg: dict[str, Any]) -> str | None:
@@ -309,9 +356,6 @@ def one_response_per_request(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "request/response mismatches")
 
 
-# -- schema ---------------------------------------------------------------------------------
-
-
 def _violations(record: RunRecord) -> list[tuple[AgentRun, Any]] | str:
     if record.backend is None:
         return record.backend_error or "schema validator unavailable"
@@ -437,9 +481,6 @@ def client_messages_valid(record: RunRecord) -> list[Outcome]:
         outcome.run_id, outcome.frames = run.id, [first.seq]
         return [outcome]
     return [passed("every non-probe client message is schema-valid")]
-
-
-# -- prompt-turn ordering -------------------------------------------------------------------
 
 
 def _update_kind(msg: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -677,9 +718,6 @@ def updates_after_session_handed_out(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "messages naming a session before it was handed out")
 
 
-# -- client capability gating ---------------------------------------------------------------
-
-
 def _client_caps(run: AgentRun) -> dict[str, Any] | None:
     for frame in run.frames:
         msg = frame.message
@@ -711,9 +749,6 @@ def no_unadvertised_client_methods(record: RunRecord) -> list[Outcome]:
                 yield frame, f"called {msg['method']} although {gate} was not advertised"
 
     return _per_run(record, find, "calls to client methods that were not advertised")
-
-
-# -- shutdown -------------------------------------------------------------------------------
 
 
 def _ended_runs(record: RunRecord) -> list[AgentRun]:

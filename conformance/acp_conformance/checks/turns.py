@@ -8,106 +8,31 @@ tool requirements are not applicable rather than failed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..citations import acp, house
-from ..harness.agent_client import AgentTimeout, Response
-from ..harness.client_side import ClientSide, PermissionMode
+from ..harness.agent_client import Response
 from ..outcomes import Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import Tier, requirement
-from ..vocabularies import ToolSpec
-from ._expect import brief, result_dict, session_updates
-from .check_context import AgentRun, CheckContext, text_prompt
-from .prompting import CANCEL, TURNS
+from ..scenarios._expect import brief, result_dict, session_updates
+from ..scenarios.catalog import TURNS
+from ..scenarios.check_context import AgentRun, CheckContext
+from ..scenarios.scripted_turns import (
+    FINAL_TEXT,
+    USER_PROMPT,
+    TurnRecord,
+    allowed_write,
+    final_turn,
+    no_tool_call,
+    run_turn,
+    tool_turn,
+    turn_failed,
+)
 
 STREAMED_TEXT = "Hello from the scripted model, streamed in pieces."
+
+
 THINKING_TEXT = "Considering what the user asked for."
-USER_PROMPT = "Please do the scripted task."
-FINAL_TEXT = "All done."
-
-
-@dataclass
-class TurnRecord:
-    run: AgentRun
-    session_id: str
-    response: Response
-    client: ClientSide
-    #: (seq, update) for every session/update of this session during the turn.
-    updates: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    #: Index of this turn's first call in ``client.calls`` (the client serves many turns).
-    calls_from: int = 0
-
-    def of_kind(self, kind: str) -> list[tuple[int, dict[str, Any]]]:
-        return [(seq, u) for seq, u in self.updates if u.get("sessionUpdate") == kind]
-
-    def text_of(self, kind: str) -> str:
-        out = []
-        for _, update in self.of_kind(kind):
-            content = update.get("content")
-            if isinstance(content, dict) and isinstance(content.get("text"), str):
-                out.append(content["text"])
-        return "".join(out)
-
-    def tool_call_ids(self) -> list[str]:
-        ids = []
-        for _, update in self.of_kind("tool_call"):
-            if isinstance(update.get("toolCallId"), str) and update["toolCallId"] not in ids:
-                ids.append(update["toolCallId"])
-        return ids
-
-    def permission_requests(self) -> list[tuple[int, dict[str, Any]]]:
-        out = []
-        for frame in self.run.frames[self.response.request.seq : self.response.frame.seq]:
-            msg = frame.message
-            if (
-                frame.direction == "a2c"
-                and isinstance(msg, dict)
-                and msg.get("method") == "session/request_permission"
-            ):
-                out.append((frame.seq, msg.get("params") or {}))
-        return out
-
-    def client_calls(self, prefix: str) -> list[str]:
-        calls = self.client.calls[self.calls_from :]
-        return [c.method for c in calls if c.method.startswith(prefix)]
-
-
-def tool_turn(spec: ToolSpec, *args: str) -> dict[str, Any]:
-    return {"content": [{"type": "tool_use", "name": spec.name, "input": spec.build(*args)}]}
-
-
-def final_turn() -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": FINAL_TEXT}]}
-
-
-async def run_turn(
-    ctx: CheckContext,
-    script: list[Any],
-    *,
-    permission: PermissionMode = "allow",
-    prompt: str = USER_PROMPT,
-) -> TurnRecord:
-    run = await ctx.turn_agent(permission=permission, llm_script=script)
-    session_id = await ctx.new_session(run)
-    calls_from = len(run.client.calls)
-    response = await run.live.request(
-        "session/prompt", text_prompt(session_id, prompt), timeout=ctx.timeout * 3
-    )
-    record = TurnRecord(run, session_id, response, run.client, calls_from=calls_from)
-    record.updates = session_updates(run, session_id, response.request.seq, response.frame.seq)
-    return record
-
-
-def _turn_failed(record: TurnRecord) -> Outcome | None:
-    if record.response.is_error:
-        return failed(
-            f"the prompt failed: {brief(record.response.frame)}", frames=[record.response.frame.seq]
-        )
-    return None
-
-
-# -- text and thinking ----------------------------------------------------------------------
 
 
 @requirement(
@@ -126,7 +51,7 @@ async def scripted_text_is_streamed(ctx: CheckContext) -> Outcome:
     record = await run_turn(
         ctx, [{"content": [{"type": "text", "text": STREAMED_TEXT, "chunks": 4}]}]
     )
-    if (bad := _turn_failed(record)) is not None:
+    if (bad := turn_failed(record)) is not None:
         return bad
     text = record.text_of("agent_message_chunk")
     chunks = [seq for seq, _ in record.of_kind("agent_message_chunk")][:5]
@@ -162,7 +87,7 @@ async def scripted_thinking_is_streamed(ctx: CheckContext) -> Outcome:
         }
     ]
     record = await run_turn(ctx, script)
-    if (bad := _turn_failed(record)) is not None:
+    if (bad := turn_failed(record)) is not None:
         return bad
     thought = record.text_of("agent_thought_chunk")
     if THINKING_TEXT not in thought:
@@ -174,38 +99,6 @@ async def scripted_thinking_is_streamed(ctx: CheckContext) -> Outcome:
         "thinking streamed as agent_thought_chunk",
         frames=[seq for seq, _ in record.of_kind("agent_thought_chunk")][:5],
     )
-
-
-# -- tool calls and permissions -------------------------------------------------------------
-
-
-async def _allowed_write(ctx: CheckContext) -> TurnRecord | Outcome:
-    """One turn that writes allowed.txt with permission "allow" (memoised)."""
-    memo = ctx.runtime.memo
-    if "allowed-write" not in memo:
-        spec = ctx.tools.write
-        if spec is None:
-            memo["allowed-write"] = not_applicable(
-                f"tool vocabulary {ctx.tools.name!r} has no write tool"
-            )
-        else:
-            target = ctx.work / "allowed.txt"
-            memo["allowed-write"] = await run_turn(
-                ctx, [tool_turn(spec, str(target), "allowed\n"), final_turn()]
-            )
-    found = memo["allowed-write"]
-    if isinstance(found, TurnRecord):
-        ctx.current = found.run
-    return found
-
-
-def _no_tool_call(record: TurnRecord) -> Outcome | None:
-    if not record.tool_call_ids():
-        return not_applicable(
-            "the agent produced no tool_call for the scripted tool use "
-            "(does --tools fit this agent?)"
-        )
-    return None
 
 
 FINAL_STATUSES = {"completed", "failed"}
@@ -232,10 +125,10 @@ def _final_status(record: TurnRecord, tool_call_id: str) -> str | None:
     house=True,
 )
 async def tool_calls_reach_a_final_status(ctx: CheckContext) -> Outcome:
-    record = await _allowed_write(ctx)
+    record = await allowed_write(ctx)
     if isinstance(record, Outcome):
         return record
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
+    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
         return bad
     unfinished = {tid: _final_status(record, tid) for tid in record.tool_call_ids()}
     unfinished = {tid: st for tid, st in unfinished.items() if st not in FINAL_STATUSES}
@@ -251,41 +144,6 @@ async def tool_calls_reach_a_final_status(ctx: CheckContext) -> Outcome:
 
 
 @requirement(
-    "prompt.tool-call-permission-same-id",
-    Tier.MUST,
-    "A permission request names the toolCallId of a tool_call announced earlier in the turn.",
-    house(
-        "a permission request names an announced tool call",
-        acp("tool-calls", "Requesting permission"),
-    ),
-    scenario=TURNS,
-    llm=True,
-    house=True,
-)
-async def permission_names_the_announced_tool_call(ctx: CheckContext) -> Outcome:
-    record = await _allowed_write(ctx)
-    if isinstance(record, Outcome):
-        return record
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
-        return bad
-    requests = record.permission_requests()
-    if not requests:
-        return not_applicable("the agent asked no permission for the scripted write")
-    for seq, params in requests:
-        tool_call = params.get("toolCall") or {}
-        announced = [u.get("toolCallId") for s, u in record.of_kind("tool_call") if s < seq]
-        if tool_call.get("toolCallId") not in announced:
-            return failed(
-                f"permission request names toolCallId {tool_call.get('toolCallId')!r}, "
-                f"announced were {announced}",
-                frames=[seq],
-            )
-    return passed(
-        "permission requests name announced tool calls", frames=[seq for seq, _ in requests]
-    )
-
-
-@requirement(
     "turn.permission-allow",
     Tier.MUST,
     "An allowed write happens on disk.",
@@ -295,10 +153,10 @@ async def permission_names_the_announced_tool_call(ctx: CheckContext) -> Outcome
     house=True,
 )
 async def allowed_write_happens(ctx: CheckContext) -> Outcome:
-    record = await _allowed_write(ctx)
+    record = await allowed_write(ctx)
     if isinstance(record, Outcome):
         return record
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
+    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
         return bad
     target = ctx.work / "allowed.txt"
     if not target.exists():
@@ -317,10 +175,10 @@ async def allowed_write_happens(ctx: CheckContext) -> Outcome:
     llm=True,
 )
 async def writes_go_through_the_client(ctx: CheckContext) -> Outcome:
-    record = await _allowed_write(ctx)
+    record = await allowed_write(ctx)
     if isinstance(record, Outcome):
         return record
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
+    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
         return bad
     calls = record.client_calls("fs/")
     if not calls:
@@ -345,7 +203,7 @@ async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
     record = await run_turn(
         ctx, [tool_turn(spec, str(target), "must not exist\n"), final_turn()], permission="reject"
     )
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
+    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
         return bad
     if not record.permission_requests():
         return not_applicable("the agent asked no permission for the scripted write")
@@ -371,7 +229,7 @@ async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
     if spec is None:
         return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no shell tool")
     record = await run_turn(ctx, [tool_turn(spec, "echo conformance-terminal"), final_turn()])
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
+    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
         return bad
     calls = record.client_calls("terminal/")
     if "terminal/create" not in calls:
@@ -387,13 +245,6 @@ async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
             "the terminal capability was advertised but the command ran without terminal/create"
         )
     return passed(f"terminal calls: {calls}")
-
-
-# -- remembered permissions, then fork and load replay after a restart -----------------------
-# These come last, in this order. Only text turns follow allow_always (what the agent
-# remembers cannot decide them), and the sessions are then loaded by a new process: a client
-# loads a session after a restart, and an agent may answer a load of a session it still has
-# open without replaying it.
 
 
 @requirement(
@@ -415,7 +266,7 @@ async def allow_always_is_remembered(ctx: CheckContext) -> Outcome:
         final_turn(),
     ]
     record = await run_turn(ctx, script, permission="allow_always")
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
+    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
         return bad
     asked = record.permission_requests()
     if not asked:
@@ -473,7 +324,7 @@ async def fork_replays_the_source_history(ctx: CheckContext) -> Outcome:
             "loadSession is not advertised, so a fork's history cannot be observed"
         )
     record = await run_turn(ctx, [{"content": [{"type": "text", "text": STREAMED_TEXT}]}])
-    if (bad := _turn_failed(record)) is not None:
+    if (bad := turn_failed(record)) is not None:
         return bad
     fork = await record.run.live.request(
         "session/fork", {"sessionId": record.session_id, "cwd": str(ctx.work), "mcpServers": []}
@@ -511,10 +362,10 @@ async def fork_replays_the_source_history(ctx: CheckContext) -> Outcome:
     llm=True,
 )
 async def load_replays_what_was_streamed(ctx: CheckContext) -> Outcome:
-    record = await _allowed_write(ctx)
+    record = await allowed_write(ctx)
     if isinstance(record, Outcome):
         return record
-    if (bad := _turn_failed(record)) is not None:
+    if (bad := turn_failed(record)) is not None:
         return bad
     run, response, replay = await _load_after_restart(ctx, record.session_id)
     if response.is_error:
@@ -548,57 +399,3 @@ async def load_replays_what_was_streamed(ctx: CheckContext) -> Outcome:
         f"{len(record.tool_call_ids())} tool calls",
         frames=[response.frame.seq],
     )
-
-
-# -- cancel while a permission request is pending -------------------------------------------
-
-
-@requirement(
-    "cancel.during-tool-call",
-    Tier.MUST,
-    "Cancelling while a permission request is pending ends the turn with cancelled.",
-    acp(
-        "prompt-turn",
-        "Cancellation",
-        "MUST respond to the original session/prompt request with the cancelled stop reason",
-    ),
-    scenario=CANCEL,
-    llm=True,
-)
-async def cancel_while_permission_is_pending(ctx: CheckContext) -> Outcome:
-    spec = ctx.tools.write
-    if spec is None:
-        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
-    target = ctx.work / "cancelled.txt"
-    # The permission request stays unanswered: the turn agent is replaced after this check.
-    run = await ctx.turn_agent(
-        permission="never", llm_script=[tool_turn(spec, str(target), "never\n"), final_turn()]
-    )
-    session_id = await ctx.new_session(run)
-    pending = await run.live.start_request("session/prompt", text_prompt(session_id, USER_PROMPT))
-    try:
-        asked = await run.live.wait_for(
-            lambda f: (
-                isinstance(f.message, dict)
-                and f.message.get("method") == "session/request_permission"
-            ),
-            since=pending.request.seq,
-            timeout=ctx.timeout,
-            what="a permission request",
-        )
-    except AgentTimeout:
-        if pending.response is not None:
-            return not_applicable("the turn ended without asking permission for the scripted write")
-        raise
-    cancel = await run.live.notify("session/cancel", {"sessionId": session_id})
-    response = await pending.wait()
-    frames = [asked.seq, cancel.seq, response.frame.seq]
-    stop = result_dict(response).get("stopReason")
-    if response.is_error or stop != "cancelled":
-        return failed(
-            f"cancelled during a permission request, the prompt answered {brief(response.frame)}",
-            frames=frames,
-        )
-    if target.exists():
-        return failed("the write happened although its permission was never granted", frames=frames)
-    return passed("stopReason cancelled while the permission request was pending", frames=frames)

@@ -1,4 +1,8 @@
-"""Session modes and session config options, as advertised by session/new."""
+"""modes.* and config.*: session modes and session config options, as session/new
+advertises them.
+
+That the current mode and the current config values are among the offered ones is judged
+over every recorded session by :mod:`acp_conformance.judges.consistency`."""
 
 from __future__ import annotations
 
@@ -8,10 +12,9 @@ from ..citations import ERROR_CODES, acp, house
 from ..harness.agent_client import AgentTimeout, Response
 from ..outcomes import Outcome, Verdict, failed, not_applicable, passed
 from ..requirements import Tier, requirement
-from ._expect import expect_error, expect_result, result_dict
-from .check_context import CheckContext, scenario
-
-MODES = scenario("modes", "session/set_mode and session/set_config_option")
+from ..scenarios._expect import expect_error, expect_result, result_dict
+from ..scenarios.catalog import MODES
+from ..scenarios.check_context import CheckContext
 
 
 def _mode_ids(session: dict[str, Any]) -> tuple[str | None, list[str]]:

@@ -1,4 +1,5 @@
-"""initialize: version negotiation, capability and identity shapes; the auth surface."""
+"""init.* and auth.*: initialize (version negotiation, capability and identity shapes) and
+the auth surface it advertises."""
 
 from __future__ import annotations
 
@@ -8,15 +9,12 @@ from ..citations import ERROR_CODES, acp, house, schema_requires
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import Tier, requirement
-from ._expect import brief, result_dict
-from .check_context import CheckContext, scenario
+from ..scenarios._expect import brief, result_dict
+from ..scenarios.catalog import INIT
+from ..scenarios.check_context import CheckContext
 
 #: The largest version the schema's uint16 allows: certainly not supported, yet valid on the wire.
 UNSUPPORTED_VERSION = 65535
-
-INIT = scenario(
-    "initialize", "initialize, version negotiation and authentication surface", weight=4
-)
 
 
 async def _initialize_fresh(ctx: CheckContext, version: Any) -> Response:

@@ -18,15 +18,17 @@ from ..harness.agent_client import id_key
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, Verdict, not_applicable, out_of_scope, passed, soften
 from ..requirements import RUN_WIDE, Tier, requirement
+from ..scenarios.check_context import AgentRun, RunRecord, advertised, surface_value
 from ..validation import method_index
 from ..versions import DEFAULT_VERSION, schema_version
-from .check_context import AgentRun, RunRecord, advertised, surface_value
 from .wire import Offence, _client_caps, _per_run
 
 #: Results that describe a session's modes and config options.
 SESSION_RESULTS = frozenset(
     {"session/new", "session/load", "session/resume", "session/fork", "session/set_config_option"}
 )
+
+
 #: The error code ACP uses for "authentication required".
 AUTH_REQUIRED = -32000
 
@@ -51,9 +53,6 @@ def _results(run: AgentRun, methods: frozenset[str] | None = None) -> Iterator[t
         result = response.message.get("result")
         if isinstance(result, dict) and (methods is None or method in methods):
             yield method, response
-
-
-# -- unknown root keys ----------------------------------------------------------------------
 
 
 def _properties(node: Any) -> set[str]:
@@ -93,7 +92,11 @@ def result_keys(method: str, version: int = DEFAULT_VERSION) -> frozenset[str] |
 _REMOVED_MODELS = (
     "removed: the unstable model-selection state (SessionModelState), 2025-09 to 2026-06"
 )
+
+
 _V2_SDK = "the v2 draft of the official TypeScript SDK 2.4.0"
+
+
 PUBLISHED_RESULT_FIELDS: dict[str, dict[str, str]] = {
     "session/new": {
         "models": _REMOVED_MODELS,
@@ -133,6 +136,8 @@ PUBLISHED_RESULT_FIELDS: dict[str, dict[str, str]] = {
         "capabilities": "v2 schemas",
     },
 }
+
+
 #: Why such a field is reported at SHOULD rather than as a custom root field.
 UPSTREAM_FIELD = (
     "removed/unstable upstream field: a published ACP schema defines or defined it, so it is "
@@ -217,9 +222,6 @@ def stable_root_fields_only(record: RunRecord) -> list[Outcome]:
                 )
 
     return _per_run(record, find, "results with unstable-only root fields")
-
-
-# -- current values -------------------------------------------------------------------------
 
 
 def _mode_problem(modes: Any) -> str | None:
@@ -309,9 +311,6 @@ def config_current_values_are_offered(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "config options whose current value is not offered")
 
 
-# -- features only a capable client may be sent ---------------------------------------------
-
-
 @requirement(
     "config.boolean-only-when-advertised",
     Tier.MUST,
@@ -368,9 +367,6 @@ def terminal_auth_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
                 yield response, f"{method} offers terminal auth {terminal} without {gate}"
 
     return _per_run(record, find, "terminal auth methods offered to a client that cannot run them")
-
-
-# -- errors ---------------------------------------------------------------------------------
 
 
 @requirement(

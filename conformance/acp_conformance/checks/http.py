@@ -16,34 +16,25 @@ import anyio
 
 from ..citations import REMOTE_TRANSPORT, house
 from ..harness.http_probe import Exchange, HttpProbe, SseReader, StreamEvent, answers, rpc
-from ..harness.remote import RemoteConnection, RemoteTarget
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import Tier, requirement
-from .check_context import CheckContext, scenario
-
-HTTP = scenario("http-transport", "Streamable HTTP status codes, headers, streams and resume")
+from ..scenarios.catalog import HTTP
+from ..scenarios.check_context import CheckContext
+from ..scenarios.remote_endpoint import endpoint
 
 _RFD = REMOTE_TRANSPORT
+
+
 #: The SDK's behaviour where the RFD states no MUST: a house rule that blocks under iac-code.
 _SDK_RULE = "the remote transport answers as the official TypeScript SDK's AcpServer does"
+
+
 _SDK_HOUSE_RULE = house(_SDK_RULE, _RFD)
 
 
 def _rfd_must(words: str) -> str:
     """The RFD's citation with the words (shortened) in which it states the rule as a MUST."""
     return f'{_RFD}: "{words}"'
-
-
-async def endpoint(ctx: CheckContext) -> RemoteTarget:
-    """The endpoint to probe: the given one, or (when the checker serves the agent itself) a
-    server started for this check alone."""
-    target = ctx.config.remote
-    assert target is not None  # the scope gate makes http.*/ws.* not applicable otherwise
-    if ctx.config.argv:
-        run = await ctx.spawn(initialize=False)
-        assert isinstance(run.conn, RemoteConnection)
-        return run.conn.target
-    return target
 
 
 async def _with_probe(

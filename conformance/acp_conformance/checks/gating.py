@@ -1,8 +1,7 @@
-"""A client that advertises nothing: the agent must not call fs/* or terminal/*.
+"""gating.*: a client that advertises nothing — the agent must not call fs/* or terminal/*.
 
-This scenario doubles as the baseline traffic for the run-wide checks: it is always run when
-any of them is selected.
-"""
+Its scenario doubles as the baseline traffic for the run-wide judges: it is always run when
+any of them is selected."""
 
 from __future__ import annotations
 
@@ -10,14 +9,8 @@ from ..citations import acp
 from ..harness.client_side import ClientSide
 from ..outcomes import Outcome, failed, passed
 from ..requirements import Tier, requirement
-from .check_context import CheckContext, scenario, text_prompt
-
-BASELINE = scenario(
-    "baseline",
-    "one prompt turn from a client without fs or terminal capabilities",
-    llm=True,
-    weight=3,
-)
+from ..scenarios.catalog import BASELINE
+from ..scenarios.check_context import CheckContext, text_prompt
 
 NEEDS_CAPABILITY = ("fs/", "terminal/")
 

@@ -1,4 +1,5 @@
-"""Session lifecycle: new, load, resume, list, close, delete, fork and unknown ids."""
+"""session.*: the session lifecycle — new, load, resume, list, close, delete, fork, unknown
+ids, and closing a session with a prompt running."""
 
 from __future__ import annotations
 
@@ -8,17 +9,22 @@ from ..citations import ERROR_CODES, acp, house, jsonrpc
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import Tier, requirement
-from ._expect import (
+from ..scenarios._expect import (
     UNKNOWN_SESSION_CODES,
+    brief,
     expect_error,
     expect_result,
     result_dict,
     session_updates,
 )
-from .check_context import AgentRun, CheckContext, advertised, scenario, surface_value, text_prompt
-from .wire import TURN_UPDATE_KINDS
-
-SESSIONS = scenario("sessions", "session/new and the capability-gated session methods", weight=9)
+from ..scenarios.catalog import CANCEL, SESSIONS
+from ..scenarios.check_context import AgentRun, CheckContext, advertised, surface_value, text_prompt
+from ..scenarios.prompt_turns import (
+    on_own_model,
+    start_slow_turn,
+    stop_reason_of,
+    turn_updates_between,
+)
 
 UNKNOWN_SESSION = "acp-conformance-unknown-session"
 
@@ -32,13 +38,6 @@ async def _session_with_history(ctx: CheckContext, run: AgentRun) -> tuple[str, 
     session_id = await ctx.new_session(run)
     response = await run.live.request("session/prompt", text_prompt(session_id, "Say hello."))
     return session_id, response
-
-
-def _turn_updates_between(run: AgentRun, session_id: str, start: int, end: int) -> list[int]:
-    """Sequence numbers of the turn updates (message, thought, tool call, plan) of
-    ``session_id`` among frames [start, end)."""
-    updates = session_updates(run, session_id, start, end)
-    return [seq for seq, update in updates if update.get("sessionUpdate") in TURN_UPDATE_KINDS]
 
 
 @requirement(
@@ -259,7 +258,7 @@ async def additional_directories_are_accepted(ctx: CheckContext) -> Outcome:
 async def load_replays_history_before_responding(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     session_id, prompt = await _session_with_history(ctx, run)
-    streamed = _turn_updates_between(run, session_id, prompt.request.seq, prompt.frame.seq)
+    streamed = turn_updates_between(run, session_id, prompt.request.seq, prompt.frame.seq)
     if run.process is not None:
         # A client loads a session after a restart; an agent may answer a load of a session
         # it still has open without replaying it. So the session outlives its process and is
@@ -275,8 +274,8 @@ async def load_replays_history_before_responding(ctx: CheckContext) -> Outcome:
     ) is not None:
         return bad
     barrier = await run.live.barrier()
-    replayed = _turn_updates_between(run, session_id, start, response.frame.seq)
-    late = _turn_updates_between(run, session_id, response.frame.seq, barrier.frame.seq)
+    replayed = turn_updates_between(run, session_id, start, response.frame.seq)
+    late = turn_updates_between(run, session_id, response.frame.seq, barrier.frame.seq)
     if late:
         return failed(
             f"{len(late)} replayed updates arrived after the load response",
@@ -374,7 +373,7 @@ async def resume_does_not_replay(ctx: CheckContext) -> Outcome:
     )
     if (bad := expect_result(response, "session/resume")) is not None:
         return bad
-    replayed = _turn_updates_between(run, session_id, start, response.frame.seq)
+    replayed = turn_updates_between(run, session_id, start, response.frame.seq)
     if replayed:
         return failed(
             f"session/resume replayed {len(replayed)} history updates", frames=replayed[:5]
@@ -632,3 +631,55 @@ async def fork_of_unknown_session_is_rejected(ctx: CheckContext) -> Outcome:
         "session/fork", {"sessionId": UNKNOWN_SESSION, "cwd": str(ctx.work), "mcpServers": []}
     )
     return expect_error(response, UNKNOWN_SESSION_CODES, "session/fork of an unknown session")
+
+
+@requirement(
+    "session.close-cancels-prompt",
+    Tier.CAPABILITY,
+    "session/close of a session with a running prompt ends that prompt (cancelled or an error).",
+    acp(
+        "session-setup",
+        "Closing Active Sessions",
+        "The Agent MUST cancel any ongoing work for that session as if session/cancel had been "
+        "called",
+    ),
+    scenario=CANCEL,
+    gate="agentCapabilities.sessionCapabilities.close",
+)
+async def close_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
+    return on_own_model(ctx, await _close_verdict(ctx))
+
+
+async def _close_verdict(ctx: CheckContext) -> Outcome:
+    turn = await start_slow_turn(ctx, "before the session could be closed")
+    if isinstance(turn, Outcome):
+        return turn
+    run, session_id, pending = turn.run, turn.session_id, turn.pending
+    if run.llm is not None and not run.llm.script.routed:
+        await run.live.notify("session/cancel", {"sessionId": session_id})
+        return not_applicable("the agent never made the slow model call: no turn to close on")
+    close = await run.live.request("session/close", {"sessionId": session_id})
+    if close.is_error:
+        await run.live.notify("session/cancel", {"sessionId": session_id})
+        return failed(
+            f"session/close during a prompt failed: {brief(close.frame)}",
+            frames=[close.request.seq, close.frame.seq],
+        )
+    try:
+        response = await pending.wait()
+    except AgentTimeout:
+        await run.live.notify("session/cancel", {"sessionId": session_id})
+        return soft_failed(
+            f"the prompt did not end within {ctx.timeout:g} s of session/close",
+            NO_DEADLINE,
+            frames=[pending.request.seq, close.frame.seq],
+        )
+    frames = [pending.request.seq, close.frame.seq, response.frame.seq]
+    if response.is_error:
+        return passed("the closed session's prompt ended with an error", frames=frames)
+    if stop_reason_of(response) == "cancelled":
+        return passed("the closed session's prompt ended with stopReason cancelled", frames=frames)
+    return failed(
+        f"the closed session's prompt ended with {stop_reason_of(response)!r}, not cancelled",
+        frames=frames,
+    )
