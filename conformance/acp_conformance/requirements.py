@@ -27,11 +27,12 @@ check names a requirement.
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .kit import COVERAGE as KIT_COVERAGE
 
@@ -89,7 +90,11 @@ class Requirement:
         }
 
 
-REQUIREMENTS: dict[str, Requirement] = {}
+#: Every requirement by id, filled as the check modules register. Reading ``REQUIREMENTS`` or
+#: ``CHECKS`` from this module imports :mod:`acp_conformance.checks` first (see
+#: :func:`__getattr__`), so the registry is complete for every reader, whichever module it
+#: imported first; the registering code itself uses the private names.
+_REQUIREMENTS: dict[str, Requirement] = {}
 
 
 def _define(
@@ -102,12 +107,12 @@ def _define(
     llm: bool = False,
     house: bool = False,
 ) -> Requirement:
-    if id in REQUIREMENTS:
+    if id in _REQUIREMENTS:
         raise ValueError(f"duplicate requirement {id}")
     if (tier is Tier.CAPABILITY) != (gate is not None) and tier is not Tier.SHOULD:
         raise ValueError(f"{id}: CAPABILITY requirements (only) need a gate")
     req = Requirement(id, tier, statement, reference, gate, llm, house)
-    REQUIREMENTS[id] = req
+    _REQUIREMENTS[id] = req
     return req
 
 
@@ -152,7 +157,27 @@ class Check:
     budget: float = DEFAULT_BUDGET
 
 
-CHECKS: list[Check] = []
+_CHECKS: list[Check] = []
+
+if TYPE_CHECKING:
+    REQUIREMENTS: dict[str, Requirement]
+    CHECKS: list[Check]
+
+
+def __getattr__(name: str) -> Any:
+    """``REQUIREMENTS`` and ``CHECKS``, once every check module has registered."""
+    if name == "REQUIREMENTS":
+        return registered()[0]
+    if name == "CHECKS":
+        return registered()[1]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def registered() -> tuple[dict[str, Requirement], list[Check]]:
+    """The registry after importing every check and judge module (they register on import;
+    a second call finds them imported)."""
+    importlib.import_module("acp_conformance.checks")
+    return _REQUIREMENTS, _CHECKS
 
 
 def requirement(
@@ -189,7 +214,7 @@ def check(
         if inspect.iscoroutinefunction(func) != (scenario is not None):
             kind = "an async check in a scenario" if scenario else "a synchronous run-wide judge"
             raise TypeError(f"{func.__name__} ({requirement}) must be {kind}")
-        CHECKS.append(Check(requirement, func.__name__, func, scenario, budget))
+        _CHECKS.append(Check(requirement, func.__name__, func, scenario, budget))
         return func
 
     return register
@@ -223,9 +248,9 @@ def select(patterns: list[str], profile: str = DEFAULT_RULE_PROFILE) -> list[Req
 
 def _matching(patterns: list[str]) -> list[Requirement]:
     if not patterns:
-        return list(REQUIREMENTS.values())
+        return list(registered()[0].values())
     chosen = []
-    for req in REQUIREMENTS.values():
+    for req in registered()[0].values():
         for pattern in patterns:
             if (
                 fnmatch.fnmatchcase(req.id, pattern)

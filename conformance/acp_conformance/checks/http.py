@@ -19,7 +19,7 @@ from ..harness.http_probe import Exchange, HttpProbe, SseReader, StreamEvent, an
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import Tier, requirement
 from ..scenarios.catalog import HTTP
-from ..scenarios.check_context import CheckContext
+from ..scenarios.check_context import CheckContext, SetupError
 from ..scenarios.remote_endpoint import endpoint
 
 _RFD = REMOTE_TRANSPORT
@@ -55,8 +55,6 @@ async def _with_probe(
 
 async def _connected(probe: HttpProbe) -> tuple[str, SseReader]:
     """An initialized connection with its stream open (a harness step: errors are setup errors)."""
-    from .check_context import SetupError
-
     exchange, connection = await probe.initialize()
     if exchange.status != 200 or not connection:
         raise SetupError(f"initialize over HTTP failed: {exchange.describe()}")
@@ -67,8 +65,6 @@ async def _connected(probe: HttpProbe) -> tuple[str, SseReader]:
 
 
 async def _new_session(probe: HttpProbe, connection: str, stream: SseReader, cwd: str) -> str:
-    from .check_context import SetupError
-
     exchange = await probe.post(rpc(1, "session/new", {"cwd": cwd, "mcpServers": []}), connection)
     event = await stream.wait_for(answers(1), probe.timeout)
     msg = event.message if event else None
