@@ -239,7 +239,6 @@ def _profiles_epilog() -> str:
 
 def _check_selection(patterns: list[str]) -> None:
     """A -k that selects nothing is a usage error, not an empty (conformant) run."""
-    from . import scenarios  # noqa: F401  (registers the requirements' checks)
     from .requirements import select
 
     if patterns and not select(patterns):
@@ -344,7 +343,6 @@ def _keep_hypothesis_files_out_of_cwd() -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from . import scenarios  # noqa: F401
     from .report.terminal import render_requirements
     from .requirements import select
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 
-from . import scenarios as _scenarios  # noqa: F401  (registers every check)
+from . import checks as _checks  # noqa: F401  (registers every check and judge)
 from .config import RunConfig
 from .harness.agent_client import AgentExited, AgentTimeout
 from .harness.remote import AccessDenied
@@ -28,6 +28,7 @@ from .preflight import PreflightFailure, preflight
 from .progress import Progress
 from .remote_scope import exemption
 from .requirements import CHECKS, REQUIREMENTS, Check, Requirement, Tier, effective, select
+from .scenarios.catalog import BASELINE
 from .scenarios.check_context import (
     SCENARIOS,
     AgentRun,
@@ -38,8 +39,7 @@ from .scenarios.check_context import (
     advertised,
     surface_value,
 )
-from .scenarios.gating import BASELINE
-from .scenarios.prompting import UNREACHABLE_MODEL
+from .scenarios.prompt_turns import UNREACHABLE_MODEL
 from .validation import SchemaUnavailable, load_backend
 
 
@@ -185,20 +185,34 @@ class RunResult:
         return "CONFORMANT" + tail + exercised
 
 
-def _plan(requirements: list[Requirement]) -> tuple[dict[str, list[Check]], list[Check]]:
-    wanted = {r.id for r in requirements}
-    by_scenario: dict[str, list[Check]] = {}
-    run_wide: list[Check] = []
+#: A check with the requirement it judges, as the run's rule profile judges it.
+Planned = tuple[Check, Requirement]
+
+
+def _plan(
+    requirements: list[Requirement], profile: str
+) -> tuple[dict[str, list[Planned]], list[Planned]]:
+    """The selected requirements' checks, per scenario and run-wide, each paired with its
+    requirement once here (the baseline checks pulled in for the run-wide judges too)."""
+    chosen = {r.id: r for r in requirements}
+    by_scenario: dict[str, list[Planned]] = {}
+    run_wide: list[Planned] = []
     for chk in CHECKS:
-        if chk.requirement not in wanted:
+        req = chosen.get(chk.requirement)
+        if req is None:
             continue
         if chk.scenario is None:
-            run_wide.append(chk)
+            run_wide.append((chk, req))
         else:
-            by_scenario.setdefault(chk.scenario, []).append(chk)
+            by_scenario.setdefault(chk.scenario, []).append((chk, req))
     if run_wide and BASELINE not in by_scenario:
-        # The run-wide checks need traffic to judge; the baseline turn is the minimum.
-        by_scenario[BASELINE] = [c for c in CHECKS if c.scenario == BASELINE]
+        # The run-wide judges need traffic to judge; the baseline turn is the minimum. Its
+        # checks may be unselected: they are judged, but only selected ones are reported.
+        by_scenario[BASELINE] = [
+            (c, chosen.get(c.requirement) or effective(REQUIREMENTS[c.requirement], profile))
+            for c in CHECKS
+            if c.scenario == BASELINE
+        ]
     # Longest first: the plan's order is the order scenarios get a job slot.
     names = sorted(
         (name for name in SCENARIOS if name in by_scenario),
@@ -261,7 +275,7 @@ def judged(requirement: Requirement, outcomes: list[Outcome]) -> RequirementResu
 
 async def _run_check(chk: Check, requirement: Requirement, runtime: ScenarioRuntime) -> Outcome:
     ctx = CheckContext(runtime, requirement)
-    budget = runtime.config.timeout * getattr(chk.func, "budget_factor", 10)
+    budget = runtime.config.timeout * chk.budget
     began = time.monotonic()
     try:
         with anyio.fail_after(budget):
@@ -287,21 +301,16 @@ async def _run_check(chk: Check, requirement: Requirement, runtime: ScenarioRunt
 
 async def _run_scenario(
     name: str,
-    checks: list[Check],
+    checks: list[Planned],
     config: RunConfig,
-    chosen: dict[str, Requirement],
     progress: Progress,
 ) -> tuple[list[AgentRun], list[tuple[Check, Outcome]]]:
     results: list[tuple[Check, Outcome]] = []
     async with anyio.create_task_group() as tg:
         runtime = ScenarioRuntime(config, SCENARIOS[name], tg)
         try:
-            for chk in checks:
+            for chk, requirement in checks:
                 progress.check_started(name, chk.requirement)
-                # Baseline checks pulled in for the run-wide checks may be unselected.
-                requirement = chosen.get(chk.requirement) or effective(
-                    REQUIREMENTS[chk.requirement], config.profile
-                )
                 outcome = await _run_check(chk, requirement, runtime)
                 if outcome.verdict in (Verdict.FAIL, Verdict.HARNESS_ERROR):
                     # Whatever went wrong may linger in that process: a later check that
@@ -348,8 +357,7 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
     clock = time.monotonic()
     progress = progress or Progress()
     requirements = select(config.only, config.profile)
-    chosen = {req.id: req for req in requirements}
-    plan, run_wide = _plan(requirements)
+    plan, run_wide = _plan(requirements, config.profile)
     progress.started(requirements, list(plan))
     # Remote runs have their own first contact (a refused token or URL is a setup error of
     # the run); the preflight speaks to a process over stdio.
@@ -361,9 +369,9 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
     outcomes: dict[str, list[Outcome]] = {r.id: [] for r in requirements}
     runs: list[AgentRun] = []
 
-    async def one(name: str, checks: list[Check]) -> None:
+    async def one(name: str, checks: list[Planned]) -> None:
         async with limiter:
-            scenario_runs, results = await _run_scenario(name, checks, config, chosen, progress)
+            scenario_runs, results = await _run_scenario(name, checks, config, progress)
         runs.extend(scenario_runs)
         for chk, outcome in results:
             if chk.requirement in outcomes:
@@ -380,8 +388,8 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
         record.backend = load_backend()
     except SchemaUnavailable as exc:
         record.backend_error = str(exc)
-    for chk in run_wide:
-        reason = exemption(REQUIREMENTS[chk.requirement], config)
+    for chk, requirement in run_wide:
+        reason = exemption(requirement, config)
         if reason is not None:
             outcomes[chk.requirement].append(out_of_scope(reason))
             continue

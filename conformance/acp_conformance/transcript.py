@@ -20,7 +20,7 @@ from typing import Any
 from .config import UsageError
 from .harness.agent_client import id_key
 from .harness.recorder import Direction, Frame
-from .scenarios.wire import envelope_problem
+from .judges.wire import envelope_problem
 from .validation import load_backend, method_index, validate_frames
 
 #: Open requests per direction: id key → (method, position in the transcript).

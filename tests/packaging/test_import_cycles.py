@@ -1,4 +1,5 @@
-"""No import cycle among the modules of the agent and the bindings, not even for typing.
+"""No import cycle among the modules of the agent, the bindings and the checker, not even for
+typing.
 
 The graph holds every import at module level (inside ``if``/``try`` blocks there too, and
 under ``if TYPE_CHECKING:``, because a cycle among annotations is still two modules that
@@ -21,6 +22,8 @@ PACKAGES = {
     "iac_code": ROOT / "runtime" / "iac_code",
     "acp_bindings": ROOT / "generated" / "acp_bindings",
     "acp_schema": ROOT / "schema",
+    "acp_conformance": ROOT / "conformance" / "acp_conformance",
+    "acp_scripted_llm": ROOT / "conformance" / "acp_scripted_llm",
 }
 
 
@@ -125,6 +128,16 @@ def test_the_agent_and_the_bindings_have_no_import_cycle() -> None:
     assert "iac_code.versioned_router" in graph and "acp_bindings.shared_errors" in graph
     assert "iac_code.negotiated_peer" in graph["iac_code.versioned_router"]  # edges are seen
     assert cycles(graph) == []
+
+
+def test_the_checker_has_no_import_cycle() -> None:
+    """The registry knows neither the checks nor the scenario fixtures, which import it (it
+    once named ``CheckContext`` for typing, and ``check_context`` imports ``Requirement``)."""
+    graph = import_graph()
+    assert "acp_conformance.requirements" in graph
+    assert "acp_conformance.requirements" in graph["acp_conformance.scenarios.check_context"]
+    checker = [c for c in cycles(graph) if any(m.startswith("acp_conformance") for m in c)]
+    assert checker == []
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

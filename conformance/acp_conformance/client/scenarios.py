@@ -8,10 +8,25 @@ how the prompt is answered. Everything is recorded by the wire; :mod:`.judge` de
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .double import Wire
+
+class Wire(Protocol):
+    """What a scenario needs of the double's wire (:class:`.double.Wire`): sending requests
+    and notifications to the client. A protocol, so that this module does not import the
+    wire's, which imports this one."""
+
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        id: Any = None,
+        then: list[dict[str, Any]] | None = None,
+    ) -> Any: ...
+
+    def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
 
 SESSION_ID = "sess-conformance-1"
 #: A file the double creates in the session's cwd and asks the client to read.

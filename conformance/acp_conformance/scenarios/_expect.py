@@ -11,6 +11,18 @@ from ..outcomes import Outcome, failed, passed
 if TYPE_CHECKING:
     from .check_context import AgentRun
 
+#: The session/update kinds that belong to a prompt turn (not session state such as modes).
+TURN_UPDATE_KINDS = frozenset(
+    {
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "user_message_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+    }
+)
+
 #: Codes the spec accepts for "that session does not exist".
 UNKNOWN_SESSION_CODES = (-32602, -32002)
 

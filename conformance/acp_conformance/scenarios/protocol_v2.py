@@ -22,9 +22,10 @@ from ..citations import acp, jsonrpc, rfd, schema_requires
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope, passed
-from ..requirements import REQUIREMENTS, Requirement, Tier, check
+from ..requirements import Tier, requirement
 from ._expect import brief
-from .check_context import AgentRun, CheckContext, bind_script, scenario, text_prompt
+from .catalog import PROTOCOL_V2
+from .check_context import AgentRun, CheckContext, bind_script, text_prompt
 
 V2 = 2
 _REFERENCE = (
@@ -51,134 +52,7 @@ _V2_PROMPT = acp(
 _V2_SHAPES = schema_requires("the v2 session/new params and result shapes", version=2)
 
 
-def _register(
-    id: str, tier: Tier, statement: str, *, llm: bool = False, reference: str = _REFERENCE
-) -> None:
-    if id in REQUIREMENTS:
-        raise ValueError(f"duplicate requirement {id}")
-    REQUIREMENTS[id] = Requirement(id, tier, statement, reference, None, llm)
-
-
-_register(
-    "version.v2-negotiation",
-    Tier.MUST,
-    "Asked for version 2, the agent answers 1 or 2; an answer of 2 is a valid v2 initialize "
-    "result (info, capabilities).",
-    reference=_V2_VERSION,
-)
-_register(
-    "version.v2-newer-version",
-    Tier.MUST,
-    "Asked for version 3, an agent that speaks 2 answers 2, the newest version it supports.",
-    reference=_V2_VERSION,
-)
-_register(
-    "version.v2-session-new",
-    Tier.MUST,
-    "On a v2 connection session/new accepts params without mcpServers and answers a valid v2 "
-    "result (no modes; configOptions by configId).",
-    reference=_V2_SHAPES,
-)
-_register(
-    "version.v2-prompt-lifecycle",
-    Tier.MUST,
-    "On a v2 connection session/prompt is answered with the user message's messageId, and the "
-    "turn is reported by state_update running, then idle with a stopReason; every update is "
-    "valid v2.",
-    llm=True,
-    reference=_V2_PROMPT,
-)
-# ACP's text asks only that an unknown method "should" get -32601.
-_register(
-    "version.v2-removed-methods",
-    Tier.SHOULD,
-    "On a v2 connection the v1-only methods session/load, session/set_mode and authenticate "
-    "answer -32601 (method not found).",
-)
-
-_register(
-    "version.v2-cancel-ends-cancelled",
-    Tier.MUST,
-    "On a v2 connection a session/cancel sent as soon as the prompt is accepted ends the turn "
-    "with state_update idle, stopReason cancelled, and every update of the cancelled work comes "
-    "before that idle.",
-    llm=True,
-    reference=acp(
-        "prompt-turn",
-        "Cancellation",
-        "After all ongoing operations have been successfully aborted and pending updates have "
-        "been sent, the Agent MUST respond ... with the cancelled stop reason",
-    )
-    + "; in v2 the stop reason is reported on the idle state_update",
-)
-_register(
-    "version.v2-close-cancels-turn",
-    Tier.MUST,
-    "On a v2 connection session/close of a session with a turn in flight cancels that turn as "
-    "session/cancel would (idle with stopReason cancelled, not an error) and answers a result.",
-    llm=True,
-    reference=acp(
-        "v2/session-setup",
-        "Closing sessions",
-        "When closing cancels active foreground work, the Agent MUST send the final updates for "
-        'that work and the idle state_update with stopReason: "cancelled" before responding',
-    )
-    + "; the official test kit's ACP-CANCEL-208",
-)
-_register(
-    "version.v2-user-message-echo",
-    Tier.MUST,
-    "On a v2 connection the agent reports the accepted user message during the turn: a "
-    "user_message (or user_message_chunk) update with the messageId the prompt answered.",
-    llm=True,
-    reference=acp(
-        "v2/prompt-lifecycle",
-        "Prompt Accepted",
-        "the Agent MUST report where the user message was inserted in session history",
-    ),
-)
-_register(
-    "version.v2-resume-updates-before-answer",
-    Tier.SHOULD,
-    "A v2 session/resume (with replayFrom start, or without a replay) sends every update of "
-    "the session, live state such as available_commands_update included, before its answer.",
-    llm=True,
-    reference=acp("v2/session-setup", "Resuming sessions")
-    + "; clients (and the official test kit) read a resume up to its answer",
-)
-_register(
-    "version.v2-replay-message-whole-first",
-    Tier.SHOULD,
-    "A v2 replay introduces each message with its whole-message update (user_message, "
-    "agent_message, agent_thought with content []) before the chunks of that messageId.",
-    llm=True,
-    reference=rfd("v2/message-updates", "Message updates", "whole-message updates in a replay"),
-)
-_register(
-    "version.v2-batch-basics",
-    Tier.MUST,
-    "On a v2 connection (whose draft allows JSON-RPC batches) an empty array gets one -32600 "
-    "response object, and a batch of notifications gets no reply at all.",
-    reference=jsonrpc(
-        "§6 Batch",
-        "batch",
-        "the response from the Server MUST be a single Response object ... MUST NOT return an "
-        "empty Array and should return nothing at all",
-    ),
-)
-_register(
-    "version.v2-batch-requests",
-    Tier.SHOULD,
-    "On a v2 connection a batch of requests is answered with one array of responses matched by "
-    "id, and each invalid entry of a batch gets its own -32600 in that array.",
-    reference=jsonrpc(
-        "§6 Batch",
-        "batch",
-        "The Server should respond with an Array containing the corresponding Response objects",
-    ),
-)
-
-V2_SCENARIO = scenario("protocol-v2", "protocol version 2 beside v1", weight=10)
+V2_SCENARIO = PROTOCOL_V2
 
 
 def _validation() -> Any:
@@ -271,7 +145,14 @@ def _problems(method: str, part: str, value: Any) -> list[str]:
     return errors
 
 
-@check("version.v2-negotiation", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-negotiation",
+    Tier.MUST,
+    "Asked for version 2, the agent answers 1 or 2; an answer of 2 is a valid v2 initialize "
+    "result (info, capabilities).",
+    _V2_VERSION,
+    scenario=V2_SCENARIO,
+)
 async def version_two_is_negotiated(ctx: CheckContext) -> Outcome:
     try:
         _, response = await _negotiated(ctx)
@@ -294,7 +175,13 @@ async def version_two_is_negotiated(ctx: CheckContext) -> Outcome:
     return passed("asked for 2, got a valid v2 answer", frames=frames)
 
 
-@check("version.v2-newer-version", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-newer-version",
+    Tier.MUST,
+    "Asked for version 3, an agent that speaks 2 answers 2, the newest version it supports.",
+    _V2_VERSION,
+    scenario=V2_SCENARIO,
+)
 async def newer_version_gets_the_newest_supported(ctx: CheckContext) -> Outcome:
     run, skip = await _v2_run(ctx)
     if run is None:
@@ -310,7 +197,14 @@ async def newer_version_gets_the_newest_supported(ctx: CheckContext) -> Outcome:
     return passed("asked for 3, got 2", frames=[three.frame.seq])
 
 
-@check("version.v2-session-new", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-session-new",
+    Tier.MUST,
+    "On a v2 connection session/new accepts params without mcpServers and answers a valid v2 "
+    "result (no modes; configOptions by configId).",
+    _V2_SHAPES,
+    scenario=V2_SCENARIO,
+)
 async def v2_session_new(ctx: CheckContext) -> Outcome:
     run, skip = await _v2_run(ctx)
     if run is None:
@@ -339,7 +233,16 @@ def _is_idle(frame: Frame, session_id: str) -> bool:
     )
 
 
-@check("version.v2-prompt-lifecycle", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-prompt-lifecycle",
+    Tier.MUST,
+    "On a v2 connection session/prompt is answered with the user message's messageId, and the "
+    "turn is reported by state_update running, then idle with a stopReason; every update is "
+    "valid v2.",
+    _V2_PROMPT,
+    scenario=V2_SCENARIO,
+    llm=True,
+)
 async def v2_prompt_lifecycle(ctx: CheckContext) -> Outcome:
     run, skip = await _v2_run(ctx)
     if run is None:
@@ -391,7 +294,15 @@ async def v2_prompt_lifecycle(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("version.v2-removed-methods", scenario=V2_SCENARIO)
+# ACP's text asks only that an unknown method "should" get -32601.
+@requirement(
+    "version.v2-removed-methods",
+    Tier.SHOULD,
+    "On a v2 connection the v1-only methods session/load, session/set_mode and authenticate "
+    "answer -32601 (method not found).",
+    _REFERENCE,
+    scenario=V2_SCENARIO,
+)
 async def v1_only_methods_are_gone(ctx: CheckContext) -> Outcome:
     run, skip = await _v2_run(ctx)
     if run is None:
@@ -525,7 +436,22 @@ async def _wait_idle(ctx: CheckContext, run: AgentRun, session_id: str, since: i
     )
 
 
-@check("version.v2-cancel-ends-cancelled", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-cancel-ends-cancelled",
+    Tier.MUST,
+    "On a v2 connection a session/cancel sent as soon as the prompt is accepted ends the turn "
+    "with state_update idle, stopReason cancelled, and every update of the cancelled work comes "
+    "before that idle.",
+    acp(
+        "prompt-turn",
+        "Cancellation",
+        "After all ongoing operations have been successfully aborted and pending updates have "
+        "been sent, the Agent MUST respond ... with the cancelled stop reason",
+    )
+    + "; in v2 the stop reason is reported on the idle state_update",
+    scenario=V2_SCENARIO,
+    llm=True,
+)
 async def v2_cancel_ends_cancelled(ctx: CheckContext) -> Outcome:
     turn = await _slow_v2_turn(ctx)
     if isinstance(turn, Outcome):
@@ -553,7 +479,21 @@ async def v2_cancel_ends_cancelled(ctx: CheckContext) -> Outcome:
     return passed("cancel at acceptance: idle cancelled, nothing after it", frames=frames)
 
 
-@check("version.v2-close-cancels-turn", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-close-cancels-turn",
+    Tier.MUST,
+    "On a v2 connection session/close of a session with a turn in flight cancels that turn as "
+    "session/cancel would (idle with stopReason cancelled, not an error) and answers a result.",
+    acp(
+        "v2/session-setup",
+        "Closing sessions",
+        "When closing cancels active foreground work, the Agent MUST send the final updates for "
+        'that work and the idle state_update with stopReason: "cancelled" before responding',
+    )
+    + "; the official test kit's ACP-CANCEL-208",
+    scenario=V2_SCENARIO,
+    llm=True,
+)
 async def v2_close_cancels_turn(ctx: CheckContext) -> Outcome:
     turn = await _slow_v2_turn(ctx)
     if isinstance(turn, Outcome):
@@ -580,7 +520,19 @@ async def v2_close_cancels_turn(ctx: CheckContext) -> Outcome:
     return passed("close cancelled the turn (idle cancelled) and answered", frames=frames)
 
 
-@check("version.v2-user-message-echo", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-user-message-echo",
+    Tier.MUST,
+    "On a v2 connection the agent reports the accepted user message during the turn: a "
+    "user_message (or user_message_chunk) update with the messageId the prompt answered.",
+    acp(
+        "v2/prompt-lifecycle",
+        "Prompt Accepted",
+        "the Agent MUST report where the user message was inserted in session history",
+    ),
+    scenario=V2_SCENARIO,
+    llm=True,
+)
 async def v2_user_message_echo(ctx: CheckContext) -> Outcome:
     obs = await _echo_turn(ctx)
     if isinstance(obs, Outcome):
@@ -680,7 +632,16 @@ async def _run_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response,
     return found
 
 
-@check("version.v2-resume-updates-before-answer", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-resume-updates-before-answer",
+    Tier.SHOULD,
+    "A v2 session/resume (with replayFrom start, or without a replay) sends every update of "
+    "the session, live state such as available_commands_update included, before its answer.",
+    acp("v2/session-setup", "Resuming sessions")
+    + "; clients (and the official test kit) read a resume up to its answer",
+    scenario=V2_SCENARIO,
+    llm=True,
+)
 async def v2_resume_updates_before_answer(ctx: CheckContext) -> Outcome:
     resumes = await _resumes(ctx)
     if isinstance(resumes, Outcome):
@@ -701,7 +662,15 @@ async def v2_resume_updates_before_answer(ctx: CheckContext) -> Outcome:
     return passed("every update of each resume came before its answer", frames=frames)
 
 
-@check("version.v2-replay-message-whole-first", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-replay-message-whole-first",
+    Tier.SHOULD,
+    "A v2 replay introduces each message with its whole-message update (user_message, "
+    "agent_message, agent_thought with content []) before the chunks of that messageId.",
+    rfd("v2/message-updates", "Message updates", "whole-message updates in a replay"),
+    scenario=V2_SCENARIO,
+    llm=True,
+)
 async def v2_replay_message_whole_first(ctx: CheckContext) -> Outcome:
     resumes = await _resumes(ctx)
     if isinstance(resumes, Outcome):
@@ -747,7 +716,19 @@ async def _send_batch(run: AgentRun, entries: list[Any]) -> Frame:
     return frame
 
 
-@check("version.v2-batch-basics", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-batch-basics",
+    Tier.MUST,
+    "On a v2 connection (whose draft allows JSON-RPC batches) an empty array gets one -32600 "
+    "response object, and a batch of notifications gets no reply at all.",
+    jsonrpc(
+        "§6 Batch",
+        "batch",
+        "the response from the Server MUST be a single Response object ... MUST NOT return an "
+        "empty Array and should return nothing at all",
+    ),
+    scenario=V2_SCENARIO,
+)
 async def v2_batch_basics(ctx: CheckContext) -> Outcome:
     run, skip = await _v2_run(ctx)
     if run is None:
@@ -781,7 +762,18 @@ async def v2_batch_basics(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("version.v2-batch-requests", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-batch-requests",
+    Tier.SHOULD,
+    "On a v2 connection a batch of requests is answered with one array of responses matched by "
+    "id, and each invalid entry of a batch gets its own -32600 in that array.",
+    jsonrpc(
+        "§6 Batch",
+        "batch",
+        "The Server should respond with an Array containing the corresponding Response objects",
+    ),
+    scenario=V2_SCENARIO,
+)
 async def v2_batch_requests(ctx: CheckContext) -> Outcome:
     run, skip = await _v2_run(ctx)
     if run is None:

@@ -8,12 +8,18 @@ from __future__ import annotations
 from ..citations import acp, jsonrpc
 from ..harness.agent_client import AgentExited, AgentTimeout, id_key
 from ..outcomes import NO_DEADLINE, Outcome, failed, out_of_scope, passed, soft_failed
-from ..requirements import Tier, check, define_requirement
+from ..requirements import Tier, requirement
 from ._expect import brief
 from .check_context import AgentRun, CheckContext
 from .protocol_v2 import V2_SCENARIO, _v2_run
 
-define_requirement(
+
+def _session_surface(run: AgentRun) -> bool:
+    capabilities = (run.init_result or {}).get("capabilities")
+    return isinstance(capabilities, dict) and isinstance(capabilities.get("session"), dict)
+
+
+@requirement(
     "version.v2-session-ids",
     Tier.MUST,
     "On a v2 connection that advertises capabilities.session, session/new succeeds with "
@@ -23,32 +29,8 @@ define_requirement(
         "Creating a session",
         "The Agent MUST respond with a unique Session ID that identifies this conversation",
     ),
+    scenario=V2_SCENARIO,
 )
-define_requirement(
-    "version.v2-custom-request-answered",
-    Tier.MUST,
-    "On a v2 connection a custom (_-prefixed) request gets a response: a result or any error.",
-    acp(
-        "v2/extensibility",
-        "Custom requests",
-        "Upon receiving a custom request, implementations MUST respond accordingly with the "
-        "provided id",
-    ),
-)
-define_requirement(
-    "version.v2-notification-not-answered",
-    Tier.MUST,
-    "On a v2 connection a custom notification gets no response and the agent stays usable.",
-    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification"),
-)
-
-
-def _session_surface(run: AgentRun) -> bool:
-    capabilities = (run.init_result or {}).get("capabilities")
-    return isinstance(capabilities, dict) and isinstance(capabilities.get("session"), dict)
-
-
-@check("version.v2-session-ids", scenario=V2_SCENARIO)
 async def v2_sessions_get_distinct_ids(ctx: CheckContext) -> Outcome:
     run, skip = await _v2_run(ctx)
     if run is None:
@@ -70,7 +52,18 @@ async def v2_sessions_get_distinct_ids(ctx: CheckContext) -> Outcome:
     return passed("two v2 sessions (mcpServers omitted, then []) got distinct ids", frames=frames)
 
 
-@check("version.v2-custom-request-answered", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-custom-request-answered",
+    Tier.MUST,
+    "On a v2 connection a custom (_-prefixed) request gets a response: a result or any error.",
+    acp(
+        "v2/extensibility",
+        "Custom requests",
+        "Upon receiving a custom request, implementations MUST respond accordingly with the "
+        "provided id",
+    ),
+    scenario=V2_SCENARIO,
+)
 async def v2_custom_request_is_answered(ctx: CheckContext) -> Outcome:
     run, skip = await _v2_run(ctx)
     if run is None:
@@ -114,7 +107,13 @@ async def _unanswered(ctx: CheckContext, run: AgentRun, sent: int, why: str) -> 
     )
 
 
-@check("version.v2-notification-not-answered", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-notification-not-answered",
+    Tier.MUST,
+    "On a v2 connection a custom notification gets no response and the agent stays usable.",
+    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification"),
+    scenario=V2_SCENARIO,
+)
 async def v2_notification_is_not_answered(ctx: CheckContext) -> Outcome:
     run, skip = await _v2_run(ctx)
     if run is None:
@@ -149,27 +148,6 @@ async def v2_notification_is_not_answered(ctx: CheckContext) -> Outcome:
     )
 
 
-define_requirement(
-    "version.v2-auth-methods",
-    Tier.MUST,
-    "A v2 initialize answer to a client that declared no capabilities offers no terminal auth "
-    "method; every auth method type is agent, terminal or _-prefixed; a terminal method's env "
-    "names are unique.",
-    acp(
-        "v2/initialization",
-        "Capabilities",
-        "Clients and Agents MUST treat all capabilities omitted in the initialize request as "
-        "UNSUPPORTED",
-    )
-    + "; "
-    + acp(
-        "v2/extensibility",
-        "Enum and Tagged-Union Variants",
-        "Extensions MUST NOT define custom non-underscore values",
-    )
-    + '; AuthMethodTerminal.env in the published v2 schema: "Names MUST be unique"',
-)
-
 #: The auth method types the v2 schema defines (others must begin with "_").
 V2_AUTH_TYPES = frozenset({"agent", "terminal"})
 
@@ -194,7 +172,27 @@ def _auth_problems(methods: object) -> list[str]:
     return problems
 
 
-@check("version.v2-auth-methods", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-auth-methods",
+    Tier.MUST,
+    "A v2 initialize answer to a client that declared no capabilities offers no terminal auth "
+    "method; every auth method type is agent, terminal or _-prefixed; a terminal method's env "
+    "names are unique.",
+    acp(
+        "v2/initialization",
+        "Capabilities",
+        "Clients and Agents MUST treat all capabilities omitted in the initialize request as "
+        "UNSUPPORTED",
+    )
+    + "; "
+    + acp(
+        "v2/extensibility",
+        "Enum and Tagged-Union Variants",
+        "Extensions MUST NOT define custom non-underscore values",
+    )
+    + '; AuthMethodTerminal.env in the published v2 schema: "Names MUST be unique"',
+    scenario=V2_SCENARIO,
+)
 async def v2_auth_methods_follow_the_rules(ctx: CheckContext) -> Outcome:
     run, skip = await _v2_run(ctx)
     if run is None:

@@ -8,7 +8,7 @@ from ..citations import acp, jsonrpc, v2_schema
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier, check, define_requirement
+from ..requirements import Tier, requirement
 from ._expect import brief
 from .check_context import CheckContext
 from .protocol_v2 import (
@@ -16,31 +16,6 @@ from .protocol_v2 import (
     _echo_turn,
     _slow_v2_turn,
     _wait_idle,
-)
-
-define_requirement(
-    "version.v2-cancel-meta-not-answered",
-    Tier.MUST,
-    "On a v2 connection a session/cancel notification that carries _meta still cancels the "
-    "turn (idle with stopReason cancelled) and gets no response of any kind.",
-    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification")
-    + "; "
-    + acp(
-        "prompt-turn",
-        "Cancellation",
-        "the Agent MUST respond ... with the cancelled stop reason",
-    ),
-    llm=True,
-)
-# The draft schema only reserves the names ("Values beginning with `_` are reserved for
-# implementation-specific extensions"): no MUST sentence, so SHOULD.
-define_requirement(
-    "version.v2-stop-reason-known",
-    Tier.SHOULD,
-    "On a v2 connection every idle state_update's stopReason is one ACP defines (end_turn, "
-    "max_tokens, max_turn_requests, refusal, cancelled) or starts with _.",
-    v2_schema("StopReason", "values not beginning with _ are reserved for ACP itself"),
-    llm=True,
 )
 
 #: The stop reasons the v2 draft names; anything else must be a ``_`` extension.
@@ -61,7 +36,21 @@ def _answers_notification(frame: Frame) -> bool:
     )
 
 
-@check("version.v2-cancel-meta-not-answered", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-cancel-meta-not-answered",
+    Tier.MUST,
+    "On a v2 connection a session/cancel notification that carries _meta still cancels the "
+    "turn (idle with stopReason cancelled) and gets no response of any kind.",
+    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification")
+    + "; "
+    + acp(
+        "prompt-turn",
+        "Cancellation",
+        "the Agent MUST respond ... with the cancelled stop reason",
+    ),
+    scenario=V2_SCENARIO,
+    llm=True,
+)
 async def v2_cancel_with_meta_is_not_answered(ctx: CheckContext) -> Outcome:
     turn = await _slow_v2_turn(ctx)
     if isinstance(turn, Outcome):
@@ -111,7 +100,17 @@ def _bad_stop_reasons(frames: list[Frame]) -> list[tuple[int, object]]:
     return found
 
 
-@check("version.v2-stop-reason-known", scenario=V2_SCENARIO)
+# The draft schema only reserves the names ("Values beginning with `_` are reserved for
+# implementation-specific extensions"): no MUST sentence, so SHOULD.
+@requirement(
+    "version.v2-stop-reason-known",
+    Tier.SHOULD,
+    "On a v2 connection every idle state_update's stopReason is one ACP defines (end_turn, "
+    "max_tokens, max_turn_requests, refusal, cancelled) or starts with _.",
+    v2_schema("StopReason", "values not beginning with _ are reserved for ACP itself"),
+    scenario=V2_SCENARIO,
+    llm=True,
+)
 async def v2_stop_reasons_are_known_or_custom(ctx: CheckContext) -> Outcome:
     obs = await _echo_turn(ctx)
     if isinstance(obs, Outcome):

@@ -10,24 +10,9 @@ import importlib
 from ..citations import acp, v2_schema
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier, check, define_requirement
+from ..requirements import Tier, requirement
 from .check_context import CheckContext
 from .protocol_v2 import V2_SCENARIO, _echo_turn
-
-define_requirement(
-    "version.v2-no-unadvertised-client-methods",
-    Tier.MUST,
-    "On a v2 connection whose client advertises no capabilities, the agent sends no "
-    "elicitation request and calls no client method v2 does not define (fs/*, terminal/*).",
-    acp(
-        "initialization",
-        "Client capabilities",
-        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
-    )
-    + "; "
-    + v2_schema("ClientRequest", "the client methods v2 defines"),
-    llm=True,
-)
 
 #: Client methods of v2 that need no client capability.
 _UNGATED = frozenset({"session/request_permission", "session/update"})
@@ -50,7 +35,21 @@ def _agent_requests(frames: list[Frame]) -> list[tuple[int, str]]:
     return found
 
 
-@check("version.v2-no-unadvertised-client-methods", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-no-unadvertised-client-methods",
+    Tier.MUST,
+    "On a v2 connection whose client advertises no capabilities, the agent sends no "
+    "elicitation request and calls no client method v2 does not define (fs/*, terminal/*).",
+    acp(
+        "initialization",
+        "Client capabilities",
+        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
+    )
+    + "; "
+    + v2_schema("ClientRequest", "the client methods v2 defines"),
+    scenario=V2_SCENARIO,
+    llm=True,
+)
 async def v2_agent_calls_only_advertised_client_methods(ctx: CheckContext) -> Outcome:
     obs = await _echo_turn(ctx)
     if isinstance(obs, Outcome):

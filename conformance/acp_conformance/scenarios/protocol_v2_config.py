@@ -12,37 +12,10 @@ from typing import Any
 from ..citations import acp, v2_schema
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope, passed
-from ..requirements import Tier, check, define_requirement
+from ..requirements import Tier, requirement
 from ._expect import brief
 from .check_context import AgentRun, CheckContext
 from .protocol_v2 import V2_SCENARIO, _problems, _updates, _v2_run
-
-define_requirement(
-    "version.v2-set-config-full-list",
-    Tier.MUST,
-    "On a v2 connection session/set_config_option of an offered select option to another of "
-    "its values answers every option session/new offered, the changed one with its new value.",
-    acp(
-        "session-config-options",
-        "Setting a config option",
-        "The Agent MUST respond with the complete list of all configuration options and their "
-        "current values",
-    )
-    + "; "
-    + v2_schema("SetSessionConfigOptionResponse", "configOptions is the full set in v2 as well"),
-)
-# The config options page says the notification "also contains the complete configuration
-# state", and the v2 schema describes it so: no MUST.
-define_requirement(
-    "version.v2-config-update-complete",
-    Tier.SHOULD,
-    "A config_option_update a v2 agent sends after session/set_config_option lists every option "
-    "session/new offered (the complete configuration, not the changed option alone).",
-    v2_schema(
-        "ConfigOptionUpdate",
-        "configOptions is described as the full set of options and their current values",
-    ),
-)
 
 
 @dataclass
@@ -131,7 +104,21 @@ async def _make_change(ctx: CheckContext) -> _Change | Outcome:
     )
 
 
-@check("version.v2-set-config-full-list", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-set-config-full-list",
+    Tier.MUST,
+    "On a v2 connection session/set_config_option of an offered select option to another of "
+    "its values answers every option session/new offered, the changed one with its new value.",
+    acp(
+        "session-config-options",
+        "Setting a config option",
+        "The Agent MUST respond with the complete list of all configuration options and their "
+        "current values",
+    )
+    + "; "
+    + v2_schema("SetSessionConfigOptionResponse", "configOptions is the full set in v2 as well"),
+    scenario=V2_SCENARIO,
+)
 async def v2_set_config_option_answers_every_option(ctx: CheckContext) -> Outcome:
     change = await _change(ctx)
     if isinstance(change, Outcome):
@@ -158,7 +145,19 @@ async def v2_set_config_option_answers_every_option(ctx: CheckContext) -> Outcom
     return passed(f"{what} answered all {len(change.offered)} options, the new value set")
 
 
-@check("version.v2-config-update-complete", scenario=V2_SCENARIO)
+# The config options page says the notification "also contains the complete configuration
+# state", and the v2 schema describes it so: no MUST.
+@requirement(
+    "version.v2-config-update-complete",
+    Tier.SHOULD,
+    "A config_option_update a v2 agent sends after session/set_config_option lists every option "
+    "session/new offered (the complete configuration, not the changed option alone).",
+    v2_schema(
+        "ConfigOptionUpdate",
+        "configOptions is described as the full set of options and their current values",
+    ),
+    scenario=V2_SCENARIO,
+)
 async def v2_config_update_lists_every_option(ctx: CheckContext) -> Outcome:
     change = await _change(ctx)
     if isinstance(change, Outcome):

@@ -20,7 +20,7 @@ from ..citations import acp, schema_requires
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import Tier, check, define_requirement
+from ..requirements import Tier, requirement
 from ._expect import brief
 from .check_context import AgentRun, CheckContext, text_prompt
 from .protocol_v2 import (
@@ -34,77 +34,7 @@ from .protocol_v2 import (
     _wait_idle,
 )
 from .protocol_v2_sessions import _v2_sessions
-from .turns import final_turn, tool_turn
-
-define_requirement(
-    "version.v2-message-ids",
-    Tier.MUST,
-    "On a v2 connection every message update and chunk (user, agent, thought) carries a "
-    "non-empty messageId, and two prompts of one session are answered with two different "
-    "messageIds.",
-    schema_requires(
-        "messageId on every ContentChunk, UserMessage, AgentMessage and AgentThought, a unique "
-        "identifier of its message",
-        version=2,
-    ),
-    llm=True,
-)
-define_requirement(
-    "version.v2-tool-call-ids",
-    Tier.MUST,
-    "On a v2 connection every tool_call_update carries a non-empty toolCallId, and every "
-    "tool_call_content_chunk a non-empty toolCallId and its content.",
-    schema_requires("ToolCallUpdate.toolCallId; ToolCallContentChunk toolCallId and content", 2),
-    llm=True,
-)
-define_requirement(
-    "version.v2-plan-ids",
-    Tier.MUST,
-    "On a v2 connection every plan_update's plan (of any type) carries a non-empty planId.",
-    schema_requires("PlanUpdate.plan and the planId of every PlanUpdateContent variant", 2),
-    llm=True,
-)
-define_requirement(
-    "version.v2-terminal-updates",
-    Tier.MUST,
-    "On a v2 connection a terminal_update's cwd is absolute and the same for every update of "
-    "that terminalId, and terminal output data (terminal_output_chunk, terminal_update.output) "
-    "is standalone base64.",
-    schema_requires(
-        "TerminalUpdate.cwd an AbsolutePath of the terminal its terminalId identifies; "
-        "TerminalOutputChunk.data and TerminalOutput.data each base64-encoded on their own",
-        version=2,
-    ),
-    llm=True,
-)
-define_requirement(
-    "version.v2-open-enums",
-    Tier.MUST,
-    "On a v2 connection tool call kinds and statuses and plan entry priorities and statuses are "
-    "values ACP defines or start with _.",
-    acp(
-        "v2/extensibility",
-        "Enum and Tagged-Union Variants",
-        "Extensions MUST NOT define custom non-underscore values",
-    ),
-    llm=True,
-)
-define_requirement(
-    "version.v2-permission-requests",
-    Tier.MUST,
-    "On a v2 connection a session/request_permission request is valid v2 with a non-empty "
-    "title and options that each have an optionId, a name and a kind; once the client selects "
-    "an option the turn still ends idle.",
-    schema_requires("RequestPermissionRequest (title; options, at least one; PermissionOption)", 2)
-    + "; "
-    + acp(
-        "v2/prompt-lifecycle",
-        "Prompt lifecycle",
-        "When foreground work starts or resumes, the Agent MUST send a state_update "
-        'notification with state: "running" ... it MUST report idle',
-    ),
-    llm=True,
-)
+from .scripted_turns import final_turn, tool_turn
 
 #: Values the v2 draft defines per open enum; anything else must start with "_".
 TOOL_KINDS = frozenset(
@@ -222,7 +152,20 @@ def _verdict(problems: list[tuple[int, str]], judged: int, what: str, absent: st
     return passed(f"{judged} {what}")
 
 
-@check("version.v2-message-ids", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-message-ids",
+    Tier.MUST,
+    "On a v2 connection every message update and chunk (user, agent, thought) carries a "
+    "non-empty messageId, and two prompts of one session are answered with two different "
+    "messageIds.",
+    schema_requires(
+        "messageId on every ContentChunk, UserMessage, AgentMessage and AgentThought, a unique "
+        "identifier of its message",
+        version=2,
+    ),
+    llm=True,
+    scenario=V2_SCENARIO,
+)
 async def v2_messages_are_named(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -251,7 +194,15 @@ async def v2_messages_are_named(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("version.v2-tool-call-ids", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-tool-call-ids",
+    Tier.MUST,
+    "On a v2 connection every tool_call_update carries a non-empty toolCallId, and every "
+    "tool_call_content_chunk a non-empty toolCallId and its content.",
+    schema_requires("ToolCallUpdate.toolCallId; ToolCallContentChunk toolCallId and content", 2),
+    llm=True,
+    scenario=V2_SCENARIO,
+)
 async def v2_tool_calls_are_named(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -274,7 +225,14 @@ async def v2_tool_calls_are_named(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("version.v2-plan-ids", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-plan-ids",
+    Tier.MUST,
+    "On a v2 connection every plan_update's plan (of any type) carries a non-empty planId.",
+    schema_requires("PlanUpdate.plan and the planId of every PlanUpdateContent variant", 2),
+    llm=True,
+    scenario=V2_SCENARIO,
+)
 async def v2_plans_are_named(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -301,7 +259,20 @@ def _base64_problem(data: object) -> str | None:
     return None
 
 
-@check("version.v2-terminal-updates", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-terminal-updates",
+    Tier.MUST,
+    "On a v2 connection a terminal_update's cwd is absolute and the same for every update of "
+    "that terminalId, and terminal output data (terminal_output_chunk, terminal_update.output) "
+    "is standalone base64.",
+    schema_requires(
+        "TerminalUpdate.cwd an AbsolutePath of the terminal its terminalId identifies; "
+        "TerminalOutputChunk.data and TerminalOutput.data each base64-encoded on their own",
+        version=2,
+    ),
+    llm=True,
+    scenario=V2_SCENARIO,
+)
 async def v2_terminals_keep_their_cwd(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -342,7 +313,19 @@ async def v2_terminals_keep_their_cwd(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("version.v2-open-enums", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-open-enums",
+    Tier.MUST,
+    "On a v2 connection tool call kinds and statuses and plan entry priorities and statuses are "
+    "values ACP defines or start with _.",
+    acp(
+        "v2/extensibility",
+        "Enum and Tagged-Union Variants",
+        "Extensions MUST NOT define custom non-underscore values",
+    ),
+    llm=True,
+    scenario=V2_SCENARIO,
+)
 async def v2_open_enum_values_are_known(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -395,7 +378,23 @@ def _permission_problems(params: Any) -> list[str]:
     return problems
 
 
-@check("version.v2-permission-requests", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-permission-requests",
+    Tier.MUST,
+    "On a v2 connection a session/request_permission request is valid v2 with a non-empty "
+    "title and options that each have an optionId, a name and a kind; once the client selects "
+    "an option the turn still ends idle.",
+    schema_requires("RequestPermissionRequest (title; options, at least one; PermissionOption)", 2)
+    + "; "
+    + acp(
+        "v2/prompt-lifecycle",
+        "Prompt lifecycle",
+        "When foreground work starts or resumes, the Agent MUST send a state_update "
+        'notification with state: "running" ... it MUST report idle',
+    ),
+    llm=True,
+    scenario=V2_SCENARIO,
+)
 async def v2_permission_requests_are_well_formed(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):

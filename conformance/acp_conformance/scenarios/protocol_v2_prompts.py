@@ -9,32 +9,16 @@ from typing import Any
 from ..citations import v2_schema
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..outcomes import Outcome, failed, out_of_scope, passed
-from ..requirements import Tier, check, define_requirement
+from ..requirements import Tier, requirement
 from ._expect import brief
 from .check_context import CheckContext
-from .prompting import PNG_1PX, WAV_EMPTY
+from .prompt_turns import PNG_1PX, WAV_EMPTY
 from .protocol_v2 import V2_SCENARIO, _v2_session, _v2_turn_run, _wait_idle
 
 # The v2 draft describes each capability as "present when ... accepted" with no MUST.
 _REFERENCE = v2_schema(
     "PromptCapabilities", "image, audio and embeddedContext are stated without a MUST"
 )
-
-#: requirement id -> (the capability key under session.prompt, what the block is)
-_KINDS: dict[str, tuple[str, str]] = {
-    "version.v2-prompt-image-accepted": ("image", "an image block"),
-    "version.v2-prompt-audio-accepted": ("audio", "an audio block"),
-    "version.v2-prompt-embedded-context-accepted": ("embeddedContext", "an embedded resource"),
-}
-for _id, (_key, _what) in _KINDS.items():
-    define_requirement(
-        _id,
-        Tier.SHOULD,
-        f"On a v2 connection that advertises capabilities.session.prompt.{_key}, a prompt with "
-        f"{_what} is accepted (a messageId) and its turn ends idle without an error.",
-        _REFERENCE,
-        llm=True,
-    )
 
 
 def _block(ctx: CheckContext, key: str) -> dict[str, Any]:
@@ -86,16 +70,40 @@ async def _prompt_with(ctx: CheckContext, key: str) -> Outcome:
     return passed(f"accepted; the turn idled {update.get('stopReason')}", frames=frames)
 
 
-@check("version.v2-prompt-image-accepted", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-prompt-image-accepted",
+    Tier.SHOULD,
+    "On a v2 connection that advertises capabilities.session.prompt.image, a prompt with "
+    "an image block is accepted (a messageId) and its turn ends idle without an error.",
+    _REFERENCE,
+    scenario=V2_SCENARIO,
+    llm=True,
+)
 async def v2_image_prompt_is_accepted(ctx: CheckContext) -> Outcome:
     return await _prompt_with(ctx, "image")
 
 
-@check("version.v2-prompt-audio-accepted", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-prompt-audio-accepted",
+    Tier.SHOULD,
+    "On a v2 connection that advertises capabilities.session.prompt.audio, a prompt with "
+    "an audio block is accepted (a messageId) and its turn ends idle without an error.",
+    _REFERENCE,
+    scenario=V2_SCENARIO,
+    llm=True,
+)
 async def v2_audio_prompt_is_accepted(ctx: CheckContext) -> Outcome:
     return await _prompt_with(ctx, "audio")
 
 
-@check("version.v2-prompt-embedded-context-accepted", scenario=V2_SCENARIO)
+@requirement(
+    "version.v2-prompt-embedded-context-accepted",
+    Tier.SHOULD,
+    "On a v2 connection that advertises capabilities.session.prompt.embeddedContext, a prompt with "
+    "an embedded resource is accepted (a messageId) and its turn ends idle without an error.",
+    _REFERENCE,
+    scenario=V2_SCENARIO,
+    llm=True,
+)
 async def v2_embedded_resource_prompt_is_accepted(ctx: CheckContext) -> Outcome:
     return await _prompt_with(ctx, "embeddedContext")

@@ -10,9 +10,9 @@ from acp_conformance.config import RunConfig
 from acp_conformance.harness.client_side import ClientSide
 from acp_conformance.harness.process import ExitRecord, Rung
 from acp_conformance.harness.recorder import Recorder
+from acp_conformance.judges.wire import one_response_per_request
 from acp_conformance.outcomes import Verdict
 from acp_conformance.scenarios.check_context import AgentRun, RunRecord
-from acp_conformance.scenarios.wire import one_response_per_request
 
 
 def _record(tmp_path: Path, *, abandoned: bool) -> RunRecord:

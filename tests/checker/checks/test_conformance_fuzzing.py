@@ -8,8 +8,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from acp_conformance.checks.robustness import build_cases, defuse_mcp_servers
 from acp_conformance.fuzzing import draw, drawn_params, mutations, prepare, resolved_schema
-from acp_conformance.scenarios.fuzz import build_cases, defuse_mcp_servers
 from acp_conformance.validation import load_backend, method_index
 
 

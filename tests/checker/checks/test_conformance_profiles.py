@@ -3,7 +3,7 @@ project's house rules; every requirement cites a public source."""
 
 from __future__ import annotations
 
-import acp_conformance.scenarios  # noqa: F401  (registers the checks)
+import acp_conformance.checks  # noqa: F401  (registers the checks)
 import pytest
 from acp_conformance.requirements import REQUIREMENTS, Tier, select
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-import acp_conformance.scenarios  # noqa: F401  (registers the checks)
+import acp_conformance.checks  # noqa: F401  (registers the checks)
 from acp_conformance.config import RunConfig
 from acp_conformance.outcomes import passed
 from acp_conformance.progress import LineProgress, TerminalProgress
@@ -29,7 +29,7 @@ def test_terminal_progress_redraws_one_line_with_scenario_requirement_and_time()
 def test_line_progress_prints_the_header_first_then_one_line_per_area() -> None:
     out = io.StringIO()
     progress = LineProgress(RunConfig(argv=["agent", "acp"]), out)
-    progress.started(select(["init", "auth"]), ["initialize"])
+    progress.started(select(["init.*", "auth.*"]), ["initialize"])
     progress.scenario_done("initialize", [("init.responds", passed())])
     progress.finished()
     lines = out.getvalue().splitlines()

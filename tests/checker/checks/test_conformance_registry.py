@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-import acp_conformance.scenarios  # noqa: F401  (registers the checks)
+import acp_conformance.checks  # noqa: F401  (registers the checks)
 from acp_conformance.requirements import CHECKS, REQUIREMENTS, Tier, select
 from acp_conformance.scenarios.check_context import SCENARIOS
 

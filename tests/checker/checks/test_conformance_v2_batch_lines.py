@@ -9,9 +9,9 @@ from typing import Any
 from acp_conformance.config import RunConfig
 from acp_conformance.harness.client_side import ClientSide
 from acp_conformance.harness.recorder import Recorder
+from acp_conformance.judges.wire import stdout_only_json
 from acp_conformance.outcomes import Verdict
 from acp_conformance.scenarios.check_context import AgentRun, RunRecord
-from acp_conformance.scenarios.wire import stdout_only_json
 from acp_conformance.validation import load_backend
 
 

@@ -14,30 +14,14 @@ from ..citations import REMOTE_TRANSPORT, house
 from ..harness.http_probe import initialize_request
 from ..harness.remote import CONNECTION_HEADER, RemoteTarget
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import Tier, check, define_requirement
-from .check_context import CheckContext, scenario
-from .http_transport import endpoint
-
-WS = scenario("ws-transport", "WebSocket upgrade, its connection id and text frames")
+from ..requirements import Tier, requirement
+from ..scenarios.catalog import WS
+from ..scenarios.check_context import CheckContext
+from ..scenarios.remote_endpoint import endpoint
 
 _RFD = house(
     "the remote transport answers as the official TypeScript SDK's AcpServer does",
     REMOTE_TRANSPORT,
-)
-define_requirement(
-    "ws.upgrade",
-    Tier.MUST,
-    "GET with Upgrade: websocket is answered 101 with an Acp-Connection-Id header; initialize "
-    "sent as a text frame is answered with a text frame.",
-    _RFD,
-    house=True,
-)
-define_requirement(
-    "ws.token-required",
-    Tier.MUST,
-    "With a token configured (--token), an upgrade without it is refused with 401.",
-    _RFD,
-    house=True,
 )
 
 
@@ -49,7 +33,15 @@ async def _connect(target: RemoteTarget, headers: dict[str, str], bound: float) 
     )
 
 
-@check("ws.upgrade", scenario=WS)
+@requirement(
+    "ws.upgrade",
+    Tier.MUST,
+    "GET with Upgrade: websocket is answered 101 with an Acp-Connection-Id header; initialize "
+    "sent as a text frame is answered with a text frame.",
+    _RFD,
+    scenario=WS,
+    house=True,
+)
 async def upgrade_names_connection(ctx: CheckContext) -> Outcome:
     from websockets.exceptions import InvalidStatus
 
@@ -80,7 +72,14 @@ async def upgrade_names_connection(ctx: CheckContext) -> Outcome:
             await socket.close()
 
 
-@check("ws.token-required", scenario=WS)
+@requirement(
+    "ws.token-required",
+    Tier.MUST,
+    "With a token configured (--token), an upgrade without it is refused with 401.",
+    _RFD,
+    scenario=WS,
+    house=True,
+)
 async def upgrade_needs_token(ctx: CheckContext) -> Outcome:
     from websockets.exceptions import InvalidStatus
 

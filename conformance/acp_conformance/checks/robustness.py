@@ -1,11 +1,11 @@
-"""Property-based fuzzing of every advertised agent method with schema-drawn params.
+"""robustness.*: hostile input — huge lines, bytes that are not UTF-8, and property-based
+fuzzing of every advertised agent method with schema-drawn params.
 
 Params are drawn by hypothesis-jsonschema from the method's params schema (see
 ``acp_conformance.fuzzing``); each draw is validated against the real schema before it
 counts as valid. Mutations of the first draws (not an object, a required field missing or
 of the wrong type, an extra junk field) are validated too: the schema-invalid ones must be
-rejected, the ones that stay valid are judged like draws.
-"""
+rejected, the ones that stay valid are judged like draws."""
 
 from __future__ import annotations
 
@@ -15,27 +15,34 @@ from typing import Any
 
 import anyio
 
+from ..citations import ERROR_CODES, STDIO, acp, house, jsonrpc
 from ..fuzzing import drawn_params, mutations, resolved_schema
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
-from ..requirements import check
+from ..requirements import Tier, requirement
+from ..scenarios._expect import brief
+from ..scenarios.catalog import FUZZ, ROBUSTNESS
+from ..scenarios.check_context import AgentRun, CheckContext, advertised, surface_value
 from ..validation import load_backend, method_index
-from .check_context import AgentRun, CheckContext, advertised, scenario, surface_value
-
-#: Cheap once its draws are cached, but the first run on a machine generates them (about 10 s
-#: of the checker's own CPU): started first, that overlaps with the other slot's agents.
-FUZZ = scenario("fuzz", "schema-generated and mutated params for every advertised method", weight=2)
 
 #: Prompts start model turns (slow, and not what this probes); aliases are project-specific.
 _SKIPPED = {"session/prompt"}
+
+
 #: Methods without a capability flag that exist only when the session offers what they set:
 #: an agent without modes (config options) does not serve set_mode (set_config_option).
 OFFERED_WITH = {
     "session/set_mode": "session.modes",
     "session/set_config_option": "session.configOptions",
 }
+
+
 #: Mutations made of the first this-many draws per method.
 _MUTATED_DRAWS = 2
+
+
+#: Drawing and sending every case takes longer than one exchange: 40 x --timeout.
+FUZZ_BUDGET = 40
 
 
 @dataclass
@@ -175,7 +182,18 @@ async def _send(
         raise _Dead(soft_failed(what, NO_DEADLINE, sent=sent)) from exc
 
 
-@check("robustness.fuzz-valid-params", scenario=FUZZ)
+@requirement(
+    "robustness.fuzz-valid-params",
+    Tier.MUST,
+    "Schema-drawn params for advertised methods get a valid result or error; the agent never dies.",
+    jsonrpc(
+        "§5 Response object",
+        "response_object",
+        "When a rpc call is made, the Server MUST reply with a Response",
+    ),
+    scenario=FUZZ,
+    budget=FUZZ_BUDGET,
+)
 async def drawn_params_get_valid_answers(ctx: CheckContext) -> Outcome:
     cases = await _cases(ctx)
     if not cases or ctx.config.fuzz_examples == 0:
@@ -208,7 +226,15 @@ async def drawn_params_get_valid_answers(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("robustness.fuzz-invalid-params", scenario=FUZZ)
+@requirement(
+    "robustness.fuzz-invalid-params",
+    Tier.SHOULD,
+    "Mutated (schema-invalid) params are answered with an error, not a result.",
+    house("schema-invalid params get an error", ERROR_CODES),
+    scenario=FUZZ,
+    house=True,
+    budget=FUZZ_BUDGET,
+)
 async def mutated_params_get_errors(ctx: CheckContext) -> Outcome:
     cases = await _cases(ctx)
     if not cases or ctx.config.fuzz_examples == 0:
@@ -235,5 +261,51 @@ async def mutated_params_get_errors(ctx: CheckContext) -> Outcome:
     return passed(f"{sent} schema-invalid requests all rejected")
 
 
-drawn_params_get_valid_answers.budget_factor = 40  # type: ignore[attr-defined]
-mutated_params_get_errors.budget_factor = 40  # type: ignore[attr-defined]
+OVERSIZED_BYTES = 2 * 1024 * 1024
+
+
+async def _still_usable(ctx: CheckContext, run: AgentRun, what: str) -> Outcome:
+    try:
+        response = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
+    except AgentExited:
+        return failed(f"the agent exited after {what}")
+    except AgentTimeout:
+        return failed(f"the agent stopped answering after {what}")
+    if response.is_error:
+        return failed(
+            f"session/new failed after {what}: {brief(response.frame)}", frames=[response.frame.seq]
+        )
+    return passed(f"still usable after {what}", frames=[response.frame.seq])
+
+
+@requirement(
+    "robustness.oversized-line",
+    Tier.SHOULD,
+    "A 2 MiB line of garbage is rejected or ignored and the agent stays usable.",
+    house("oversized lines", STDIO),
+    scenario=ROBUSTNESS,
+    house=True,
+)
+async def oversized_line_is_survived(ctx: CheckContext) -> Outcome:
+    run = await ctx.spawn()
+    garbage = (
+        b'{"jsonrpc":"2.0","id":"big","method":"_x","params":{"pad":"'
+        + b"x" * OVERSIZED_BYTES
+        + b'"'
+    )
+    await run.live.send_line(garbage, deliberate=True)
+    return await _still_usable(ctx, run, f"a {len(garbage)}-byte invalid line")
+
+
+@requirement(
+    "robustness.invalid-utf8",
+    Tier.SHOULD,
+    "A line that is not UTF-8 is rejected or ignored and the agent stays usable.",
+    house("non-UTF-8 lines", acp("transports", "Transports")),
+    scenario=ROBUSTNESS,
+    house=True,
+)
+async def invalid_utf8_is_survived(ctx: CheckContext) -> Outcome:
+    run = await ctx.spawn()
+    await run.live.send_line(b'{"jsonrpc":"2.0","id":77,"method":"\xff\xfe"}', deliberate=True)
+    return await _still_usable(ctx, run, "a line with invalid UTF-8")

@@ -16,131 +16,25 @@ import anyio
 
 from ..citations import REMOTE_TRANSPORT, house
 from ..harness.http_probe import Exchange, HttpProbe, SseReader, StreamEvent, answers, rpc
-from ..harness.remote import RemoteConnection, RemoteTarget
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import Tier, check, define_requirement
-from .check_context import CheckContext, scenario
-
-HTTP = scenario("http-transport", "Streamable HTTP status codes, headers, streams and resume")
+from ..requirements import Tier, requirement
+from ..scenarios.catalog import HTTP
+from ..scenarios.check_context import CheckContext, SetupError
+from ..scenarios.remote_endpoint import endpoint
 
 _RFD = REMOTE_TRANSPORT
-#: The requirements whose rule the RFD states with a MUST (its words, shortened).
-_RFD_MUST = {
-    "http.content-type": "POST Content-Type MUST be application/json (415 otherwise)",
-    "http.accept-event-stream": "GET Accept MUST include text/event-stream (406 otherwise)",
-    "http.session-header": "POST requests for session-scoped operations MUST include both "
-    "Acp-Connection-Id and Acp-Session-Id headers",
-}
+
+
+#: The SDK's behaviour where the RFD states no MUST: a house rule that blocks under iac-code.
 _SDK_RULE = "the remote transport answers as the official TypeScript SDK's AcpServer does"
-M, S = Tier.MUST, Tier.SHOULD
-for _id, _tier, _statement in (
-    (
-        "http.opening-post",
-        M,
-        "POST initialize without Acp-Connection-Id is answered 200 with the JSON-RPC response "
-        "and a new, distinct Acp-Connection-Id header.",
-    ),
-    (
-        "http.post-accepted",
-        M,
-        "A POST on a known connection is accepted with 202 and answered "
-        "on the connection's event stream.",
-    ),
-    (
-        "http.missing-connection-id",
-        M,
-        "A POST other than initialize without Acp-Connection-Id is refused with 400.",
-    ),
-    (
-        "http.unknown-connection-id",
-        M,
-        "A POST naming an unknown Acp-Connection-Id is refused with 404.",
-    ),
-    (
-        "http.content-type",
-        M,
-        "A POST whose Content-Type is not application/json is refused with 415.",
-    ),
-    (
-        "http.accept-event-stream",
-        M,
-        "A GET that does not accept text/event-stream is refused with 406.",
-    ),
-    ("http.batch-rejected", M, "A JSON array body is refused with 400 and one -32600 error."),
-    (
-        "http.invalid-json",
-        M,
-        "A body that is not JSON is refused with 400 (a JSON-RPC body, "
-        "if any, carries -32700) and the connection stays usable.",
-    ),
-    (
-        "http.invalid-message",
-        M,
-        "JSON that is not a JSON-RPC message is refused with 400 or "
-        "answered with -32600, and the connection stays usable.",
-    ),
-    (
-        "http.session-header",
-        M,
-        "A session-scoped request without Acp-Session-Id, or with one "
-        "that differs from params.sessionId, is refused with 400.",
-    ),
-    (
-        "http.stream-routing",
-        M,
-        "Connection-level answers arrive on the connection stream; a "
-        "session's updates and prompt answers on that session's stream only.",
-    ),
-    (
-        "http.single-reader",
-        M,
-        "A second GET of a stream that already has a reader is refused with 409.",
-    ),
-    (
-        "http.delete-ends-connection",
-        M,
-        "DELETE ends the connection (202); its stream ends and later POSTs naming it get 404.",
-    ),
-    (
-        "http.token-required",
-        M,
-        "With a token configured (--token), requests without it or with "
-        "a wrong one are refused with 401.",
-    ),
-    ("http.sse-event-ids", S, "Every SSE event carries an id, so a client can resume."),
-    (
-        "http.sse-resume",
-        S,
-        "A client reconnecting with Last-Event-ID receives every event it "
-        "missed, and none it had already received.",
-    ),
-    ("http.origin-checked", S, "A request with a foreign Origin header is refused with 403."),
-    (
-        "http.protocol-version-checked",
-        S,
-        "A request naming an unsupported Acp-Protocol-Version is refused with 400.",
-    ),
-):
-    if _id in _RFD_MUST:
-        define_requirement(_id, _tier, _statement, f'{_RFD}: "{_RFD_MUST[_id]}"')
-    elif _tier is M:
-        # The RFD states no MUST here: the status code is the official SDK's behaviour.
-        define_requirement(_id, _tier, _statement, house(_SDK_RULE, _RFD), house=True)
-    else:
-        define_requirement(_id, _tier, _statement, _RFD)
-del M, S
 
 
-async def endpoint(ctx: CheckContext) -> RemoteTarget:
-    """The endpoint to probe: the given one, or (when the checker serves the agent itself) a
-    server started for this check alone."""
-    target = ctx.config.remote
-    assert target is not None  # the scope gate makes http.*/ws.* not applicable otherwise
-    if ctx.config.argv:
-        run = await ctx.spawn(initialize=False)
-        assert isinstance(run.conn, RemoteConnection)
-        return run.conn.target
-    return target
+_SDK_HOUSE_RULE = house(_SDK_RULE, _RFD)
+
+
+def _rfd_must(words: str) -> str:
+    """The RFD's citation with the words (shortened) in which it states the rule as a MUST."""
+    return f'{_RFD}: "{words}"'
 
 
 async def _with_probe(
@@ -161,8 +55,6 @@ async def _with_probe(
 
 async def _connected(probe: HttpProbe) -> tuple[str, SseReader]:
     """An initialized connection with its stream open (a harness step: errors are setup errors)."""
-    from .check_context import SetupError
-
     exchange, connection = await probe.initialize()
     if exchange.status != 200 or not connection:
         raise SetupError(f"initialize over HTTP failed: {exchange.describe()}")
@@ -173,8 +65,6 @@ async def _connected(probe: HttpProbe) -> tuple[str, SseReader]:
 
 
 async def _new_session(probe: HttpProbe, connection: str, stream: SseReader, cwd: str) -> str:
-    from .check_context import SetupError
-
     exchange = await probe.post(rpc(1, "session/new", {"cwd": cwd, "mcpServers": []}), connection)
     event = await stream.wait_for(answers(1), probe.timeout)
     msg = event.message if event else None
@@ -190,7 +80,15 @@ def _status_is(exchange: Exchange, status: int, what: str) -> Outcome | None:
     return None
 
 
-@check("http.opening-post", scenario=HTTP)
+@requirement(
+    "http.opening-post",
+    Tier.MUST,
+    "POST initialize without Acp-Connection-Id is answered 200 with the JSON-RPC response "
+    "and a new, distinct Acp-Connection-Id header.",
+    _SDK_HOUSE_RULE,
+    scenario=HTTP,
+    house=True,
+)
 async def initialize_opens_connection(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         first, connection = await probe.initialize()
@@ -209,7 +107,15 @@ async def initialize_opens_connection(ctx: CheckContext) -> Outcome:
     return await _with_probe(ctx, body)
 
 
-@check("http.post-accepted", scenario=HTTP)
+@requirement(
+    "http.post-accepted",
+    Tier.MUST,
+    "A POST on a known connection is accepted with 202 and answered "
+    "on the connection's event stream.",
+    _SDK_HOUSE_RULE,
+    scenario=HTTP,
+    house=True,
+)
 async def post_accepted_and_answered_on_stream(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         connection, stream = await _connected(probe)
@@ -225,7 +131,14 @@ async def post_accepted_and_answered_on_stream(ctx: CheckContext) -> Outcome:
     return await _with_probe(ctx, body)
 
 
-@check("http.missing-connection-id", scenario=HTTP)
+@requirement(
+    "http.missing-connection-id",
+    Tier.MUST,
+    "A POST other than initialize without Acp-Connection-Id is refused with 400.",
+    _SDK_HOUSE_RULE,
+    scenario=HTTP,
+    house=True,
+)
 async def missing_connection_id(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         exchange = await probe.post(rpc(1, "session/new", {"cwd": str(ctx.work), "mcpServers": []}))
@@ -236,7 +149,14 @@ async def missing_connection_id(ctx: CheckContext) -> Outcome:
     return await _with_probe(ctx, body)
 
 
-@check("http.unknown-connection-id", scenario=HTTP)
+@requirement(
+    "http.unknown-connection-id",
+    Tier.MUST,
+    "A POST naming an unknown Acp-Connection-Id is refused with 404.",
+    _SDK_HOUSE_RULE,
+    scenario=HTTP,
+    house=True,
+)
 async def unknown_connection_id(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         exchange = await probe.post(
@@ -250,7 +170,13 @@ async def unknown_connection_id(ctx: CheckContext) -> Outcome:
     return await _with_probe(ctx, body)
 
 
-@check("http.content-type", scenario=HTTP)
+@requirement(
+    "http.content-type",
+    Tier.MUST,
+    "A POST whose Content-Type is not application/json is refused with 415.",
+    _rfd_must("POST Content-Type MUST be application/json (415 otherwise)"),
+    scenario=HTTP,
+)
 async def wrong_content_type(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         connection, _ = await _connected(probe)
@@ -264,7 +190,13 @@ async def wrong_content_type(ctx: CheckContext) -> Outcome:
     return await _with_probe(ctx, body)
 
 
-@check("http.accept-event-stream", scenario=HTTP)
+@requirement(
+    "http.accept-event-stream",
+    Tier.MUST,
+    "A GET that does not accept text/event-stream is refused with 406.",
+    _rfd_must("GET Accept MUST include text/event-stream (406 otherwise)"),
+    scenario=HTTP,
+)
 async def get_without_event_stream_accept(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         connection, _ = await _connected(probe)
@@ -282,7 +214,14 @@ def _error_code(value: Any) -> Any:
     return error.get("code") if isinstance(error, dict) else None
 
 
-@check("http.batch-rejected", scenario=HTTP)
+@requirement(
+    "http.batch-rejected",
+    Tier.MUST,
+    "A JSON array body is refused with 400 and one -32600 error.",
+    _SDK_HOUSE_RULE,
+    scenario=HTTP,
+    house=True,
+)
 async def batch_rejected(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         connection, _ = await _connected(probe)
@@ -303,7 +242,15 @@ async def _still_usable(probe: HttpProbe, connection: str, stream: SseReader, cw
     return await stream.wait_for(answers(99), probe.timeout, since) is not None
 
 
-@check("http.invalid-json", scenario=HTTP)
+@requirement(
+    "http.invalid-json",
+    Tier.MUST,
+    "A body that is not JSON is refused with 400 (a JSON-RPC body, "
+    "if any, carries -32700) and the connection stays usable.",
+    _SDK_HOUSE_RULE,
+    scenario=HTTP,
+    house=True,
+)
 async def invalid_json_refused(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         connection, stream = await _connected(probe)
@@ -328,7 +275,15 @@ def _answer_or_null(request_id: Any) -> Callable[[StreamEvent], bool]:
     return match
 
 
-@check("http.invalid-message", scenario=HTTP)
+@requirement(
+    "http.invalid-message",
+    Tier.MUST,
+    "JSON that is not a JSON-RPC message is refused with 400 or "
+    "answered with -32600, and the connection stays usable.",
+    _SDK_HOUSE_RULE,
+    scenario=HTTP,
+    house=True,
+)
 async def non_message_json_refused(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         connection, stream = await _connected(probe)
@@ -361,7 +316,17 @@ async def non_message_json_refused(ctx: CheckContext) -> Outcome:
     return await _with_probe(ctx, body)
 
 
-@check("http.session-header", scenario=HTTP)
+@requirement(
+    "http.session-header",
+    Tier.MUST,
+    "A session-scoped request without Acp-Session-Id, or with one "
+    "that differs from params.sessionId, is refused with 400.",
+    _rfd_must(
+        "POST requests for session-scoped operations MUST include both "
+        "Acp-Connection-Id and Acp-Session-Id headers"
+    ),
+    scenario=HTTP,
+)
 async def session_header_required(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         connection, stream = await _connected(probe)
@@ -378,7 +343,15 @@ async def session_header_required(ctx: CheckContext) -> Outcome:
     return await _with_probe(ctx, body)
 
 
-@check("http.stream-routing", scenario=HTTP)
+@requirement(
+    "http.stream-routing",
+    Tier.MUST,
+    "Connection-level answers arrive on the connection stream; a "
+    "session's updates and prompt answers on that session's stream only.",
+    _SDK_HOUSE_RULE,
+    scenario=HTTP,
+    house=True,
+)
 async def streams_carry_their_own_messages(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         connection, conn_stream = await _connected(probe)
@@ -410,7 +383,14 @@ async def streams_carry_their_own_messages(ctx: CheckContext) -> Outcome:
     return await _with_probe(ctx, body)
 
 
-@check("http.single-reader", scenario=HTTP)
+@requirement(
+    "http.single-reader",
+    Tier.MUST,
+    "A second GET of a stream that already has a reader is refused with 409.",
+    _SDK_HOUSE_RULE,
+    scenario=HTTP,
+    house=True,
+)
 async def second_reader_conflicts(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         connection, _ = await _connected(probe)
@@ -423,7 +403,14 @@ async def second_reader_conflicts(ctx: CheckContext) -> Outcome:
     return await _with_probe(ctx, body)
 
 
-@check("http.delete-ends-connection", scenario=HTTP)
+@requirement(
+    "http.delete-ends-connection",
+    Tier.MUST,
+    "DELETE ends the connection (202); its stream ends and later POSTs naming it get 404.",
+    _SDK_HOUSE_RULE,
+    scenario=HTTP,
+    house=True,
+)
 async def delete_ends_connection(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         connection, stream = await _connected(probe)
@@ -444,7 +431,15 @@ async def delete_ends_connection(ctx: CheckContext) -> Outcome:
     return await _with_probe(ctx, body)
 
 
-@check("http.token-required", scenario=HTTP)
+@requirement(
+    "http.token-required",
+    Tier.MUST,
+    "With a token configured (--token), requests without it or with "
+    "a wrong one are refused with 401.",
+    _SDK_HOUSE_RULE,
+    scenario=HTTP,
+    house=True,
+)
 async def token_required(ctx: CheckContext) -> Outcome:
     if not ctx.config.remote or not ctx.config.remote.token:
         return not_applicable("no --token given: the endpoint is not expected to need one")
@@ -461,7 +456,13 @@ async def token_required(ctx: CheckContext) -> Outcome:
     return await _with_probe(ctx, body)
 
 
-@check("http.origin-checked", scenario=HTTP)
+@requirement(
+    "http.origin-checked",
+    Tier.SHOULD,
+    "A request with a foreign Origin header is refused with 403.",
+    _RFD,
+    scenario=HTTP,
+)
 async def foreign_origin_refused(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         exchange, _ = await probe.initialize(Origin="http://attacker.invalid")
@@ -472,7 +473,13 @@ async def foreign_origin_refused(ctx: CheckContext) -> Outcome:
     return await _with_probe(ctx, body)
 
 
-@check("http.protocol-version-checked", scenario=HTTP)
+@requirement(
+    "http.protocol-version-checked",
+    Tier.SHOULD,
+    "A request naming an unsupported Acp-Protocol-Version is refused with 400.",
+    _RFD,
+    scenario=HTTP,
+)
 async def unsupported_protocol_version_refused(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         exchange, _ = await probe.initialize(Acp_Protocol_Version="65535")
@@ -491,7 +498,13 @@ async def _prompt_events(
     return await reader.wait_for(answers(rid), probe.timeout * 3) is not None
 
 
-@check("http.sse-event-ids", scenario=HTTP)
+@requirement(
+    "http.sse-event-ids",
+    Tier.SHOULD,
+    "Every SSE event carries an id, so a client can resume.",
+    _RFD,
+    scenario=HTTP,
+)
 async def events_carry_ids(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         connection, conn_stream = await _connected(probe)
@@ -509,7 +522,14 @@ async def events_carry_ids(ctx: CheckContext) -> Outcome:
     return await _with_probe(ctx, body)
 
 
-@check("http.sse-resume", scenario=HTTP)
+@requirement(
+    "http.sse-resume",
+    Tier.SHOULD,
+    "A client reconnecting with Last-Event-ID receives every event it "
+    "missed, and none it had already received.",
+    _RFD,
+    scenario=HTTP,
+)
 async def resume_loses_nothing(ctx: CheckContext) -> Outcome:
     async def body(probe: HttpProbe) -> Outcome:
         connection, conn_stream = await _connected(probe)

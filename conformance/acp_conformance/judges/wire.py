@@ -12,26 +12,80 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..citations import ERROR_CODES, STDIO, acp, house, jsonrpc, schema_requires
 from ..fuzzing import resolved_schema
 from ..harness.agent_client import id_key
 from ..harness.process import Rung
 from ..harness.recorder import Frame
-from ..outcomes import Outcome, failed, harness_error, not_applicable, passed, soften
-from ..requirements import run_check
+from ..outcomes import (
+    Outcome,
+    failed,
+    harness_error,
+    not_applicable,
+    passed,
+    soften,
+)
+from ..requirements import RUN_WIDE, Tier, check, requirement
+from ..scenarios._expect import TURN_UPDATE_KINDS
+from ..scenarios.check_context import AgentRun, RunRecord, advertised, surface_value
 from ..validation import method_index, validate_frames
 from ..versions import negotiated_version, schema_version, schemas_for
-from .check_context import AgentRun, RunRecord, advertised, surface_value
 
-TURN_UPDATE_KINDS = frozenset(
-    {
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "user_message_chunk",
-        "tool_call",
-        "tool_call_update",
-        "plan",
-    }
+#: Updates that belong to a running turn (replays and announcements may name any session).
+TURN_KINDS = frozenset(
+    {"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"}
 )
+
+
+def _session_of(params: object) -> object:
+    return params.get("sessionId") if isinstance(params, dict) else None
+
+
+def _cross_talk(run: AgentRun) -> Iterator[Offence]:
+    in_flight: dict[str, tuple[str, object]] = {}  # request id -> (method, session named)
+    for frame in run.frames:
+        msg = frame.message
+        if not isinstance(msg, dict):
+            continue
+        method = msg.get("method")
+        if frame.direction == "c2a" and isinstance(method, str) and "id" in msg:
+            in_flight[id_key(msg["id"])] = (method, _session_of(msg.get("params")))
+        elif frame.direction == "a2c" and method is None and "id" in msg:
+            in_flight.pop(id_key(msg["id"]), None)
+        elif frame.direction == "a2c" and method == "session/update":
+            params = msg.get("params")
+            update = params.get("update") if isinstance(params, dict) else None
+            kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+            if kind not in TURN_KINDS:
+                continue
+            waiting = list(in_flight.values())
+            # Judged only when the prompt is the one thing in flight: then the turn is its.
+            if len(waiting) != 1 or waiting[0][0] != "session/prompt":
+                continue
+            prompted, named = waiting[0][1], _session_of(params)
+            if named != prompted:
+                yield (
+                    frame,
+                    (
+                        f"a {kind} update names session {named!r} while only session "
+                        f"{prompted!r}'s prompt was running"
+                    ),
+                )
+
+
+@requirement(
+    "prompt.updates-name-prompted-session",
+    Tier.MUST,
+    "While one session's prompt is the only request in flight, the turn's updates (messages, "
+    "thoughts, tool calls, plans) name that session, never another session of the connection.",
+    schema_requires("SessionNotification.sessionId, the session the update pertains to")
+    + "; "
+    + acp("prompt-turn", "Agent reports output"),
+    scenario=RUN_WIDE,
+)
+def updates_name_the_prompted_session(record: RunRecord) -> list[Outcome]:
+    return _per_run(record, _cross_talk, "turn updates naming another session")
+
 
 Offence = tuple[Frame, str]
 
@@ -71,9 +125,6 @@ def _agent_frames(run: AgentRun) -> Iterator[Frame]:
     return (f for f in run.frames if f.direction == "a2c")
 
 
-# -- transport ------------------------------------------------------------------------------
-
-
 def _is_batch(message: Any) -> bool:
     return (
         isinstance(message, list)
@@ -82,7 +133,17 @@ def _is_batch(message: Any) -> bool:
     )
 
 
-@run_check("transport.stdout-only-json")
+@requirement(
+    "transport.stdout-only-json",
+    Tier.MUST,
+    "Every line the agent writes to stdout is a JSON-RPC message; logs go to stderr.",
+    acp(
+        "transports",
+        "stdio",
+        "MUST NOT write anything to its stdout that is not a valid ACP message",
+    ),
+    scenario=RUN_WIDE,
+)
 def stdout_only_json(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         # The v2 draft allows a batch: a non-empty array of message objects on one line.
@@ -98,7 +159,13 @@ def stdout_only_json(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "non-protocol lines on stdout")
 
 
-@run_check("transport.newline-terminated")
+@requirement(
+    "transport.newline-terminated",
+    Tier.MUST,
+    "Every message on stdout ends with a newline and contains no raw newline.",
+    acp("transports", "stdio", "delimited by newlines, and MUST NOT contain embedded newlines"),
+    scenario=RUN_WIDE,
+)
 def newline_terminated(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in _agent_frames(run):
@@ -108,7 +175,13 @@ def newline_terminated(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "unterminated lines")
 
 
-@run_check("transport.utf8")
+@requirement(
+    "transport.utf8",
+    Tier.MUST,
+    "stdout is valid UTF-8.",
+    acp("transports", "Transports", "JSON-RPC messages MUST be UTF-8 encoded"),
+    scenario=RUN_WIDE,
+)
 def utf8(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in _agent_frames(run):
@@ -116,9 +189,6 @@ def utf8(record: RunRecord) -> list[Outcome]:
                 yield frame, frame.decode_error
 
     return _per_run(record, find, "non-UTF-8 lines")
-
-
-# -- JSON-RPC envelope ----------------------------------------------------------------------
 
 
 def envelope_problem(msg: dict[str, Any]) -> str | None:
@@ -142,7 +212,17 @@ def envelope_problem(msg: dict[str, Any]) -> str | None:
     return None
 
 
-@run_check("jsonrpc.envelope-valid")
+@requirement(
+    "jsonrpc.envelope-valid",
+    Tier.MUST,
+    'Every agent message has jsonrpc "2.0" and is a well-formed request, notification or response.',
+    jsonrpc(
+        "§4 Request object / §5 Response object",
+        "request_object",
+        'MUST be exactly "2.0" ... id: This member is REQUIRED',
+    ),
+    scenario=RUN_WIDE,
+)
 def envelope_valid(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in _agent_frames(run):
@@ -156,7 +236,17 @@ def _is_response(msg: Any) -> bool:
     return isinstance(msg, dict) and "method" not in msg and "id" in msg
 
 
-@run_check("jsonrpc.response-exclusive")
+@requirement(
+    "jsonrpc.response-exclusive",
+    Tier.MUST,
+    "A response has exactly one of result and error.",
+    jsonrpc(
+        "§5 Response object",
+        "response_object",
+        "both members MUST NOT be included",
+    ),
+    scenario=RUN_WIDE,
+)
 def response_exclusive(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in _agent_frames(run):
@@ -167,7 +257,15 @@ def response_exclusive(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "responses without exactly one of result/error")
 
 
-@run_check("jsonrpc.error-shape")
+@requirement(
+    "jsonrpc.error-shape",
+    Tier.MUST,
+    "Every error object has an integer code and a string message.",
+    jsonrpc("§5.1 Error object", "error_object", "code ... This MUST be an integer")
+    + "; "
+    + schema_requires("Error.code (integer) and Error.message (string)"),
+    scenario=RUN_WIDE,
+)
 def error_shape(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in _agent_frames(run):
@@ -203,7 +301,13 @@ def loose_id(frame: Frame) -> tuple[bool, Any]:
         return False, None
 
 
-@run_check("jsonrpc.one-response-per-request")
+@requirement(
+    "jsonrpc.one-response-per-request",
+    Tier.MUST,
+    "Every request gets exactly one response; the agent never answers ids it was not sent.",
+    jsonrpc("§5 Response object", "response_object", "the Server MUST reply with a Response"),
+    scenario=RUN_WIDE,
+)
 def one_response_per_request(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         required: dict[str, Frame] = {}  # well-formed requests that must be answered
@@ -252,9 +356,6 @@ def one_response_per_request(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "request/response mismatches")
 
 
-# -- schema ---------------------------------------------------------------------------------
-
-
 def _violations(record: RunRecord) -> list[tuple[AgentRun, Any]] | str:
     if record.backend is None:
         return record.backend_error or "schema validator unavailable"
@@ -271,7 +372,13 @@ def _violations(record: RunRecord) -> list[tuple[AgentRun, Any]] | str:
     return cached
 
 
-@run_check("schema.agent-messages-valid")
+@requirement(
+    "schema.agent-messages-valid",
+    Tier.MUST,
+    "Every agent message validates against its method's schema (responses: the request's method).",
+    schema_requires("the params and result shapes of every method"),
+    scenario=RUN_WIDE,
+)
 def agent_messages_valid(record: RunRecord) -> list[Outcome]:
     found = _violations(record)
     if isinstance(found, str):
@@ -324,7 +431,14 @@ def _null_for_optional_object(run: AgentRun, violation: Any) -> bool:
     return not schema.get("required")
 
 
-@run_check("schema.error-data-shapes")
+@requirement(
+    "schema.error-data-shapes",
+    Tier.SHOULD,
+    "Error data follows the per-code shapes of the error schemas (e.g. -32601 names the method).",
+    house("per-code error data shapes of schema/errors", ERROR_CODES),
+    scenario=RUN_WIDE,
+    house=True,
+)
 def error_data_shapes(record: RunRecord) -> list[Outcome]:
     found = _violations(record)
     if isinstance(found, str):
@@ -342,7 +456,17 @@ def error_data_shapes(record: RunRecord) -> list[Outcome]:
     return [outcome]
 
 
-@run_check("harness.client-messages-valid")
+@requirement(
+    "harness.client-messages-valid",
+    Tier.INFO,
+    "The checker's own non-probe messages validate against the schemas (a harness self-check).",
+    acp(
+        "transports",
+        "stdio",
+        "The client MUST NOT write anything to the agent's stdin that is not a valid ACP message",
+    ),
+    scenario=RUN_WIDE,
+)
 def client_messages_valid(record: RunRecord) -> list[Outcome]:
     found = _violations(record)
     if isinstance(found, str):
@@ -359,9 +483,6 @@ def client_messages_valid(record: RunRecord) -> list[Outcome]:
     return [passed("every non-probe client message is schema-valid")]
 
 
-# -- prompt-turn ordering -------------------------------------------------------------------
-
-
 def _update_kind(msg: dict[str, Any]) -> tuple[str | None, str | None]:
     params = msg.get("params")
     if not isinstance(params, dict):
@@ -371,7 +492,21 @@ def _update_kind(msg: dict[str, Any]) -> tuple[str | None, str | None]:
     return params.get("sessionId"), kind
 
 
-@run_check("prompt.updates-before-response")
+@requirement(
+    "prompt.updates-before-response",
+    Tier.MUST,
+    "No turn update (message/thought chunk, tool call, plan) follows the prompt's response.",
+    house(
+        "a turn's updates come before its response",
+        acp(
+            "prompt-turn",
+            "Check for completion",
+            "the turn ends and the Agent MUST respond to the original session/prompt request",
+        ),
+    ),
+    scenario=RUN_WIDE,
+    house=True,
+)
 def updates_before_response(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         if negotiated_version(run) >= 2:
@@ -529,7 +664,16 @@ def _unknown_session_offence(frame: Frame, session: Any, ledger: _SessionLedger)
     )
 
 
-@run_check("prompt.updates-name-known-session")
+@requirement(
+    "prompt.updates-name-known-session",
+    Tier.MUST,
+    "Every session/update names a session the agent handed out or one the client named in a "
+    "request the agent did not reject.",
+    schema_requires("SessionNotification.sessionId: the session the update pertains to")
+    + "; "
+    + acp("session-setup", "Session ID"),
+    scenario=RUN_WIDE,
+)
 def updates_name_known_session(record: RunRecord) -> list[Outcome]:
     client_named = 0
 
@@ -552,7 +696,18 @@ def updates_name_known_session(record: RunRecord) -> list[Outcome]:
     return outcomes
 
 
-@run_check("prompt.updates-after-session-handed-out")
+@requirement(
+    "prompt.updates-after-session-handed-out",
+    Tier.MUST,
+    "No session/update names a new session before the response that hands out its id (a "
+    "client cannot yet tell which session it belongs to).",
+    house(
+        "updates for a new session only after session/new (or fork) answered",
+        acp("session-setup", "Session ID"),
+    ),
+    scenario=RUN_WIDE,
+    house=True,
+)
 def updates_after_session_handed_out(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         ledger, suspects = _scan_sessions(run)
@@ -561,9 +716,6 @@ def updates_after_session_handed_out(record: RunRecord) -> list[Outcome]:
                 yield frame, why
 
     return _per_run(record, find, "messages naming a session before it was handed out")
-
-
-# -- client capability gating ---------------------------------------------------------------
 
 
 def _client_caps(run: AgentRun) -> dict[str, Any] | None:
@@ -576,7 +728,7 @@ def _client_caps(run: AgentRun) -> dict[str, Any] | None:
     return None
 
 
-@run_check("gating.no-unadvertised-client-methods")
+@check("gating.no-unadvertised-client-methods", scenario=RUN_WIDE)
 def no_unadvertised_client_methods(record: RunRecord) -> list[Outcome]:
     index = method_index()
 
@@ -597,9 +749,6 @@ def no_unadvertised_client_methods(record: RunRecord) -> list[Outcome]:
                 yield frame, f"called {msg['method']} although {gate} was not advertised"
 
     return _per_run(record, find, "calls to client methods that were not advertised")
-
-
-# -- shutdown -------------------------------------------------------------------------------
 
 
 def _ended_runs(record: RunRecord) -> list[AgentRun]:
@@ -630,7 +779,14 @@ def _shutdown_outcomes(
     return [outcome]
 
 
-@run_check("shutdown.exits-on-stdin-eof")
+@requirement(
+    "shutdown.exits-on-stdin-eof",
+    Tier.SHOULD,
+    "The agent exits on its own after stdin closes (within the step timeout).",
+    house("exit when stdin closes", STDIO),
+    scenario=RUN_WIDE,
+    house=True,
+)
 def exits_on_stdin_eof(record: RunRecord) -> list[Outcome]:
     return _shutdown_outcomes(
         record,
@@ -639,7 +795,14 @@ def exits_on_stdin_eof(record: RunRecord) -> list[Outcome]:
     )
 
 
-@run_check("shutdown.no-sigkill-needed")
+@requirement(
+    "shutdown.no-sigkill-needed",
+    Tier.MUST,
+    "The agent ends after stdin EOF or SIGTERM, never needing SIGKILL.",
+    house("end on stdin EOF or SIGTERM", STDIO),
+    scenario=RUN_WIDE,
+    house=True,
+)
 def no_sigkill_needed(record: RunRecord) -> list[Outcome]:
     return _shutdown_outcomes(
         record,
@@ -648,7 +811,14 @@ def no_sigkill_needed(record: RunRecord) -> list[Outcome]:
     )
 
 
-@run_check("shutdown.no-orphans")
+@requirement(
+    "shutdown.no-orphans",
+    Tier.SHOULD,
+    "No process of the agent's group outlives the agent.",
+    house("no orphaned processes", STDIO),
+    scenario=RUN_WIDE,
+    house=True,
+)
 def no_orphans(record: RunRecord) -> list[Outcome]:
     return _shutdown_outcomes(
         record,

@@ -8,113 +8,50 @@ tool requirements are not applicable rather than failed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..harness.agent_client import AgentTimeout, Response
-from ..harness.client_side import ClientSide, PermissionMode
+from ..citations import acp, house
+from ..harness.agent_client import Response
 from ..outcomes import Outcome, failed, not_applicable, passed, soft_failed
-from ..requirements import check
-from ..vocabularies import ToolSpec
-from ._expect import brief, result_dict, session_updates
-from .check_context import AgentRun, CheckContext, text_prompt
-from .prompting import CANCEL, TURNS
+from ..requirements import Tier, requirement
+from ..scenarios._expect import brief, result_dict, session_updates
+from ..scenarios.catalog import TURNS
+from ..scenarios.check_context import AgentRun, CheckContext
+from ..scenarios.scripted_turns import (
+    FINAL_TEXT,
+    USER_PROMPT,
+    TurnRecord,
+    allowed_write,
+    final_turn,
+    no_tool_call,
+    run_turn,
+    tool_turn,
+    turn_failed,
+)
 
 STREAMED_TEXT = "Hello from the scripted model, streamed in pieces."
+
+
 THINKING_TEXT = "Considering what the user asked for."
-USER_PROMPT = "Please do the scripted task."
-FINAL_TEXT = "All done."
 
 
-@dataclass
-class TurnRecord:
-    run: AgentRun
-    session_id: str
-    response: Response
-    client: ClientSide
-    #: (seq, update) for every session/update of this session during the turn.
-    updates: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    #: Index of this turn's first call in ``client.calls`` (the client serves many turns).
-    calls_from: int = 0
-
-    def of_kind(self, kind: str) -> list[tuple[int, dict[str, Any]]]:
-        return [(seq, u) for seq, u in self.updates if u.get("sessionUpdate") == kind]
-
-    def text_of(self, kind: str) -> str:
-        out = []
-        for _, update in self.of_kind(kind):
-            content = update.get("content")
-            if isinstance(content, dict) and isinstance(content.get("text"), str):
-                out.append(content["text"])
-        return "".join(out)
-
-    def tool_call_ids(self) -> list[str]:
-        ids = []
-        for _, update in self.of_kind("tool_call"):
-            if isinstance(update.get("toolCallId"), str) and update["toolCallId"] not in ids:
-                ids.append(update["toolCallId"])
-        return ids
-
-    def permission_requests(self) -> list[tuple[int, dict[str, Any]]]:
-        out = []
-        for frame in self.run.frames[self.response.request.seq : self.response.frame.seq]:
-            msg = frame.message
-            if (
-                frame.direction == "a2c"
-                and isinstance(msg, dict)
-                and msg.get("method") == "session/request_permission"
-            ):
-                out.append((frame.seq, msg.get("params") or {}))
-        return out
-
-    def client_calls(self, prefix: str) -> list[str]:
-        calls = self.client.calls[self.calls_from :]
-        return [c.method for c in calls if c.method.startswith(prefix)]
-
-
-def tool_turn(spec: ToolSpec, *args: str) -> dict[str, Any]:
-    return {"content": [{"type": "tool_use", "name": spec.name, "input": spec.build(*args)}]}
-
-
-def final_turn() -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": FINAL_TEXT}]}
-
-
-async def run_turn(
-    ctx: CheckContext,
-    script: list[Any],
-    *,
-    permission: PermissionMode = "allow",
-    prompt: str = USER_PROMPT,
-) -> TurnRecord:
-    run = await ctx.turn_agent(permission=permission, llm_script=script)
-    session_id = await ctx.new_session(run)
-    calls_from = len(run.client.calls)
-    response = await run.live.request(
-        "session/prompt", text_prompt(session_id, prompt), timeout=ctx.timeout * 3
-    )
-    record = TurnRecord(run, session_id, response, run.client, calls_from=calls_from)
-    record.updates = session_updates(run, session_id, response.request.seq, response.frame.seq)
-    return record
-
-
-def _turn_failed(record: TurnRecord) -> Outcome | None:
-    if record.response.is_error:
-        return failed(
-            f"the prompt failed: {brief(record.response.frame)}", frames=[record.response.frame.seq]
-        )
-    return None
-
-
-# -- text and thinking ----------------------------------------------------------------------
-
-
-@check("turn.streamed-text", scenario=TURNS)
+@requirement(
+    "turn.streamed-text",
+    Tier.MUST,
+    "Scripted model text arrives as agent_message_chunk updates and the turn ends with end_turn.",
+    house(
+        "scripted text streams as agent_message_chunk",
+        acp("prompt-turn", "Agent reports output"),
+    ),
+    scenario=TURNS,
+    llm=True,
+    house=True,
+)
 async def scripted_text_is_streamed(ctx: CheckContext) -> Outcome:
     record = await run_turn(
         ctx, [{"content": [{"type": "text", "text": STREAMED_TEXT, "chunks": 4}]}]
     )
-    if (bad := _turn_failed(record)) is not None:
+    if (bad := turn_failed(record)) is not None:
         return bad
     text = record.text_of("agent_message_chunk")
     chunks = [seq for seq, _ in record.of_kind("agent_message_chunk")][:5]
@@ -132,7 +69,14 @@ async def scripted_text_is_streamed(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("turn.thinking", scenario=TURNS)
+@requirement(
+    "turn.thinking",
+    Tier.SHOULD,
+    "Scripted model thinking arrives as agent_thought_chunk updates.",
+    acp("prompt-turn", "Agent reports output"),
+    scenario=TURNS,
+    llm=True,
+)
 async def scripted_thinking_is_streamed(ctx: CheckContext) -> Outcome:
     script = [
         {
@@ -143,7 +87,7 @@ async def scripted_thinking_is_streamed(ctx: CheckContext) -> Outcome:
         }
     ]
     record = await run_turn(ctx, script)
-    if (bad := _turn_failed(record)) is not None:
+    if (bad := turn_failed(record)) is not None:
         return bad
     thought = record.text_of("agent_thought_chunk")
     if THINKING_TEXT not in thought:
@@ -155,38 +99,6 @@ async def scripted_thinking_is_streamed(ctx: CheckContext) -> Outcome:
         "thinking streamed as agent_thought_chunk",
         frames=[seq for seq, _ in record.of_kind("agent_thought_chunk")][:5],
     )
-
-
-# -- tool calls and permissions -------------------------------------------------------------
-
-
-async def _allowed_write(ctx: CheckContext) -> TurnRecord | Outcome:
-    """One turn that writes allowed.txt with permission "allow" (memoised)."""
-    memo = ctx.runtime.memo
-    if "allowed-write" not in memo:
-        spec = ctx.tools.write
-        if spec is None:
-            memo["allowed-write"] = not_applicable(
-                f"tool vocabulary {ctx.tools.name!r} has no write tool"
-            )
-        else:
-            target = ctx.work / "allowed.txt"
-            memo["allowed-write"] = await run_turn(
-                ctx, [tool_turn(spec, str(target), "allowed\n"), final_turn()]
-            )
-    found = memo["allowed-write"]
-    if isinstance(found, TurnRecord):
-        ctx.current = found.run
-    return found
-
-
-def _no_tool_call(record: TurnRecord) -> Outcome | None:
-    if not record.tool_call_ids():
-        return not_applicable(
-            "the agent produced no tool_call for the scripted tool use "
-            "(does --tools fit this agent?)"
-        )
-    return None
 
 
 FINAL_STATUSES = {"completed", "failed"}
@@ -203,12 +115,20 @@ def _final_status(record: TurnRecord, tool_call_id: str) -> str | None:
     return status
 
 
-@check("turn.tool-call-lifecycle", scenario=TURNS)
+@requirement(
+    "turn.tool-call-lifecycle",
+    Tier.MUST,
+    "A tool call is announced by tool_call and ends completed/failed before the prompt response.",
+    house("a tool call is announced and ends before the response", acp("tool-calls", "Updating")),
+    scenario=TURNS,
+    llm=True,
+    house=True,
+)
 async def tool_calls_reach_a_final_status(ctx: CheckContext) -> Outcome:
-    record = await _allowed_write(ctx)
+    record = await allowed_write(ctx)
     if isinstance(record, Outcome):
         return record
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
+    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
         return bad
     unfinished = {tid: _final_status(record, tid) for tid in record.tool_call_ids()}
     unfinished = {tid: st for tid, st in unfinished.items() if st not in FINAL_STATUSES}
@@ -223,36 +143,20 @@ async def tool_calls_reach_a_final_status(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("prompt.tool-call-permission-same-id", scenario=TURNS)
-async def permission_names_the_announced_tool_call(ctx: CheckContext) -> Outcome:
-    record = await _allowed_write(ctx)
-    if isinstance(record, Outcome):
-        return record
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
-        return bad
-    requests = record.permission_requests()
-    if not requests:
-        return not_applicable("the agent asked no permission for the scripted write")
-    for seq, params in requests:
-        tool_call = params.get("toolCall") or {}
-        announced = [u.get("toolCallId") for s, u in record.of_kind("tool_call") if s < seq]
-        if tool_call.get("toolCallId") not in announced:
-            return failed(
-                f"permission request names toolCallId {tool_call.get('toolCallId')!r}, "
-                f"announced were {announced}",
-                frames=[seq],
-            )
-    return passed(
-        "permission requests name announced tool calls", frames=[seq for seq, _ in requests]
-    )
-
-
-@check("turn.permission-allow", scenario=TURNS)
+@requirement(
+    "turn.permission-allow",
+    Tier.MUST,
+    "An allowed write happens on disk.",
+    house("an allowed write happens", acp("tool-calls", "Requesting permission")),
+    scenario=TURNS,
+    llm=True,
+    house=True,
+)
 async def allowed_write_happens(ctx: CheckContext) -> Outcome:
-    record = await _allowed_write(ctx)
+    record = await allowed_write(ctx)
     if isinstance(record, Outcome):
         return record
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
+    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
         return bad
     target = ctx.work / "allowed.txt"
     if not target.exists():
@@ -262,12 +166,19 @@ async def allowed_write_happens(ctx: CheckContext) -> Outcome:
     return passed("allowed.txt written", frames=[record.response.frame.seq])
 
 
-@check("turn.fs-delegation", scenario=TURNS)
+@requirement(
+    "turn.fs-delegation",
+    Tier.INFO,
+    "With fs capabilities advertised, file tools go through fs/* requests answered by the client.",
+    acp("file-system", "File system"),
+    scenario=TURNS,
+    llm=True,
+)
 async def writes_go_through_the_client(ctx: CheckContext) -> Outcome:
-    record = await _allowed_write(ctx)
+    record = await allowed_write(ctx)
     if isinstance(record, Outcome):
         return record
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
+    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
         return bad
     calls = record.client_calls("fs/")
     if not calls:
@@ -275,7 +186,15 @@ async def writes_go_through_the_client(ctx: CheckContext) -> Outcome:
     return passed(f"file access through the client: {sorted(set(calls))}")
 
 
-@check("turn.permission-reject", scenario=TURNS)
+@requirement(
+    "turn.permission-reject",
+    Tier.MUST,
+    "A rejected write does not happen on disk and its tool call does not end completed.",
+    house("a rejected write does not happen", acp("tool-calls", "Requesting permission")),
+    scenario=TURNS,
+    llm=True,
+    house=True,
+)
 async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
     spec = ctx.tools.write
     if spec is None:
@@ -284,7 +203,7 @@ async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
     record = await run_turn(
         ctx, [tool_turn(spec, str(target), "must not exist\n"), final_turn()], permission="reject"
     )
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
+    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
         return bad
     if not record.permission_requests():
         return not_applicable("the agent asked no permission for the scripted write")
@@ -297,13 +216,20 @@ async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
     return passed("rejected write did not happen", frames=frames)
 
 
-@check("turn.terminal-delegation", scenario=TURNS)
+@requirement(
+    "turn.terminal-delegation",
+    Tier.INFO,
+    "With the terminal capability advertised, shell tools go through terminal/* requests.",
+    acp("terminals", "Terminals"),
+    scenario=TURNS,
+    llm=True,
+)
 async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
     spec = ctx.tools.shell
     if spec is None:
         return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no shell tool")
     record = await run_turn(ctx, [tool_turn(spec, "echo conformance-terminal"), final_turn()])
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
+    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
         return bad
     calls = record.client_calls("terminal/")
     if "terminal/create" not in calls:
@@ -321,14 +247,15 @@ async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
     return passed(f"terminal calls: {calls}")
 
 
-# -- remembered permissions, then fork and load replay after a restart -----------------------
-# These come last, in this order. Only text turns follow allow_always (what the agent
-# remembers cannot decide them), and the sessions are then loaded by a new process: a client
-# loads a session after a restart, and an agent may answer a load of a session it still has
-# open without replaying it.
-
-
-@check("turn.allow-always-remembered", scenario=TURNS)
+@requirement(
+    "turn.allow-always-remembered",
+    Tier.SHOULD,
+    "After allow_always, the same tool is not asked about again in the session.",
+    house("allow_always is remembered in the session", acp("tool-calls", "Permission options")),
+    scenario=TURNS,
+    llm=True,
+    house=True,
+)
 async def allow_always_is_remembered(ctx: CheckContext) -> Outcome:
     spec = ctx.tools.write
     if spec is None:
@@ -339,7 +266,7 @@ async def allow_always_is_remembered(ctx: CheckContext) -> Outcome:
         final_turn(),
     ]
     record = await run_turn(ctx, script, permission="allow_always")
-    if (bad := _turn_failed(record) or _no_tool_call(record)) is not None:
+    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
         return bad
     asked = record.permission_requests()
     if not asked:
@@ -381,7 +308,15 @@ async def _load_after_restart(
     return run, response, session_updates(run, session_id, response.request.seq, response.frame.seq)
 
 
-@check("turn.fork-keeps-history", scenario=TURNS)
+@requirement(
+    "turn.fork-keeps-history",
+    Tier.SHOULD,
+    "A forked session replays the source's history when loaded.",
+    acp("session-setup", "Forking sessions"),
+    scenario=TURNS,
+    gate="agentCapabilities.sessionCapabilities.fork",
+    llm=True,
+)
 async def fork_replays_the_source_history(ctx: CheckContext) -> Outcome:
     surface = await ctx.surface()
     if not (surface.get("agentCapabilities") or {}).get("loadSession"):
@@ -389,7 +324,7 @@ async def fork_replays_the_source_history(ctx: CheckContext) -> Outcome:
             "loadSession is not advertised, so a fork's history cannot be observed"
         )
     record = await run_turn(ctx, [{"content": [{"type": "text", "text": STREAMED_TEXT}]}])
-    if (bad := _turn_failed(record)) is not None:
+    if (bad := turn_failed(record)) is not None:
         return bad
     fork = await record.run.live.request(
         "session/fork", {"sessionId": record.session_id, "cwd": str(ctx.work), "mcpServers": []}
@@ -412,12 +347,25 @@ async def fork_replays_the_source_history(ctx: CheckContext) -> Outcome:
     return passed("the fork replays the source history", frames=[fork.frame.seq, load.frame.seq])
 
 
-@check("turn.load-replay-fidelity", scenario=TURNS)
+@requirement(
+    "turn.load-replay-fidelity",
+    Tier.CAPABILITY,
+    "session/load replays the messages and tool calls that were streamed during the turn.",
+    acp(
+        "session-setup",
+        "Loading sessions",
+        "The Agent MUST replay the entire conversation to the Client in the form of "
+        "session/update notifications",
+    ),
+    scenario=TURNS,
+    gate="agentCapabilities.loadSession",
+    llm=True,
+)
 async def load_replays_what_was_streamed(ctx: CheckContext) -> Outcome:
-    record = await _allowed_write(ctx)
+    record = await allowed_write(ctx)
     if isinstance(record, Outcome):
         return record
-    if (bad := _turn_failed(record)) is not None:
+    if (bad := turn_failed(record)) is not None:
         return bad
     run, response, replay = await _load_after_restart(ctx, record.session_id)
     if response.is_error:
@@ -451,46 +399,3 @@ async def load_replays_what_was_streamed(ctx: CheckContext) -> Outcome:
         f"{len(record.tool_call_ids())} tool calls",
         frames=[response.frame.seq],
     )
-
-
-# -- cancel while a permission request is pending -------------------------------------------
-
-
-@check("cancel.during-tool-call", scenario=CANCEL)
-async def cancel_while_permission_is_pending(ctx: CheckContext) -> Outcome:
-    spec = ctx.tools.write
-    if spec is None:
-        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
-    target = ctx.work / "cancelled.txt"
-    # The permission request stays unanswered: the turn agent is replaced after this check.
-    run = await ctx.turn_agent(
-        permission="never", llm_script=[tool_turn(spec, str(target), "never\n"), final_turn()]
-    )
-    session_id = await ctx.new_session(run)
-    pending = await run.live.start_request("session/prompt", text_prompt(session_id, USER_PROMPT))
-    try:
-        asked = await run.live.wait_for(
-            lambda f: (
-                isinstance(f.message, dict)
-                and f.message.get("method") == "session/request_permission"
-            ),
-            since=pending.request.seq,
-            timeout=ctx.timeout,
-            what="a permission request",
-        )
-    except AgentTimeout:
-        if pending.response is not None:
-            return not_applicable("the turn ended without asking permission for the scripted write")
-        raise
-    cancel = await run.live.notify("session/cancel", {"sessionId": session_id})
-    response = await pending.wait()
-    frames = [asked.seq, cancel.seq, response.frame.seq]
-    stop = result_dict(response).get("stopReason")
-    if response.is_error or stop != "cancelled":
-        return failed(
-            f"cancelled during a permission request, the prompt answered {brief(response.frame)}",
-            frames=frames,
-        )
-    if target.exists():
-        return failed("the write happened although its permission was never granted", frames=frames)
-    return passed("stopReason cancelled while the permission request was pending", frames=frames)

@@ -12,20 +12,23 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
+from ..citations import acp, house, jsonrpc
 from ..fuzzing import resolved_schema
 from ..harness.agent_client import id_key
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, Verdict, not_applicable, out_of_scope, passed, soften
-from ..requirements import run_check
+from ..requirements import RUN_WIDE, Tier, requirement
+from ..scenarios.check_context import AgentRun, RunRecord, advertised, surface_value
 from ..validation import method_index
 from ..versions import DEFAULT_VERSION, schema_version
-from .check_context import AgentRun, RunRecord, advertised, surface_value
 from .wire import Offence, _client_caps, _per_run
 
 #: Results that describe a session's modes and config options.
 SESSION_RESULTS = frozenset(
     {"session/new", "session/load", "session/resume", "session/fork", "session/set_config_option"}
 )
+
+
 #: The error code ACP uses for "authentication required".
 AUTH_REQUIRED = -32000
 
@@ -50,9 +53,6 @@ def _results(run: AgentRun, methods: frozenset[str] | None = None) -> Iterator[t
         result = response.message.get("result")
         if isinstance(result, dict) and (methods is None or method in methods):
             yield method, response
-
-
-# -- unknown root keys ----------------------------------------------------------------------
 
 
 def _properties(node: Any) -> set[str]:
@@ -92,7 +92,11 @@ def result_keys(method: str, version: int = DEFAULT_VERSION) -> frozenset[str] |
 _REMOVED_MODELS = (
     "removed: the unstable model-selection state (SessionModelState), 2025-09 to 2026-06"
 )
+
+
 _V2_SDK = "the v2 draft of the official TypeScript SDK 2.4.0"
+
+
 PUBLISHED_RESULT_FIELDS: dict[str, dict[str, str]] = {
     "session/new": {
         "models": _REMOVED_MODELS,
@@ -132,6 +136,8 @@ PUBLISHED_RESULT_FIELDS: dict[str, dict[str, str]] = {
         "capabilities": "v2 schemas",
     },
 }
+
+
 #: Why such a field is reported at SHOULD rather than as a custom root field.
 UPSTREAM_FIELD = (
     "removed/unstable upstream field: a published ACP schema defines or defined it, so it is "
@@ -156,7 +162,17 @@ def _extra_root_keys(run: AgentRun) -> Iterator[tuple[Frame, str, list[str], lis
             yield response, method, custom, known
 
 
-@run_check("schema.no-unknown-root-keys")
+@requirement(
+    "schema.no-unknown-root-keys",
+    Tier.MUST,
+    "Results carry no root fields the schema does not define (e.g. the removed `models`).",
+    acp(
+        "extensibility",
+        "The _meta field",
+        "MUST NOT add any custom fields at the root of a type that's part of the specification",
+    ),
+    scenario=RUN_WIDE,
+)
 def no_unknown_root_keys(record: RunRecord) -> list[Outcome]:
     def custom(run: AgentRun) -> Iterator[Offence]:
         for response, method, fields, _ in _extra_root_keys(run):
@@ -177,7 +193,19 @@ def no_unknown_root_keys(record: RunRecord) -> list[Outcome]:
     return failures or hard
 
 
-@run_check("schema.stable-root-fields")
+@requirement(
+    "schema.stable-root-fields",
+    Tier.SHOULD,
+    "A v1 session/prompt result carries at its root only what the stable schema defines "
+    "(stopReason, _meta): `usage` exists only in the unstable schema, a removed/unstable "
+    "upstream field, so its numbers belong in _meta.",
+    acp(
+        "extensibility",
+        "The _meta field",
+        "MUST NOT add any custom fields at the root of a type that's part of the specification",
+    ),
+    scenario=RUN_WIDE,
+)
 def stable_root_fields_only(record: RunRecord) -> list[Outcome]:
     """Fields of the unstable schema at the root of a v1 result (the checker never opts in)."""
 
@@ -196,9 +224,6 @@ def stable_root_fields_only(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "results with unstable-only root fields")
 
 
-# -- current values -------------------------------------------------------------------------
-
-
 def _mode_problem(modes: Any) -> str | None:
     if not isinstance(modes, dict):
         return None
@@ -209,7 +234,14 @@ def _mode_problem(modes: Any) -> str | None:
     return None
 
 
-@run_check("modes.current-mode-valid")
+@requirement(
+    "modes.current-mode-valid",
+    Tier.MUST,
+    "A session's currentModeId is one of its availableModes.",
+    house("currentModeId is an offered mode", acp("session-modes", "Initial state")),
+    scenario=RUN_WIDE,
+    house=True,
+)
 def current_mode_is_available(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for method, response in _results(run, SESSION_RESULTS):
@@ -258,7 +290,18 @@ def _config_lists(run: AgentRun) -> Iterator[tuple[Frame, str, Any]]:
             yield frame, "config_option_update", update.get("configOptions")
 
 
-@run_check("config.current-value-valid")
+@requirement(
+    "config.current-value-valid",
+    Tier.MUST,
+    "Every config option's currentValue is one of its offered values (a boolean for boolean "
+    "options).",
+    acp(
+        "session-config-options",
+        "Default Values and Graceful Degradation",
+        "Agents MUST always provide a default value for every configuration option",
+    ),
+    scenario=RUN_WIDE,
+)
 def config_current_values_are_offered(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame, where, options in _config_lists(run):
@@ -268,10 +311,18 @@ def config_current_values_are_offered(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "config options whose current value is not offered")
 
 
-# -- features only a capable client may be sent ---------------------------------------------
-
-
-@run_check("config.boolean-only-when-advertised")
+@requirement(
+    "config.boolean-only-when-advertised",
+    Tier.MUST,
+    "Boolean config options are sent only to clients that set "
+    "clientCapabilities.session.configOptions.boolean.",
+    acp(
+        "initialization",
+        "Client capabilities",
+        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
+    ),
+    scenario=RUN_WIDE,
+)
 def boolean_options_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
     gate = "clientCapabilities.session.configOptions.boolean"
 
@@ -303,7 +354,17 @@ def _v2_client_runs_terminal_auth(run: AgentRun) -> bool:
     return False
 
 
-@run_check("gating.terminal-auth-advertised")
+@requirement(
+    "gating.terminal-auth-advertised",
+    Tier.MUST,
+    "Terminal auth methods are offered only to clients that set clientCapabilities.auth.terminal.",
+    acp(
+        "initialization",
+        "Client capabilities",
+        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
+    ),
+    scenario=RUN_WIDE,
+)
 def terminal_auth_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
     gate = "clientCapabilities.auth.terminal"
 
@@ -325,10 +386,13 @@ def terminal_auth_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "terminal auth methods offered to a client that cannot run them")
 
 
-# -- errors ---------------------------------------------------------------------------------
-
-
-@run_check("jsonrpc.error-message-concise")
+@requirement(
+    "jsonrpc.error-message-concise",
+    Tier.SHOULD,
+    "Every error message is a non-empty single line.",
+    jsonrpc("§5.1 Error object", "error_object", "SHOULD be limited to a concise single sentence"),
+    scenario=RUN_WIDE,
+)
 def error_messages_are_one_readable_line(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in run.frames:
@@ -345,7 +409,17 @@ def error_messages_are_one_readable_line(record: RunRecord) -> list[Outcome]:
     return _per_run(record, find, "error messages that are empty or span several lines")
 
 
-@run_check("session.new-without-auth-methods")
+@requirement(
+    "session.new-without-auth-methods",
+    Tier.MUST,
+    "With no authMethods advertised, session/new never demands authentication (-32000).",
+    house(
+        "no -32000 without auth methods",
+        acp("initialization", "Initialization") + " (authMethods)",
+    ),
+    scenario=RUN_WIDE,
+    house=True,
+)
 def session_new_needs_no_auth_without_methods(record: RunRecord) -> list[Outcome]:
     judged = 0
 

@@ -1,21 +1,20 @@
-"""initialize: version negotiation, capability and identity shapes; the auth surface."""
+"""init.* and auth.*: initialize (version negotiation, capability and identity shapes) and
+the auth surface it advertises."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..citations import ERROR_CODES, acp, house, schema_requires
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import check
-from ._expect import brief, result_dict
-from .check_context import CheckContext, scenario
+from ..requirements import Tier, requirement
+from ..scenarios._expect import brief, result_dict
+from ..scenarios.catalog import INIT
+from ..scenarios.check_context import CheckContext
 
 #: The largest version the schema's uint16 allows: certainly not supported, yet valid on the wire.
 UNSUPPORTED_VERSION = 65535
-
-INIT = scenario(
-    "initialize", "initialize, version negotiation and authentication surface", weight=4
-)
 
 
 async def _initialize_fresh(ctx: CheckContext, version: Any) -> Response:
@@ -32,7 +31,17 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-@check("init.responds", scenario=INIT)
+@requirement(
+    "init.responds",
+    Tier.MUST,
+    "initialize is answered with a result that has protocolVersion and agentCapabilities.",
+    acp(
+        "initialization",
+        "Initialization",
+        "The Agent MUST respond with the chosen protocol version and the capabilities it supports",
+    ),
+    scenario=INIT,
+)
 async def initialize_is_answered(ctx: CheckContext) -> Outcome:
     try:
         response = await _initialize_fresh(ctx, 1)
@@ -50,7 +59,17 @@ async def initialize_is_answered(ctx: CheckContext) -> Outcome:
     return passed("initialize answered", frames=frames)
 
 
-@check("init.version-negotiation", scenario=INIT)
+@requirement(
+    "init.version-negotiation",
+    Tier.MUST,
+    "Asked for version 1, the agent answers an integer version no greater than 1.",
+    acp(
+        "initialization",
+        "Protocol version",
+        "If the Agent supports the requested version, it MUST respond with the same version",
+    ),
+    scenario=INIT,
+)
 async def version_one_is_negotiated(ctx: CheckContext) -> Outcome:
     response = await _initialize_fresh(ctx, 1)
     version = _version_of(response)
@@ -59,7 +78,17 @@ async def version_one_is_negotiated(ctx: CheckContext) -> Outcome:
     return passed("asked for 1, got 1", frames=[response.frame.seq])
 
 
-@check("init.unsupported-version-not-echoed", scenario=INIT)
+@requirement(
+    "init.unsupported-version-not-echoed",
+    Tier.MUST,
+    "Asked for an unsupported version (65535), the agent answers one it supports, never 65535.",
+    acp(
+        "initialization",
+        "Protocol version",
+        "Otherwise, the Agent MUST respond with the latest version it supports",
+    ),
+    scenario=INIT,
+)
 async def unsupported_version_is_not_echoed(ctx: CheckContext) -> Outcome:
     response = await _initialize_fresh(ctx, UNSUPPORTED_VERSION)
     version = _version_of(response)
@@ -77,7 +106,13 @@ async def unsupported_version_is_not_echoed(ctx: CheckContext) -> Outcome:
     return passed(f"asked for {UNSUPPORTED_VERSION}, got {version}", frames=[response.frame.seq])
 
 
-@check("init.version-zero", scenario=INIT)
+@requirement(
+    "init.version-zero",
+    Tier.SHOULD,
+    "Asked for version 0, the agent answers its own supported version rather than 0 or an error.",
+    acp("initialization", "Protocol version"),
+    scenario=INIT,
+)
 async def version_zero_gets_supported_version(ctx: CheckContext) -> Outcome:
     response = await _initialize_fresh(ctx, 0)
     version = _version_of(response)
@@ -91,7 +126,13 @@ async def version_zero_gets_supported_version(ctx: CheckContext) -> Outcome:
     return passed(f"asked for 0, got {version}", frames=[response.frame.seq])
 
 
-@check("init.capabilities-shape", scenario=INIT)
+@requirement(
+    "init.capabilities-shape",
+    Tier.MUST,
+    "agentCapabilities is an object; authMethods, when present, is an array.",
+    schema_requires("InitializeResponse.agentCapabilities (object), authMethods (array)"),
+    scenario=INIT,
+)
 async def capabilities_have_the_right_shape(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     result = run.init_result or {}
@@ -110,7 +151,13 @@ async def capabilities_have_the_right_shape(ctx: CheckContext) -> Outcome:
     return passed("agentCapabilities and authMethods have the documented shapes", capabilities=caps)
 
 
-@check("init.agent-info", scenario=INIT)
+@requirement(
+    "init.agent-info",
+    Tier.SHOULD,
+    "initialize returns agentInfo with a name and a version.",
+    acp("initialization", "Implementation information"),
+    scenario=INIT,
+)
 async def agent_info_is_given(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     info = (run.init_result or {}).get("agentInfo")
@@ -123,7 +170,13 @@ async def agent_info_is_given(ctx: CheckContext) -> Outcome:
     return passed(f"{info['name']} {info['version']}", agentInfo=info)
 
 
-@check("init.repeatable", scenario=INIT)
+@requirement(
+    "init.repeatable",
+    Tier.INFO,
+    "A second initialize on the same connection gets a consistent answer.",
+    acp("initialization", "Initialization"),
+    scenario=INIT,
+)
 async def second_initialize_is_consistent(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     params = run.init_params or ctx.runtime.initialize_params(run)
@@ -141,7 +194,13 @@ async def second_initialize_is_consistent(ctx: CheckContext) -> Outcome:
     return passed("second initialize answered the same", frames=[response.frame.seq])
 
 
-@check("auth.methods-shape", scenario=INIT)
+@requirement(
+    "auth.methods-shape",
+    Tier.MUST,
+    "Every advertised auth method has a string id and name.",
+    schema_requires("AuthMethod.id and AuthMethod.name (strings)"),
+    scenario=INIT,
+)
 async def auth_methods_have_ids_and_names(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     methods = (run.init_result or {}).get("authMethods") or []
@@ -159,7 +218,14 @@ async def auth_methods_have_ids_and_names(ctx: CheckContext) -> Outcome:
     return passed(f"{len(ids)} auth methods: {', '.join(ids) or 'none'}")
 
 
-@check("auth.method-ids-unique", scenario=INIT)
+@requirement(
+    "auth.method-ids-unique",
+    Tier.SHOULD,
+    "The advertised auth methods have distinct ids.",
+    acp("initialization", "Initialization")
+    + " (authMethods; the schema describes the id as unique, with no MUST)",
+    scenario=INIT,
+)
 async def auth_method_ids_are_distinct(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     methods = (run.init_result or {}).get("authMethods") or []
@@ -169,7 +235,14 @@ async def auth_method_ids_are_distinct(ctx: CheckContext) -> Outcome:
     return passed(f"{len(ids)} distinct auth method ids")
 
 
-@check("auth.unknown-method-rejected", scenario=INIT)
+@requirement(
+    "auth.unknown-method-rejected",
+    Tier.MUST,
+    "authenticate with a method id that was not advertised is rejected with an error (any code).",
+    house("authenticate rejects a method it never advertised", ERROR_CODES),
+    scenario=INIT,
+    house=True,
+)
 async def unknown_auth_method_is_rejected(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request(
@@ -187,7 +260,18 @@ async def unknown_auth_method_is_rejected(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("auth.authenticate-advertised", scenario=INIT)
+@requirement(
+    "auth.authenticate-advertised",
+    Tier.CAPABILITY,
+    "authenticate with the advertised method chosen by --auth-method succeeds.",
+    house(
+        "authenticate with an advertised method the operator chose succeeds",
+        acp("initialization", "Initialization") + " (authMethods)",
+    ),
+    scenario=INIT,
+    gate="authMethods",
+    house=True,
+)
 async def advertised_auth_method_works(ctx: CheckContext) -> Outcome:
     method = ctx.config.auth_method
     if not method:
@@ -207,7 +291,18 @@ async def advertised_auth_method_works(ctx: CheckContext) -> Outcome:
     return passed(f"authenticate {method!r} succeeded", frames=[response.frame.seq])
 
 
-@check("auth.logout-works", scenario=INIT)
+@requirement(
+    "auth.logout-works",
+    Tier.CAPABILITY,
+    "logout succeeds when agentCapabilities.auth.logout is advertised, and the agent stays usable.",
+    house(
+        "an advertised logout succeeds",
+        acp("initialization", "Agent capabilities") + " (auth.logout)",
+    ),
+    scenario=INIT,
+    gate="agentCapabilities.auth.logout",
+    house=True,
+)
 async def logout_succeeds_when_advertised(ctx: CheckContext) -> Outcome:
     run = await ctx.spawn()
     response = await run.live.request("logout", {})

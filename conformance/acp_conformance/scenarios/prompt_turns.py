@@ -1,4 +1,6 @@
-"""Prompt content capabilities, concurrency during a turn, and cancellation."""
+"""Prompt-turn fixtures: sample content blocks, a slow scripted model turn to cancel or to
+overlap, the observation of a cancelled turn, and the note for turns on the agent's own
+model (``--llm none``)."""
 
 from __future__ import annotations
 
@@ -10,49 +12,39 @@ import anyio
 from ..harness.agent_client import AgentTimeout, Pending, Response
 from ..outcomes import (
     AGENTS_OWN_MODEL,
-    NO_DEADLINE,
     Outcome,
     Verdict,
-    failed,
     not_applicable,
-    passed,
-    soft_failed,
 )
-from ..requirements import check
-from ._expect import brief, result_dict
-from .check_context import AgentRun, CheckContext, scenario, text_prompt
-from .sessions import _turn_updates_between
+from ._expect import TURN_UPDATE_KINDS, brief, result_dict, session_updates
+from .check_context import AgentRun, CheckContext, text_prompt
 
-#: Everything that runs whole turns shares one warmed-up agent process per scenario (see
-#: ``ScenarioRuntime.turn_agent``): starting an LLM-backed agent costs far more than a turn.
-TURNS = scenario(
-    "turns",
-    "prompt turns: each kind of content block, then scripted text, tools and permissions",
-    llm=True,
-    weight=5,
-)
-CANCEL = scenario(
-    "cancel",
-    "running turns: session/cancel, $/cancel_request, session/close and a second prompt",
-    llm=True,
-    weight=4,
-)
+
+def turn_updates_between(run: AgentRun, session_id: str, start: int, end: int) -> list[int]:
+    """Sequence numbers of the turn updates (message, thought, tool call, plan) of
+    ``session_id`` among frames [start, end)."""
+    updates = session_updates(run, session_id, start, end)
+    return [seq for seq, update in updates if update.get("sessionUpdate") in TURN_UPDATE_KINDS]
+
 
 STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
-AUTH_REQUIRED = -32000
-#: Errors that reject the prompt's content itself (always judged, with or without a model).
-CONTENT_REJECTED = (-32600, -32601, -32602)
+
+
 #: Why a prompt's failure to finish is not held against an agent under ``--llm none``: the
 #: checker points its model at an address where nothing listens.
 UNREACHABLE_MODEL = (
     "under --llm none the agent's model is unreachable, so its turn cannot be judged"
 )
 
+
 # A 1x1 transparent PNG and a 44-byte silent WAV header, base64.
 PNG_1PX = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
 )
+
+
 WAV_EMPTY = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
+
 
 #: Prompt text the checker's own fixture agents treat as "take a long time".
 SLOW_PROMPT = "Take your time: think about this for a while before answering."
@@ -71,81 +63,9 @@ def on_own_model(ctx: CheckContext, outcome: Outcome) -> Outcome:
     return outcome
 
 
-def _stop_reason(response: Response) -> Any:
+def stop_reason_of(response: Response) -> Any:
     return result_dict(response).get("stopReason")
 
-
-async def _prompt_with(ctx: CheckContext, blocks: list[dict[str, Any]], what: str) -> Outcome:
-    run = await ctx.turn_agent()
-    session_id = await ctx.new_session(run)
-    prompt = text_prompt(session_id, ctx.config.prompt_text or "Describe what I sent.")
-    prompt["prompt"] += blocks
-    try:
-        response = await run.live.request("session/prompt", prompt)
-    except AgentTimeout as exc:
-        if ctx.config.llm != "none":
-            raise
-        # Leave no turn running behind (it would count as a request never answered).
-        await run.live.notify("session/cancel", {"sessionId": session_id})
-        return not_applicable(f"{exc}; {UNREACHABLE_MODEL}")
-    frames = [response.request.seq, response.frame.seq]
-    if response.is_error:
-        if response.error_code == AUTH_REQUIRED:
-            return not_applicable(
-                f"the agent needs authentication to run prompts ({what} not exercised)"
-            )
-        if ctx.config.llm == "none" and response.error_code not in CONTENT_REJECTED:
-            return not_applicable(
-                f"a prompt with {what} answered error {response.error_code}; {UNREACHABLE_MODEL}"
-            )
-        return failed(f"a prompt with {what} failed: {brief(response.frame)}", frames=frames)
-    if _stop_reason(response) not in STOP_REASONS:
-        return failed(
-            f"stopReason {_stop_reason(response)!r} is not a valid stop reason", frames=frames
-        )
-    return passed(f"a prompt with {what} ended with {_stop_reason(response)!r}", frames=frames)
-
-
-@check("prompt.text-accepted", scenario=TURNS)
-async def text_prompt_is_answered(ctx: CheckContext) -> Outcome:
-    return await _prompt_with(ctx, [], "text")
-
-
-@check("prompt.resource-link-accepted", scenario=TURNS)
-async def resource_link_is_accepted(ctx: CheckContext) -> Outcome:
-    target = ctx.work / "README.md"
-    target.write_text("# conformance\n", encoding="utf-8")
-    link = {"type": "resource_link", "uri": target.as_uri(), "name": "README.md"}
-    return await _prompt_with(ctx, [link], "a resource_link")
-
-
-@check("prompt.image-accepted", scenario=TURNS)
-async def image_is_accepted(ctx: CheckContext) -> Outcome:
-    return await _prompt_with(
-        ctx, [{"type": "image", "mimeType": "image/png", "data": PNG_1PX}], "an image"
-    )
-
-
-@check("prompt.audio-accepted", scenario=TURNS)
-async def audio_is_accepted(ctx: CheckContext) -> Outcome:
-    return await _prompt_with(
-        ctx, [{"type": "audio", "mimeType": "audio/wav", "data": WAV_EMPTY}], "audio"
-    )
-
-
-@check("prompt.embedded-context-accepted", scenario=TURNS)
-async def embedded_resource_is_accepted(ctx: CheckContext) -> Outcome:
-    resource = {
-        "uri": (ctx.work / "notes.txt").as_uri(),
-        "mimeType": "text/plain",
-        "text": "remember the milk",
-    }
-    return await _prompt_with(
-        ctx, [{"type": "resource", "resource": resource}], "an embedded resource"
-    )
-
-
-# -- cancellation ---------------------------------------------------------------------------
 
 #: For LLM-backed agents: the model takes far longer than any bound, so the turn is running
 #: when the checker cancels it.
@@ -219,7 +139,7 @@ class CancelObservation:
         self.never_started = False
 
 
-async def _observe_cancel(ctx: CheckContext) -> CancelObservation:
+async def observe_cancel(ctx: CheckContext) -> CancelObservation:
     """Run the cancelled turn once per scenario; later checks reuse what it observed
     (including the exception, if it could not be observed)."""
     memo = ctx.runtime.memo
@@ -265,13 +185,13 @@ async def _run_cancelled_turn(ctx: CheckContext) -> CancelObservation:
         obs.no_answer = f"{exc} after session/cancel"
         return obs
     barrier = await run.live.barrier()
-    obs.late_updates = _turn_updates_between(
+    obs.late_updates = turn_updates_between(
         run, obs.session_id, obs.response.frame.seq, barrier.frame.seq
     )
     return obs
 
 
-def _too_short(obs: CancelObservation) -> Outcome | None:
+def too_short(obs: CancelObservation) -> Outcome | None:
     if obs.never_started:
         return not_applicable(
             "the agent never made the slow model call within the bound, so no model turn "
@@ -283,64 +203,3 @@ def _too_short(obs: CancelObservation) -> Outcome | None:
             f"({brief(obs.finished_early.frame, 120)})"
         )
     return None
-
-
-@check("cancel.prompt-returns-cancelled", scenario=CANCEL)
-async def cancelled_prompt_says_cancelled(ctx: CheckContext) -> Outcome:
-    return on_own_model(ctx, await _cancelled_prompt_verdict(ctx))
-
-
-async def _cancelled_prompt_verdict(ctx: CheckContext) -> Outcome:
-    obs = await _observe_cancel(ctx)
-    if (na := _too_short(obs)) is not None:
-        return na
-    if obs.no_answer is not None:
-        return soft_failed(obs.no_answer, NO_DEADLINE, frames=[obs.cancel_seq])
-    assert obs.response is not None
-    frames = [obs.cancel_seq, obs.response.frame.seq]
-    if obs.response.is_error:
-        return failed(
-            f"the cancelled prompt answered an error: {brief(obs.response.frame)}", frames=frames
-        )
-    if _stop_reason(obs.response) != "cancelled":
-        return failed(
-            f"the cancelled prompt ended with {_stop_reason(obs.response)!r}", frames=frames
-        )
-    return passed("stopReason cancelled", frames=frames)
-
-
-@check("cancel.no-updates-after-response", scenario=CANCEL)
-async def nothing_follows_the_cancelled_response(ctx: CheckContext) -> Outcome:
-    return on_own_model(ctx, await _after_cancelled_response(ctx))
-
-
-async def _after_cancelled_response(ctx: CheckContext) -> Outcome:
-    obs = await _observe_cancel(ctx)
-    if (na := _too_short(obs)) is not None:
-        return na
-    if obs.no_answer is not None:
-        return not_applicable(
-            "the cancelled prompt was never answered, so nothing can follow its answer "
-            "(that is cancel.prompt-returns-cancelled's failure)"
-        )
-    assert obs.response is not None
-    if obs.late_updates:
-        return failed(
-            f"{len(obs.late_updates)} turn updates after the cancelled prompt's response",
-            frames=obs.late_updates[:5],
-        )
-    return passed("no updates after the response", frames=[obs.response.frame.seq])
-
-
-@check("prompt.concurrent-requests", scenario=CANCEL)
-async def requests_are_answered_during_a_turn(ctx: CheckContext) -> Outcome:
-    obs = await _observe_cancel(ctx)
-    if (na := _too_short(obs)) is not None:
-        return na
-    if obs.concurrent is None:
-        return failed(
-            f"session/new during a running prompt was not answered: {obs.concurrent_error}"
-        )
-    return passed(
-        "session/new answered while the prompt was running", frames=[obs.concurrent.frame.seq]
-    )

@@ -1,27 +1,31 @@
-"""A client that advertises nothing: the agent must not call fs/* or terminal/*.
+"""gating.*: a client that advertises nothing — the agent must not call fs/* or terminal/*.
 
-This scenario doubles as the baseline traffic for the run-wide checks: it is always run when
-any of them is selected.
-"""
+Its scenario doubles as the baseline traffic for the run-wide judges: it is always run when
+any of them is selected."""
 
 from __future__ import annotations
 
+from ..citations import acp
 from ..harness.client_side import ClientSide
 from ..outcomes import Outcome, failed, passed
-from ..requirements import check
-from .check_context import CheckContext, scenario, text_prompt
-
-BASELINE = scenario(
-    "baseline",
-    "one prompt turn from a client without fs or terminal capabilities",
-    llm=True,
-    weight=3,
-)
+from ..requirements import Tier, requirement
+from ..scenarios.catalog import BASELINE
+from ..scenarios.check_context import CheckContext, text_prompt
 
 NEEDS_CAPABILITY = ("fs/", "terminal/")
 
 
-@check("gating.no-unadvertised-client-methods", scenario=BASELINE)
+@requirement(
+    "gating.no-unadvertised-client-methods",
+    Tier.MUST,
+    "The agent never calls fs/*, terminal/* or elicitation/* methods the client did not advertise.",
+    acp(
+        "initialization",
+        "Client capabilities",
+        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
+    ),
+    scenario=BASELINE,
+)
 async def no_fs_or_terminal_calls_without_capabilities(ctx: CheckContext) -> Outcome:
     client = ClientSide(ctx.work, fs_read=False, fs_write=False, terminal=False)
     turns = []

@@ -1,23 +1,30 @@
-"""Session lifecycle: new, load, resume, list, close, delete, fork and unknown ids."""
+"""session.*: the session lifecycle — new, load, resume, list, close, delete, fork, unknown
+ids, and closing a session with a prompt running."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..citations import ERROR_CODES, acp, house, jsonrpc
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
-from ..requirements import check
-from ._expect import (
+from ..requirements import Tier, requirement
+from ..scenarios._expect import (
     UNKNOWN_SESSION_CODES,
+    brief,
     expect_error,
     expect_result,
     result_dict,
     session_updates,
 )
-from .check_context import AgentRun, CheckContext, advertised, scenario, surface_value, text_prompt
-from .wire import TURN_UPDATE_KINDS
-
-SESSIONS = scenario("sessions", "session/new and the capability-gated session methods", weight=9)
+from ..scenarios.catalog import CANCEL, SESSIONS
+from ..scenarios.check_context import AgentRun, CheckContext, advertised, surface_value, text_prompt
+from ..scenarios.prompt_turns import (
+    on_own_model,
+    start_slow_turn,
+    stop_reason_of,
+    turn_updates_between,
+)
 
 UNKNOWN_SESSION = "acp-conformance-unknown-session"
 
@@ -33,14 +40,17 @@ async def _session_with_history(ctx: CheckContext, run: AgentRun) -> tuple[str, 
     return session_id, response
 
 
-def _turn_updates_between(run: AgentRun, session_id: str, start: int, end: int) -> list[int]:
-    """Sequence numbers of the turn updates (message, thought, tool call, plan) of
-    ``session_id`` among frames [start, end)."""
-    updates = session_updates(run, session_id, start, end)
-    return [seq for seq, update in updates if update.get("sessionUpdate") in TURN_UPDATE_KINDS]
-
-
-@check("session.new-returns-id", scenario=SESSIONS)
+@requirement(
+    "session.new-returns-id",
+    Tier.MUST,
+    "session/new returns a non-empty string sessionId.",
+    acp(
+        "session-setup",
+        "Session ID",
+        "The Agent MUST respond with a unique Session ID that identifies this conversation",
+    ),
+    scenario=SESSIONS,
+)
 async def new_session_returns_an_id(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
@@ -52,7 +62,17 @@ async def new_session_returns_an_id(ctx: CheckContext) -> Outcome:
     return passed(f"sessionId {session_id!r}", frames=_frames(response))
 
 
-@check("session.new-unique-ids", scenario=SESSIONS)
+@requirement(
+    "session.new-unique-ids",
+    Tier.MUST,
+    "Two session/new calls return different session ids.",
+    acp(
+        "session-setup",
+        "Session ID",
+        "The Agent MUST respond with a unique Session ID that identifies this conversation",
+    ),
+    scenario=SESSIONS,
+)
 async def new_sessions_get_distinct_ids(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     first, second = await ctx.new_session(run), await ctx.new_session(run)
@@ -61,7 +81,17 @@ async def new_sessions_get_distinct_ids(ctx: CheckContext) -> Outcome:
     return passed("two sessions, two ids")
 
 
-@check("session.new-relative-cwd-rejected", scenario=SESSIONS)
+@requirement(
+    "session.new-relative-cwd-rejected",
+    Tier.MUST,
+    "session/new with a relative cwd is rejected with -32602.",
+    house(
+        "a relative cwd is -32602",
+        acp("session-setup", "Working directory", "MUST be an absolute path"),
+    ),
+    scenario=SESSIONS,
+    house=True,
+)
 async def relative_cwd_is_rejected(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request(
@@ -70,7 +100,19 @@ async def relative_cwd_is_rejected(ctx: CheckContext) -> Outcome:
     return expect_error(response, (-32602,), "session/new with a relative cwd")
 
 
-@check("session.new-mcp-servers", scenario=SESSIONS)
+@requirement(
+    "session.new-mcp-servers",
+    Tier.MUST,
+    "session/new accepts an mcpServers list (empty) and _meta without failing.",
+    acp(
+        "initialization",
+        "Session Capabilities",
+        "As a baseline, all Agents MUST support session/new",
+    )
+    + "; "
+    + acp("session-setup", "MCP servers"),
+    scenario=SESSIONS,
+)
 async def mcp_server_list_is_accepted(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
@@ -79,7 +121,14 @@ async def mcp_server_list_is_accepted(ctx: CheckContext) -> Outcome:
     return passed("mcpServers [] accepted", frames=_frames(response))
 
 
-@check("session.unknown-id-rejected", scenario=SESSIONS)
+@requirement(
+    "session.unknown-id-rejected",
+    Tier.MUST,
+    "prompt, set_mode and set_config_option naming an unknown session get -32602 (or -32002).",
+    house("-32602 (or -32002) for an unknown session", ERROR_CODES),
+    scenario=SESSIONS,
+    house=True,
+)
 async def unknown_session_ids_are_rejected(ctx: CheckContext) -> Outcome:
     surface = await ctx.surface()
     run = await ctx.agent()
@@ -117,7 +166,20 @@ async def unknown_session_ids_are_rejected(ctx: CheckContext) -> Outcome:
     return passed(f"{names} reject unknown sessions", frames=frames)
 
 
-@check("session.new-unadvertised-mcp-transport", scenario=SESSIONS)
+@requirement(
+    "session.new-unadvertised-mcp-transport",
+    Tier.MUST,
+    "session/new naming an MCP server over a transport the agent did not advertise (http, sse) "
+    "is answered (result or error) and the agent stays usable.",
+    jsonrpc(
+        "§5 Response object",
+        "response_object",
+        "When a rpc call is made, the Server MUST reply with a Response",
+    )
+    + "; "
+    + acp("session-setup", "MCP servers"),
+    scenario=SESSIONS,
+)
 async def unadvertised_mcp_transport_does_not_break_the_agent(ctx: CheckContext) -> Outcome:
     surface = await ctx.surface()
     mcp = surface_value(surface, "agentCapabilities.mcpCapabilities")
@@ -155,7 +217,18 @@ async def unadvertised_mcp_transport_does_not_break_the_agent(ctx: CheckContext)
     )
 
 
-@check("session.additional-directories", scenario=SESSIONS)
+@requirement(
+    "session.additional-directories",
+    Tier.CAPABILITY,
+    "session/new accepts absolute additionalDirectories when the capability is advertised.",
+    house(
+        "an advertised capability is honoured",
+        acp("session-setup", "Additional Workspace Roots"),
+    ),
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.additionalDirectories",
+    house=True,
+)
 async def additional_directories_are_accepted(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     extra = ctx.runtime.tmp / "extra-root"
@@ -169,11 +242,23 @@ async def additional_directories_are_accepted(ctx: CheckContext) -> Outcome:
     return passed("additionalDirectories accepted", frames=_frames(response))
 
 
-@check("session.load-replays-before-response", scenario=SESSIONS)
+@requirement(
+    "session.load-replays-before-response",
+    Tier.CAPABILITY,
+    "session/load replays history as session/update before its response, and nothing after it.",
+    acp(
+        "session-setup",
+        "Loading sessions",
+        "When all the conversation entries have been streamed to the Client, the Agent MUST "
+        "respond to the original session/load request",
+    ),
+    scenario=SESSIONS,
+    gate="agentCapabilities.loadSession",
+)
 async def load_replays_history_before_responding(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     session_id, prompt = await _session_with_history(ctx, run)
-    streamed = _turn_updates_between(run, session_id, prompt.request.seq, prompt.frame.seq)
+    streamed = turn_updates_between(run, session_id, prompt.request.seq, prompt.frame.seq)
     if run.process is not None:
         # A client loads a session after a restart; an agent may answer a load of a session
         # it still has open without replaying it. So the session outlives its process and is
@@ -189,8 +274,8 @@ async def load_replays_history_before_responding(ctx: CheckContext) -> Outcome:
     ) is not None:
         return bad
     barrier = await run.live.barrier()
-    replayed = _turn_updates_between(run, session_id, start, response.frame.seq)
-    late = _turn_updates_between(run, session_id, response.frame.seq, barrier.frame.seq)
+    replayed = turn_updates_between(run, session_id, start, response.frame.seq)
+    late = turn_updates_between(run, session_id, response.frame.seq, barrier.frame.seq)
     if late:
         return failed(
             f"{len(late)} replayed updates arrived after the load response",
@@ -204,7 +289,20 @@ async def load_replays_history_before_responding(ctx: CheckContext) -> Outcome:
     return passed(f"{len(replayed)} updates replayed before the response", frames=_frames(response))
 
 
-@check("session.load-state-before-response", scenario=SESSIONS)
+@requirement(
+    "session.load-state-before-response",
+    Tier.SHOULD,
+    "session/load and session/resume send every session/update of the session, the live state "
+    "(available_commands_update) included, before their response: a client reading the load "
+    "stops at its answer (the official test kit fails any update after it).",
+    acp(
+        "session-setup",
+        "Loading sessions",
+        "replay the entire conversation ... via session/update notifications",
+    ),
+    scenario=SESSIONS,
+    gate="agentCapabilities.loadSession",
+)
 async def load_sends_everything_before_responding(ctx: CheckContext) -> Outcome:
     """Nothing for the session, live state included, between a load's answer and a barrier."""
     run = await ctx.agent()
@@ -236,7 +334,15 @@ async def load_sends_everything_before_responding(ctx: CheckContext) -> Outcome:
     return passed(f"{names}: every update before the response", frames=frames)
 
 
-@check("session.load-unknown-id", scenario=SESSIONS)
+@requirement(
+    "session.load-unknown-id",
+    Tier.CAPABILITY,
+    "session/load of an unknown session id is rejected with -32602 (or -32002).",
+    house("-32602 (or -32002) for an unknown session", ERROR_CODES),
+    scenario=SESSIONS,
+    gate="agentCapabilities.loadSession",
+    house=True,
+)
 async def load_of_unknown_session_is_rejected(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request(
@@ -245,7 +351,19 @@ async def load_of_unknown_session_is_rejected(ctx: CheckContext) -> Outcome:
     return expect_error(response, UNKNOWN_SESSION_CODES, "session/load of an unknown session")
 
 
-@check("session.resume-works", scenario=SESSIONS)
+@requirement(
+    "session.resume-works",
+    Tier.CAPABILITY,
+    "session/resume of an existing session succeeds without replaying history.",
+    acp(
+        "session-setup",
+        "Resuming sessions",
+        "the Agent MUST NOT replay the conversation history via session/update notifications "
+        "before responding",
+    ),
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.resume",
+)
 async def resume_does_not_replay(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     session_id, _ = await _session_with_history(ctx, run)
@@ -255,7 +373,7 @@ async def resume_does_not_replay(ctx: CheckContext) -> Outcome:
     )
     if (bad := expect_result(response, "session/resume")) is not None:
         return bad
-    replayed = _turn_updates_between(run, session_id, start, response.frame.seq)
+    replayed = turn_updates_between(run, session_id, start, response.frame.seq)
     if replayed:
         return failed(
             f"session/resume replayed {len(replayed)} history updates", frames=replayed[:5]
@@ -263,7 +381,15 @@ async def resume_does_not_replay(ctx: CheckContext) -> Outcome:
     return passed("resumed without replay", frames=_frames(response))
 
 
-@check("session.resume-unknown-id", scenario=SESSIONS)
+@requirement(
+    "session.resume-unknown-id",
+    Tier.CAPABILITY,
+    "session/resume of an unknown session id is rejected with -32602 (or -32002).",
+    house("-32602 (or -32002) for an unknown session", ERROR_CODES),
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.resume",
+    house=True,
+)
 async def resume_of_unknown_session_is_rejected(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request(
@@ -277,7 +403,18 @@ def _sessions_of(response: Response) -> list[Any] | None:
     return sessions if isinstance(sessions, list) else None
 
 
-@check("session.list-shape", scenario=SESSIONS)
+@requirement(
+    "session.list-shape",
+    Tier.CAPABILITY,
+    "session/list returns a sessions array of {sessionId, cwd} entries.",
+    acp(
+        "session-list",
+        "Listing sessions",
+        "The Agent MUST respond with a list of sessions and optional pagination metadata",
+    ),
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.list",
+)
 async def list_returns_session_infos(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     await _session_with_history(ctx, run)
@@ -297,7 +434,19 @@ async def list_returns_session_infos(ctx: CheckContext) -> Outcome:
     return passed(f"{len(sessions)} sessions listed", frames=_frames(response))
 
 
-@check("session.list-cwd-filter", scenario=SESSIONS)
+@requirement(
+    "session.list-cwd-filter",
+    Tier.CAPABILITY,
+    "session/list filtered by cwd returns only sessions with that cwd (an empty array when "
+    "none match).",
+    acp(
+        "session-list",
+        "Listing sessions",
+        "When no sessions match the criteria, the Agent MUST return an empty sessions array",
+    ),
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.list",
+)
 async def list_filter_by_cwd(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     other = ctx.runtime.tmp / "other-cwd"
@@ -330,14 +479,34 @@ async def list_filter_by_cwd(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("session.list-bad-cursor", scenario=SESSIONS)
+@requirement(
+    "session.list-bad-cursor",
+    Tier.SHOULD,
+    "session/list with a cursor it never issued is rejected with -32602.",
+    house("a cursor never issued is -32602", acp("session-list", "Pagination")),
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.list",
+    house=True,
+)
 async def list_rejects_unknown_cursor(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request("session/list", {"cursor": "acp-conformance-bogus-cursor"})
     return expect_error(response, (-32602,), "session/list with a cursor it never issued")
 
 
-@check("session.close-works", scenario=SESSIONS)
+@requirement(
+    "session.close-works",
+    Tier.CAPABILITY,
+    "session/close succeeds, and the closed session no longer accepts prompts.",
+    acp(
+        "session-setup",
+        "Closing Active Sessions",
+        "then free the resources associated with the session (the Agent MUST cancel any "
+        "ongoing work)",
+    ),
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.close",
+)
 async def close_ends_the_session(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     session_id = await ctx.new_session(run)
@@ -365,12 +534,27 @@ async def _idempotent_or_invalid(ctx: CheckContext, method: str) -> Outcome:
     )
 
 
-@check("session.close-unknown-id", scenario=SESSIONS)
+@requirement(
+    "session.close-unknown-id",
+    Tier.CAPABILITY,
+    "session/close of an unknown id succeeds (idempotent) or fails with -32602 (or -32002).",
+    house("close is idempotent or -32602", ERROR_CODES),
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.close",
+    house=True,
+)
 async def close_of_unknown_session(ctx: CheckContext) -> Outcome:
     return await _idempotent_or_invalid(ctx, "session/close")
 
 
-@check("session.delete-works", scenario=SESSIONS)
+@requirement(
+    "session.delete-works",
+    Tier.SHOULD,
+    "session/delete succeeds and the session disappears from session/list.",
+    acp("session-delete", "Semantics") + " (Deleted sessions no longer appear in session/list)",
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.delete",
+)
 async def delete_removes_the_session(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     session_id, _ = await _session_with_history(ctx, run)
@@ -390,12 +574,31 @@ async def delete_removes_the_session(ctx: CheckContext) -> Outcome:
     return passed("deleted and no longer listed", frames=_frames(response) + _frames(listing))
 
 
-@check("session.delete-unknown-id", scenario=SESSIONS)
+@requirement(
+    "session.delete-unknown-id",
+    Tier.CAPABILITY,
+    "session/delete of an unknown id succeeds (idempotent) or fails with -32602.",
+    house("delete is idempotent or -32602", ERROR_CODES),
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.delete",
+    house=True,
+)
 async def delete_of_unknown_session(ctx: CheckContext) -> Outcome:
     return await _idempotent_or_invalid(ctx, "session/delete")
 
 
-@check("session.fork-works", scenario=SESSIONS)
+@requirement(
+    "session.fork-works",
+    Tier.CAPABILITY,
+    "session/fork returns a new, different session id.",
+    house(
+        "an advertised session/fork answers a new session id",
+        acp("session-setup", "Forking sessions"),
+    ),
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.fork",
+    house=True,
+)
 async def fork_creates_a_new_session(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     session_id, _ = await _session_with_history(ctx, run)
@@ -413,10 +616,70 @@ async def fork_creates_a_new_session(ctx: CheckContext) -> Outcome:
     return passed(f"forked into {fork_id!r}", frames=_frames(response))
 
 
-@check("session.fork-unknown-id", scenario=SESSIONS)
+@requirement(
+    "session.fork-unknown-id",
+    Tier.CAPABILITY,
+    "session/fork of an unknown session id is rejected with -32602 (or -32002).",
+    house("-32602 (or -32002) for an unknown session", ERROR_CODES),
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.fork",
+    house=True,
+)
 async def fork_of_unknown_session_is_rejected(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request(
         "session/fork", {"sessionId": UNKNOWN_SESSION, "cwd": str(ctx.work), "mcpServers": []}
     )
     return expect_error(response, UNKNOWN_SESSION_CODES, "session/fork of an unknown session")
+
+
+@requirement(
+    "session.close-cancels-prompt",
+    Tier.CAPABILITY,
+    "session/close of a session with a running prompt ends that prompt (cancelled or an error).",
+    acp(
+        "session-setup",
+        "Closing Active Sessions",
+        "The Agent MUST cancel any ongoing work for that session as if session/cancel had been "
+        "called",
+    ),
+    scenario=CANCEL,
+    gate="agentCapabilities.sessionCapabilities.close",
+)
+async def close_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
+    return on_own_model(ctx, await _close_verdict(ctx))
+
+
+async def _close_verdict(ctx: CheckContext) -> Outcome:
+    turn = await start_slow_turn(ctx, "before the session could be closed")
+    if isinstance(turn, Outcome):
+        return turn
+    run, session_id, pending = turn.run, turn.session_id, turn.pending
+    if run.llm is not None and not run.llm.script.routed:
+        await run.live.notify("session/cancel", {"sessionId": session_id})
+        return not_applicable("the agent never made the slow model call: no turn to close on")
+    close = await run.live.request("session/close", {"sessionId": session_id})
+    if close.is_error:
+        await run.live.notify("session/cancel", {"sessionId": session_id})
+        return failed(
+            f"session/close during a prompt failed: {brief(close.frame)}",
+            frames=[close.request.seq, close.frame.seq],
+        )
+    try:
+        response = await pending.wait()
+    except AgentTimeout:
+        await run.live.notify("session/cancel", {"sessionId": session_id})
+        return soft_failed(
+            f"the prompt did not end within {ctx.timeout:g} s of session/close",
+            NO_DEADLINE,
+            frames=[pending.request.seq, close.frame.seq],
+        )
+    frames = [pending.request.seq, close.frame.seq, response.frame.seq]
+    if response.is_error:
+        return passed("the closed session's prompt ended with an error", frames=frames)
+    if stop_reason_of(response) == "cancelled":
+        return passed("the closed session's prompt ended with stopReason cancelled", frames=frames)
+    return failed(
+        f"the closed session's prompt ended with {stop_reason_of(response)!r}, not cancelled",
+        frames=frames,
+    )

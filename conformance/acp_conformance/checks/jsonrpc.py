@@ -1,26 +1,30 @@
-"""JSON-RPC envelope and extensibility: ids, error codes, notifications, bad lines."""
+"""jsonrpc.*: the JSON-RPC envelope driven on purpose: ids echoed, error codes for bad lines,
+batches, unknown methods and ill-typed params, notifications left unanswered.
+
+The rules every frame must obey (a valid envelope, one response per request, error shapes)
+are run-wide judges in :mod:`acp_conformance.judges.wire`."""
 
 from __future__ import annotations
 
 import itertools
 import json
 
-import anyio
-
+from ..citations import ERROR_CODES, STDIO, acp, house, jsonrpc
 from ..harness.agent_client import BARRIER_METHOD, AgentConnection, AgentTimeout, id_key
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
-from ..requirements import check
-from ._expect import brief, expect_error
-from .check_context import CheckContext, scenario
-
-ENVELOPE = scenario("envelope", "JSON-RPC envelope, error codes and extension methods")
-
+from ..requirements import Tier, requirement
+from ..scenarios._expect import brief, expect_error
+from ..scenarios.catalog import ENVELOPE
+from ..scenarios.check_context import CheckContext
+from ..scenarios.quiet_probes import silence_until_barrier
 
 #: After the agent has answered a request sent *behind* the bad line, it has read the bad
 #: line too; an error for it still missing this long after that answer will not come. This
 #: replaces a full ``--timeout`` of silence per bad line (90 s against agents that ignore them).
 GRACE_AFTER_LATER_ANSWER = 2.0
+
+
 #: Each later request gets its own id: one connection may see several bad lines.
 _later_ids = itertools.count(1)
 
@@ -64,7 +68,17 @@ def _error_code(frame: Frame) -> object:
     return err.get("code") if isinstance(err, dict) else None
 
 
-@check("jsonrpc.id-echo", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.id-echo",
+    Tier.MUST,
+    "A response carries its request's id unchanged, for integer and string ids.",
+    jsonrpc(
+        "§5 Response object",
+        "response_object",
+        "MUST be the same as the value of the id member in the Request Object",
+    ),
+    scenario=ENVELOPE,
+)
 async def integer_and_string_ids_are_echoed(ctx: CheckContext) -> Outcome:
     run = await ctx.spawn(initialize=False)
     conn = run.live
@@ -95,7 +109,14 @@ async def integer_and_string_ids_are_echoed(ctx: CheckContext) -> Outcome:
     return passed("integer, zero and non-ASCII string ids echoed unchanged", frames=frames)
 
 
-@check("jsonrpc.parse-error", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.parse-error",
+    Tier.MUST,
+    "A line that is not valid JSON is answered with -32700 and id null.",
+    house("-32700 with id null for a non-JSON line", ERROR_CODES),
+    scenario=ENVELOPE,
+    house=True,
+)
 async def invalid_json_gets_parse_error(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     frame = await _response_to_raw(run.live, b'{"jsonrpc": "2.0", "id": 5, "method": ', None)
@@ -119,7 +140,14 @@ _INVALID_REQUESTS: list[tuple[str, object, object]] = [
 ]
 
 
-@check("jsonrpc.invalid-request", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.invalid-request",
+    Tier.MUST,
+    "Valid JSON that is not a request object is answered with -32600.",
+    house("-32600 for JSON that is not a request", ERROR_CODES),
+    scenario=ENVELOPE,
+    house=True,
+)
 async def non_request_json_gets_invalid_request(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     frames = []
@@ -136,7 +164,14 @@ async def non_request_json_gets_invalid_request(ctx: CheckContext) -> Outcome:
     return passed("non-request JSON answered with -32600", frames=frames)
 
 
-@check("jsonrpc.batch-rejected", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.batch-rejected",
+    Tier.SHOULD,
+    "A JSON array (batch, not part of ACP) is answered with one -32600 error.",
+    house("ACP v1 has no batches: one -32600", STDIO),
+    scenario=ENVELOPE,
+    house=True,
+)
 async def batches_get_one_invalid_request(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     batch = [{"jsonrpc": "2.0", "id": 41, "method": "session/list", "params": {}}]
@@ -146,14 +181,33 @@ async def batches_get_one_invalid_request(ctx: CheckContext) -> Outcome:
     return passed("batch answered with -32600", frames=[frame.seq])
 
 
-@check("jsonrpc.method-not-found", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.method-not-found",
+    Tier.SHOULD,
+    "An unknown method is answered with -32601.",
+    acp(
+        "extensibility",
+        "Custom requests",
+        'it should respond with the standard "Method not found" error',
+    )
+    + "; "
+    + ERROR_CODES,
+    scenario=ENVELOPE,
+)
 async def unknown_method_gets_method_not_found(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request("session/no_such_method", {}, deliberate=True)
     return expect_error(response, (-32601,), "an unknown method")
 
 
-@check("jsonrpc.invalid-params", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.invalid-params",
+    Tier.MUST,
+    "Ill-typed params of a known method are answered with -32602.",
+    house("-32602 for ill-typed params", ERROR_CODES),
+    scenario=ENVELOPE,
+    house=True,
+)
 async def ill_typed_params_get_invalid_params(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request(
@@ -162,7 +216,14 @@ async def ill_typed_params_get_invalid_params(ctx: CheckContext) -> Outcome:
     return expect_error(response, (-32602,), "session/new with cwd 42")
 
 
-@check("jsonrpc.survives-bad-input", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.survives-bad-input",
+    Tier.MUST,
+    "After any bad line the agent keeps answering requests.",
+    house("bad input never stops the agent", STDIO),
+    scenario=ENVELOPE,
+    house=True,
+)
 async def agent_keeps_answering_after_bad_lines(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     for line in (b"not json at all", b"[]", b"{}", b"null", b'{"jsonrpc":"2.0","id":9'):
@@ -176,115 +237,12 @@ async def agent_keeps_answering_after_bad_lines(ctx: CheckContext) -> Outcome:
     return passed("session/new still works after five bad lines", frames=[response.frame.seq])
 
 
-#: How long a probe that expects no answer listens for one when the agent does not answer
-#: the barrier (an agent that ignores unknown ``_`` requests): a short quiet period, not the
-#: full ``--timeout``.
-QUIET_PERIOD = 0.5
-
-
-def _is_response(frame: Frame) -> bool:
-    return isinstance(frame.message, dict) and "method" not in frame.message
-
-
-async def _silence_until_barrier(
-    ctx: CheckContext, method: str, params: dict[str, object]
-) -> Outcome:
-    """Send a notification and check that nothing answers it: up to the barrier's answer
-    when the agent answers the barrier at once, else for a quiet period."""
-    run = await ctx.agent()
-    conn = run.live
-    start = len(conn.recorder.frames)
-    sent = await conn.notify(method, params)
-    barrier = await conn.start_request(BARRIER_METHOD, {})
-    with anyio.move_on_after(QUIET_PERIOD):
-        await barrier.arrived.wait()
-    end = barrier.response.frame.seq if barrier.response is not None else len(conn.recorder.frames)
-    # Late answers to the checker's own earlier requests (a slow barrier) are not strays.
-    own = {
-        id_key(f.message["id"])
-        for f in conn.recorder.frames
-        if f.direction == "c2a"
-        and isinstance(f.message, dict)
-        and "method" in f.message
-        and "id" in f.message
-    }
-    stray = [
-        f
-        for f in conn.agent_frames(start)
-        if f.seq < end and _is_response(f) and id_key(f.message.get("id")) not in own
-    ]
-    if stray:
-        return failed(
-            f"the notification {method} was answered: {brief(stray[0])}",
-            frames=[sent.seq, stray[0].seq],
-        )
-    if not conn.alive:
-        return failed(f"the agent exited after {method}", frames=[sent.seq])
-    listened = (
-        "until the barrier's answer" if barrier.response is not None else f"for {QUIET_PERIOD:g} s"
-    )
-    return passed(f"{method} got no answer ({listened}) and the agent stayed up", frames=[sent.seq])
-
-
-@check("jsonrpc.notification-not-answered", scenario=ENVELOPE)
+@requirement(
+    "jsonrpc.notification-not-answered",
+    Tier.MUST,
+    "Notifications are never answered.",
+    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification"),
+    scenario=ENVELOPE,
+)
 async def cancel_for_unknown_session_is_not_answered(ctx: CheckContext) -> Outcome:
-    return await _silence_until_barrier(ctx, "session/cancel", {"sessionId": "no-such-session"})
-
-
-@check("cancel.cancel-request-unknown-ignored", scenario=ENVELOPE)
-async def cancel_request_for_unknown_ids_is_ignored(ctx: CheckContext) -> Outcome:
-    frames: list[int] = []
-    # An integer and a string id, neither ever sent by the checker.
-    for request_id in (987654321, "acp-conformance-no-such-request"):
-        outcome = await _silence_until_barrier(ctx, "$/cancel_request", {"requestId": request_id})
-        if outcome.verdict.value != "pass":
-            return outcome
-        frames += outcome.frames
-    return passed(
-        "$/cancel_request for unknown integer and string ids got no answer and the agent "
-        "stayed responsive",
-        frames=frames,
-    )
-
-
-@check("ext.unknown-notification-ignored", scenario=ENVELOPE)
-async def unknown_extension_notification_is_ignored(ctx: CheckContext) -> Outcome:
-    return await _silence_until_barrier(ctx, "_acp_conformance/notice", {"hello": "world"})
-
-
-@check("ext.unknown-request", scenario=ENVELOPE)
-async def unknown_extension_request_gets_method_not_found(ctx: CheckContext) -> Outcome:
-    run = await ctx.agent()
-    response = await run.live.request("_acp_conformance/unknown", {"x": 1})
-    return expect_error(response, (-32601,), "an unknown _ request")
-
-
-@check("ext.meta-accepted", scenario=ENVELOPE)
-async def meta_fields_are_accepted(ctx: CheckContext) -> Outcome:
-    run = await ctx.agent()
-    meta = {"acp-conformance": {"probe": True}}
-    response = await run.live.request(
-        "session/new", {"cwd": str(ctx.work), "mcpServers": [], "_meta": meta}
-    )
-    if response.is_error:
-        return failed(
-            f"session/new with _meta failed: {brief(response.frame)}", frames=[response.frame.seq]
-        )
-    return passed("session/new with _meta accepted", frames=[response.frame.seq])
-
-
-@check("ext.null-and-empty-tolerated", scenario=ENVELOPE)
-async def null_and_empty_meta_are_accepted_alike(ctx: CheckContext) -> Outcome:
-    run = await ctx.agent()
-    frames = []
-    metas: tuple[dict[str, object] | None, ...] = (None, {})
-    for meta in metas:
-        params: dict[str, object] = {"cwd": str(ctx.work), "mcpServers": [], "_meta": meta}
-        response = await run.live.request("session/new", params)
-        frames.append(response.frame.seq)
-        if response.is_error:
-            return failed(
-                f"session/new with _meta {json.dumps(meta)} failed: {brief(response.frame)}",
-                frames=frames,
-            )
-    return passed("session/new accepts _meta null and _meta {}", frames=frames)
+    return await silence_until_barrier(ctx, "session/cancel", {"sessionId": "no-such-session"})

@@ -1,0 +1,223 @@
+"""cancel.*: ending work early — session/cancel during a turn and during a pending
+permission question, ``$/cancel_request`` for a running prompt and for unknown ids."""
+
+from __future__ import annotations
+
+from ..citations import acp, jsonrpc
+from ..harness.agent_client import (
+    AgentTimeout,
+)
+from ..outcomes import (
+    NO_DEADLINE,
+    Outcome,
+    failed,
+    not_applicable,
+    passed,
+    soft_failed,
+)
+from ..requirements import Tier, requirement
+from ..scenarios._expect import brief, result_dict
+from ..scenarios.catalog import CANCEL, ENVELOPE
+from ..scenarios.check_context import CheckContext, text_prompt
+from ..scenarios.prompt_turns import (
+    STOP_REASONS,
+    observe_cancel,
+    on_own_model,
+    start_slow_turn,
+    stop_reason_of,
+    too_short,
+)
+from ..scenarios.quiet_probes import silence_until_barrier
+from ..scenarios.scripted_turns import USER_PROMPT, final_turn, tool_turn
+
+
+@requirement(
+    "cancel.cancel-request-unknown-ignored",
+    Tier.MUST,
+    "$/cancel_request naming no in-flight request is ignored: no answer, the agent stays usable.",
+    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification")
+    + "; "
+    + acp("cancellation", "$/cancel_request"),
+    scenario=ENVELOPE,
+)
+async def cancel_request_for_unknown_ids_is_ignored(ctx: CheckContext) -> Outcome:
+    frames: list[int] = []
+    # An integer and a string id, neither ever sent by the checker.
+    for request_id in (987654321, "acp-conformance-no-such-request"):
+        outcome = await silence_until_barrier(ctx, "$/cancel_request", {"requestId": request_id})
+        if outcome.verdict.value != "pass":
+            return outcome
+        frames += outcome.frames
+    return passed(
+        "$/cancel_request for unknown integer and string ids got no answer and the agent "
+        "stayed responsive",
+        frames=frames,
+    )
+
+
+@requirement(
+    "cancel.prompt-returns-cancelled",
+    Tier.MUST,
+    'session/cancel during a running prompt makes it answer stopReason "cancelled".',
+    acp(
+        "prompt-turn",
+        "Cancellation",
+        "MUST respond to the original session/prompt request with the cancelled stop reason",
+    ),
+    scenario=CANCEL,
+)
+async def cancelled_prompt_says_cancelled(ctx: CheckContext) -> Outcome:
+    return on_own_model(ctx, await _cancelled_prompt_verdict(ctx))
+
+
+async def _cancelled_prompt_verdict(ctx: CheckContext) -> Outcome:
+    obs = await observe_cancel(ctx)
+    if (na := too_short(obs)) is not None:
+        return na
+    if obs.no_answer is not None:
+        return soft_failed(obs.no_answer, NO_DEADLINE, frames=[obs.cancel_seq])
+    assert obs.response is not None
+    frames = [obs.cancel_seq, obs.response.frame.seq]
+    if obs.response.is_error:
+        return failed(
+            f"the cancelled prompt answered an error: {brief(obs.response.frame)}", frames=frames
+        )
+    if stop_reason_of(obs.response) != "cancelled":
+        return failed(
+            f"the cancelled prompt ended with {stop_reason_of(obs.response)!r}", frames=frames
+        )
+    return passed("stopReason cancelled", frames=frames)
+
+
+@requirement(
+    "cancel.no-updates-after-response",
+    Tier.MUST,
+    "After a cancelled prompt's response no further updates for that turn arrive.",
+    acp(
+        "prompt-turn",
+        "Cancellation",
+        "MUST ensure that it does so before responding to the session/prompt request",
+    ),
+    scenario=CANCEL,
+)
+async def nothing_follows_the_cancelled_response(ctx: CheckContext) -> Outcome:
+    return on_own_model(ctx, await _after_cancelled_response(ctx))
+
+
+async def _after_cancelled_response(ctx: CheckContext) -> Outcome:
+    obs = await observe_cancel(ctx)
+    if (na := too_short(obs)) is not None:
+        return na
+    if obs.no_answer is not None:
+        return not_applicable(
+            "the cancelled prompt was never answered, so nothing can follow its answer "
+            "(that is cancel.prompt-returns-cancelled's failure)"
+        )
+    assert obs.response is not None
+    if obs.late_updates:
+        return failed(
+            f"{len(obs.late_updates)} turn updates after the cancelled prompt's response",
+            frames=obs.late_updates[:5],
+        )
+    return passed("no updates after the response", frames=[obs.response.frame.seq])
+
+
+REQUEST_CANCELLED = -32800
+
+
+@requirement(
+    "cancel.cancel-request-prompt",
+    Tier.SHOULD,
+    "$/cancel_request naming a running session/prompt makes it answer: stopReason cancelled "
+    "(or -32800), or its normal result if it had already finished.",
+    acp("cancellation", "$/cancel_request"),
+    scenario=CANCEL,
+)
+async def cancel_request_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
+    turn = await start_slow_turn(ctx, "before it could be cancelled")
+    if isinstance(turn, Outcome):
+        return turn
+    run, session_id, pending = turn.run, turn.session_id, turn.pending
+    request_id = pending.request.message["id"]
+    cancel = await run.live.notify("$/cancel_request", {"requestId": request_id})
+    try:
+        response = await pending.wait()
+    except AgentTimeout:
+        # Leave no turn running behind for the shutdown ladder.
+        await run.live.notify("session/cancel", {"sessionId": session_id})
+        return failed(
+            f"the prompt (id {request_id!r}) did not answer within {ctx.timeout:g} s of "
+            "$/cancel_request naming it",
+            frames=[pending.request.seq, cancel.seq],
+        )
+    frames = [pending.request.seq, cancel.seq, response.frame.seq]
+    if response.is_error:
+        if response.error_code == REQUEST_CANCELLED:
+            return passed(
+                "the prompt answered error -32800 (request cancelled; ACP allows it, "
+                "stopReason cancelled is preferred)",
+                frames=frames,
+            )
+        return failed(
+            f"the cancelled prompt answered an error: {brief(response.frame)}", frames=frames
+        )
+    reason = stop_reason_of(response)
+    if reason == "cancelled":
+        return passed("the prompt answered stopReason cancelled", frames=frames)
+    if reason in STOP_REASONS:
+        return passed(
+            f"the prompt had finished: it answered its normal result ({reason!r})", frames=frames
+        )
+    return failed(f"stopReason {reason!r} is not a valid stop reason", frames=frames)
+
+
+#: Last in its scenario: the permission question it leaves unanswered retires the process.
+@requirement(
+    "cancel.during-tool-call",
+    Tier.MUST,
+    "Cancelling while a permission request is pending ends the turn with cancelled.",
+    acp(
+        "prompt-turn",
+        "Cancellation",
+        "MUST respond to the original session/prompt request with the cancelled stop reason",
+    ),
+    scenario=CANCEL,
+    llm=True,
+)
+async def cancel_while_permission_is_pending(ctx: CheckContext) -> Outcome:
+    spec = ctx.tools.write
+    if spec is None:
+        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
+    target = ctx.work / "cancelled.txt"
+    # The permission request stays unanswered: the turn agent is replaced after this check.
+    run = await ctx.turn_agent(
+        permission="never", llm_script=[tool_turn(spec, str(target), "never\n"), final_turn()]
+    )
+    session_id = await ctx.new_session(run)
+    pending = await run.live.start_request("session/prompt", text_prompt(session_id, USER_PROMPT))
+    try:
+        asked = await run.live.wait_for(
+            lambda f: (
+                isinstance(f.message, dict)
+                and f.message.get("method") == "session/request_permission"
+            ),
+            since=pending.request.seq,
+            timeout=ctx.timeout,
+            what="a permission request",
+        )
+    except AgentTimeout:
+        if pending.response is not None:
+            return not_applicable("the turn ended without asking permission for the scripted write")
+        raise
+    cancel = await run.live.notify("session/cancel", {"sessionId": session_id})
+    response = await pending.wait()
+    frames = [asked.seq, cancel.seq, response.frame.seq]
+    stop = result_dict(response).get("stopReason")
+    if response.is_error or stop != "cancelled":
+        return failed(
+            f"cancelled during a permission request, the prompt answered {brief(response.frame)}",
+            frames=frames,
+        )
+    if target.exists():
+        return failed("the write happened although its permission was never granted", frames=frames)
+    return passed("stopReason cancelled while the permission request was pending", frames=frames)

@@ -1,0 +1,151 @@
+"""ext.*: extensibility — custom (``_``-prefixed) requests answered, unknown notifications
+ignored, ``_meta`` accepted (also as null or ``{}``)."""
+
+from __future__ import annotations
+
+import json
+
+from ..citations import acp, house, jsonrpc
+from ..harness.agent_client import (
+    AgentExited,
+    AgentTimeout,
+    id_key,
+)
+from ..outcomes import NO_DEADLINE, Outcome, failed, passed, soft_failed
+from ..requirements import Tier, requirement
+from ..scenarios._expect import brief, expect_error
+from ..scenarios.catalog import ENVELOPE
+from ..scenarios.check_context import AgentRun, CheckContext
+from ..scenarios.quiet_probes import silence_until_barrier
+
+
+@requirement(
+    "ext.unknown-notification-ignored",
+    Tier.MUST,
+    "An unknown extension notification is ignored: no answer, agent alive.",
+    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification")
+    + "; "
+    + acp("extensibility", "Custom notifications"),
+    scenario=ENVELOPE,
+)
+async def unknown_extension_notification_is_ignored(ctx: CheckContext) -> Outcome:
+    return await silence_until_barrier(ctx, "_acp_conformance/notice", {"hello": "world"})
+
+
+@requirement(
+    "ext.unknown-request",
+    Tier.MUST,
+    "An unknown extension request (_name) is answered with -32601.",
+    house("-32601 for an unknown _ request", acp("extensibility", "Custom requests")),
+    scenario=ENVELOPE,
+    house=True,
+)
+async def unknown_extension_request_gets_method_not_found(ctx: CheckContext) -> Outcome:
+    run = await ctx.agent()
+    response = await run.live.request("_acp_conformance/unknown", {"x": 1})
+    return expect_error(response, (-32601,), "an unknown _ request")
+
+
+@requirement(
+    "ext.meta-accepted",
+    Tier.MUST,
+    "_meta fields in params are accepted.",
+    house("_meta in params is accepted", acp("extensibility", "The _meta field")),
+    scenario=ENVELOPE,
+    house=True,
+)
+async def meta_fields_are_accepted(ctx: CheckContext) -> Outcome:
+    run = await ctx.agent()
+    meta = {"acp-conformance": {"probe": True}}
+    response = await run.live.request(
+        "session/new", {"cwd": str(ctx.work), "mcpServers": [], "_meta": meta}
+    )
+    if response.is_error:
+        return failed(
+            f"session/new with _meta failed: {brief(response.frame)}", frames=[response.frame.seq]
+        )
+    return passed("session/new with _meta accepted", frames=[response.frame.seq])
+
+
+@requirement(
+    "ext.null-and-empty-tolerated",
+    Tier.SHOULD,
+    "Optional objects given as null or as {} (e.g. _meta) are accepted alike.",
+    acp("extensibility", "The _meta field"),
+    scenario=ENVELOPE,
+)
+async def null_and_empty_meta_are_accepted_alike(ctx: CheckContext) -> Outcome:
+    run = await ctx.agent()
+    frames = []
+    metas: tuple[dict[str, object] | None, ...] = (None, {})
+    for meta in metas:
+        params: dict[str, object] = {"cwd": str(ctx.work), "mcpServers": [], "_meta": meta}
+        response = await run.live.request("session/new", params)
+        frames.append(response.frame.seq)
+        if response.is_error:
+            return failed(
+                f"session/new with _meta {json.dumps(meta)} failed: {brief(response.frame)}",
+                frames=frames,
+            )
+    return passed("session/new accepts _meta null and _meta {}", frames=frames)
+
+
+#: A custom method no agent implements (the barrier's own method is answered by some agents
+#: that answer nothing else, so it is not used here).
+CUSTOM_PROBE = "_acp_conformance/custom-probe"
+
+
+@requirement(
+    "ext.custom-request-answered",
+    Tier.MUST,
+    "A custom (_-prefixed) request gets a response with its id: a result or any error.",
+    acp(
+        "extensibility",
+        "Custom requests",
+        "Upon receiving a custom request, implementations MUST respond accordingly with the "
+        "provided id",
+    )
+    + "; "
+    + jsonrpc("§5 Response object", "response_object", "the Server MUST reply with a Response"),
+    scenario=ENVELOPE,
+)
+async def custom_request_is_answered(ctx: CheckContext) -> Outcome:
+    run = await ctx.agent()
+    pending = await run.live.start_request(CUSTOM_PROBE, {"probe": True})
+    try:
+        response = await pending.wait()
+    except AgentTimeout as exc:
+        return await _unanswered(ctx, run, pending.request.seq, str(exc))
+    kind = f"error {response.error_code}" if response.is_error else "a result"
+    return passed(
+        f"{CUSTOM_PROBE} was answered with {kind}", frames=[pending.request.seq, response.frame.seq]
+    )
+
+
+async def _unanswered(ctx: CheckContext, run: AgentRun, sent: int, why: str) -> Outcome:
+    """No answer in time: a MUST failure only when the agent answers a request sent after it
+    (it ignores custom requests); if it answers nothing, the agent is merely slow or stuck,
+    which the spec sets no deadline for."""
+    request = run.frames[sent].message
+    try:
+        later = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
+    except (AgentTimeout, AgentExited) as exc:
+        return soft_failed(
+            f"{why}; a later session/new was not answered either ({exc})",
+            NO_DEADLINE,
+            frames=[sent],
+        )
+    answered = any(
+        f.direction == "a2c"
+        and isinstance(f.message, dict)
+        and "method" not in f.message
+        and id_key(f.message.get("id")) == id_key(request["id"])
+        for f in run.frames[sent:]
+    )
+    if answered:
+        return soft_failed(f"{why}; it was answered later", NO_DEADLINE, frames=[sent])
+    return failed(
+        f"the custom request {CUSTOM_PROBE} (id {request['id']!r}) was never answered, although "
+        f"session/new sent after it was (#{later.frame.seq}): custom requests must get a response",
+        frames=[sent, later.request.seq, later.frame.seq],
+    )
