@@ -159,7 +159,7 @@ class WireClient:
         self.changed()
 
     def changed(self) -> None:
-        """Wake every wait (a frame arrived, a stream opened or closed)."""
+        """Wake every wait (a message went either way, a stream opened or closed)."""
         self._changed.set()
         self._changed = anyio.Event()
 
@@ -204,6 +204,7 @@ class WireClient:
             self._sent_at[message["id"]] = len(self.frames)
         self.sent.append(message)
         self._record("sent", message)
+        self.changed()
 
     async def answer(self, request_id: Any, result: Any, stream: str | None = None) -> None:
         await self.send({"jsonrpc": "2.0", "id": request_id, "result": result}, stream)
@@ -235,7 +236,8 @@ class WireClient:
     async def wait_for(
         self, condition: Callable[[], Any], wait_s: float | None = None, what: str = "a condition"
     ) -> Any:
-        """Wait until ``condition()`` is truthy (re-checked on every frame); return its value."""
+        """Wait until ``condition()`` is truthy (re-checked on every message either way);
+        return its value."""
         with anyio.fail_after(self.wait_s if wait_s is None else wait_s):
             while True:
                 value = condition()
