@@ -2,8 +2,8 @@
 
 :class:`NdjsonPipe` writes one JSON object per line and splits what it reads into lines;
 every line is kept verbatim in :attr:`NdjsonPipe.raw_lines` (so a test can check that stdout
-carries nothing but frames), and a line that is not JSON reaches the client as
-``{"__unparsable__": text}``. :func:`open_agent_process` starts ``iac-code acp`` (or any
+carries nothing but frames), and a line that is not JSON (nor strict UTF-8) reaches the client
+as ``{"__unparsable__": text}``. :func:`open_agent_process` starts ``iac-code acp`` (or any
 command) with pipes and stops it afterwards, however the block ends.
 """
 
@@ -42,10 +42,16 @@ def encode(message: Any) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def decode(line: bytes) -> Any:
+    """One line as JSON: strict UTF-8, no ``NaN``/``Infinity`` (``json.loads`` would guess
+    UTF-16 and accept both); anything else comes out as ``{"__unparsable__": text}``."""
     try:
-        return json.loads(line)
-    except ValueError:
+        return json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
         return {"__unparsable__": line.decode("utf-8", "replace")}
 
 
@@ -61,6 +67,10 @@ class NdjsonPipe:
     async def send(self, message: Any, stream: str | None = None) -> None:
         del stream  # one pipe carries every session
         await self.send_bytes(encode(message))
+
+    async def send_together(self, messages: Sequence[Any]) -> None:
+        """Several messages in one write (the reader gets them in one chunk)."""
+        await self.send_bytes(b"".join(encode(message) for message in messages))
 
     async def send_bytes(self, data: bytes) -> None:
         """Write bytes as they are (partial lines, several frames at once, bad JSON)."""

@@ -159,7 +159,7 @@ class WireClient:
         self.changed()
 
     def changed(self) -> None:
-        """Wake every wait (a frame arrived, a stream opened or closed)."""
+        """Wake every wait (a message went either way, a stream opened or closed)."""
         self._changed.set()
         self._changed = anyio.Event()
 
@@ -189,11 +189,22 @@ class WireClient:
     async def send(self, message: Any, stream: str | None = None) -> None:
         """Send one message as it is (on ``stream``: the session a Streamable HTTP POST
         names; ignored by stdio and WebSocket)."""
+        self._note_sent(message)
+        await self._send(message, stream)
+
+    async def send_together(self, *messages: Any) -> None:
+        """Send several messages in one write, so the agent reads them in one go (a
+        transport with ``send_together``: the NDJSON pipe)."""
+        for message in messages:
+            self._note_sent(message)
+        await self.transport.send_together(messages)
+
+    def _note_sent(self, message: Any) -> None:
         if isinstance(message, dict) and "id" in message and "method" in message:
             self._sent_at[message["id"]] = len(self.frames)
         self.sent.append(message)
         self._record("sent", message)
-        await self._send(message, stream)
+        self.changed()
 
     async def answer(self, request_id: Any, result: Any, stream: str | None = None) -> None:
         await self.send({"jsonrpc": "2.0", "id": request_id, "result": result}, stream)
@@ -225,7 +236,8 @@ class WireClient:
     async def wait_for(
         self, condition: Callable[[], Any], wait_s: float | None = None, what: str = "a condition"
     ) -> Any:
-        """Wait until ``condition()`` is truthy (re-checked on every frame); return its value."""
+        """Wait until ``condition()`` is truthy (re-checked on every message either way);
+        return its value."""
         with anyio.fail_after(self.wait_s if wait_s is None else wait_s):
             while True:
                 value = condition()

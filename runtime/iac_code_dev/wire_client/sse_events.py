@@ -3,8 +3,10 @@
 Parses the event-stream format as the HTML standard defines it, as far as ACP's Streamable
 HTTP and the model servers use it: ``id:``, ``event:`` and ``data:`` fields (one optional
 space after the colon), several ``data:`` lines joined by newlines, comment lines (``:``)
-ignored, an event dispatched at each blank line when it has data. The checker parses SSE
-itself (its distribution does not depend on the development tools).
+and other fields (``retry:``) ignored, an event dispatched at each blank line when it has
+data, an event the stream cuts off dropped. An ``id:`` belongs to the event that carries it
+(the standard carries it over to later events; ACP servers number every event). The checker
+parses SSE itself (its distribution does not depend on the development tools).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ class SseEvent:
 
 
 class SseParser:
-    """Feed lines (without their line ending); complete events come out."""
+    """Feed lines (without their line ending: a CR left by splitting CRLF at LF is
+    dropped); complete events come out."""
 
     def __init__(self) -> None:
         self._data: list[str] = []
@@ -43,6 +46,7 @@ class SseParser:
         self._event: str | None = None
 
     def feed(self, line: str) -> SseEvent | None:
+        line = line.removesuffix("\r")
         if line == "":
             event = None
             if self._data:

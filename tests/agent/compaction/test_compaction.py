@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 from acp_scripted_llm.script import Turn
-from iac_code.agent.acp_agent import IacAgent
 from iac_code.agent.compaction import kept_from, needs_compaction
-from iac_code.router import Router
-from iac_code.rpc.memory import raw_peer_connection
 from iac_code.settings import Settings
 from iac_code.store import SessionStore
 from iac_code_dev.fake_llm import ScriptedModelClient
+
+from tests.agent.handlers.agent_harness import open_agent
 
 pytestmark = pytest.mark.anyio
 WINDOW = 1_000
@@ -23,25 +20,6 @@ WINDOW = 1_000
 def _big(text: str) -> Turn:
     """A reply whose usage says the prompt almost filled the (tiny) window."""
     return Turn().text(text).stop("end_turn").usage(input_tokens=900, output_tokens=5)
-
-
-class Client:
-    def __init__(self, peer: Any) -> None:
-        self.peer = peer
-        self.next_id = 100
-        self.updates: list[dict[str, Any]] = []
-
-    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.next_id += 1
-        await self.peer.send(
-            {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
-        )
-        while True:
-            frame = await self.peer.receive()
-            if frame.get("id") == self.next_id:
-                return frame
-            if frame.get("method") == "session/update":
-                self.updates.append(frame["params"]["update"])
 
 
 def test_threshold_and_boundary_rules() -> None:
@@ -69,26 +47,14 @@ async def test_history_is_summarised_near_the_window(tmp_path: Path, advertise: 
     )
     store = SessionStore(tmp_path / "home")
     settings = Settings(home=tmp_path / "home", context_window=WINDOW)
-    connection, peer = raw_peer_connection(None)
-    agent = IacAgent(settings, connection, store, model_client=model)
-    connection.handler = Router(agent)
-    client = Client(peer)
     capabilities = {"session": {"compaction": {}}} if advertise else {}
-    async with anyio.create_task_group() as group:
-        group.start_soon(connection.serve)
-        with anyio.fail_after(10):
-            await client.request(
-                "initialize", {"protocolVersion": 1, "clientCapabilities": capabilities}
-            )
-            new = await client.request("session/new", {"cwd": str(cwd), "mcpServers": []})
-            session_id = new["result"]["sessionId"]
-            for text in ("first", "second", "third"):
-                answer = await client.request(
-                    "session/prompt",
-                    {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]},
-                )
-                assert answer["result"]["stopReason"] == "end_turn"
-        peer.close_input()
+    async with open_agent(tmp_path, model, settings=settings, store=store) as client:
+        await client.initialize(clientCapabilities=capabilities)
+        session_id = await client.new_session(cwd)
+        for text in ("first", "second", "third"):
+            answer = await client.prompt(session_id, text)
+            assert answer.result["stopReason"] == "end_turn"
+        updates = client.wire.updates()
 
     # The third prompt triggered one summary request, then the real one.
     assert len(model.requests) == 4
@@ -103,9 +69,9 @@ async def test_history_is_summarised_near_the_window(tmp_path: Path, advertise: 
     assert len(markers) == 1 and markers[0]["summary"] == "SUMMARY: did one and two"
     notices = [
         u
-        for u in client.updates
+        for u in updates
         if u["sessionUpdate"] == "agent_message_chunk" and "summarised" in u["content"]["text"]
     ]
     assert len(notices) == 1
-    progress = [u["status"] for u in client.updates if u["sessionUpdate"] == "compaction_update"]
+    progress = [u["status"] for u in updates if u["sessionUpdate"] == "compaction_update"]
     assert progress == (["in_progress", "completed"] if advertise else [])

@@ -1,18 +1,20 @@
 """An in-memory ACP client wired to a real ``IacAgent``, for the agent tests.
 
-The agent runs behind the real ``Router`` and ``Connection``; the test side is a
-:class:`~iac_code.rpc.memory.RawPeer`, so every assertion is about the frames that would be
-on the wire. Every frame read is kept in :attr:`AgentClient.received` in arrival order, which
-lets tests check ordering ("all updates before the response", "nothing after it").
+The agent runs in this process behind the real ``Router`` and ``Connection``, on an in-memory
+NDJSON byte stream; the test side is the shared :class:`~iac_code_dev.wire_client.WireClient`
+over that stream, so every assertion is about the frames that would be on the wire. Every
+frame read is kept in :attr:`AgentClient.received` in arrival order, which lets tests check
+ordering ("all updates before the response", "nothing after it"). The agent's requests are
+left unanswered, as a client that ignores them would, and every wait is bounded by
+:data:`READ_TIMEOUT`.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,117 +22,59 @@ import anyio
 from iac_code.agent.acp_agent import IacAgent
 from iac_code.llm.contract import ModelClient, ModelRequest, StreamEvent, TextDelta
 from iac_code.router import Router
-from iac_code.rpc.framing import encode_message
-from iac_code.rpc.memory import RawPeer, raw_peer_connection
+from iac_code.rpc.connection import Connection
+from iac_code.rpc.memory import memory_byte_pipe
 from iac_code.settings import Settings
 from iac_code.store import SessionStore
 from iac_code.versioned_router import route_versions
 from iac_code_dev.fake_llm import ScriptedModelClient
+from iac_code_dev.wire_client import Frame, Reply, WireClient, open_pipe_client
 
-Frame = dict[str, Any]
+__all__ = ["AgentClient", "Frame", "Reply", "open_agent"]
+
 READ_TIMEOUT = 5.0
 
 
 @dataclass
-class Reply:
-    """A response frame plus the ``session/update`` params that arrived before it."""
-
-    frame: Frame
-    updates: list[dict[str, Any]]
-    index: int  # position of the response in AgentClient.received
-
-    @property
-    def result(self) -> Any:
-        assert "result" in self.frame, f"expected a result, got {self.frame}"
-        return self.frame["result"]
-
-    @property
-    def error(self) -> dict[str, Any]:
-        assert "error" in self.frame, f"expected an error, got {self.frame}"
-        return self.frame["error"]
-
-    def kinds(self) -> list[str]:
-        return [u["update"]["sessionUpdate"] for u in self.updates]
-
-
-def is_update(frame: Frame) -> bool:
-    return frame.get("method") == "session/update"
-
-
-@dataclass
 class AgentClient:
-    """The client side of an in-memory connection to the agent."""
+    """The test's end of an in-memory connection to the agent: the shared wire client, with
+    the agent, its model and its workspace at hand."""
 
-    peer: RawPeer
+    wire: WireClient
     agent: IacAgent
     model: ModelClient
     workspace: Path
-    received: list[Frame] = field(default_factory=list)
-    _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-    _sent_at: dict[Any, int] = field(default_factory=dict)
+
+    @property
+    def received(self) -> list[Any]:
+        """Every frame the agent wrote so far, in order."""
+        return self.wire.frames
 
     # ------------------------------------------------------------------ sending
 
     async def send(self, method: str, params: Any = None, *, request_id: Any = None) -> Any:
         """Send a request and return its id (without waiting for the answer)."""
-        if request_id is None:
-            request_id = next(self._ids)
-        message: Frame = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self._sent_at[request_id] = len(self.received)
-        await self.peer.send(message)
-        return request_id
+        return await self.wire.start_request(method, params, request_id=request_id)
 
     async def notify(self, method: str, params: Any = None) -> None:
-        message: Frame = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        await self.peer.send(message)
+        await self.wire.notify(method, params)
 
     async def send_together(self, *messages: Frame) -> None:
         """Write several frames in one chunk, so the agent reads them in one go."""
-        for message in messages:
-            if "id" in message and "method" in message:
-                self._sent_at[message["id"]] = len(self.received)
-        await self.peer.send_bytes(b"".join(encode_message(m) for m in messages))
+        await self.wire.send_together(*messages)
 
     # ------------------------------------------------------------------ receiving
 
-    async def _pull(self) -> Frame:
-        frame = await self.peer.receive()
-        assert isinstance(frame, dict), f"the agent wrote a non-object frame: {frame!r}"
-        self.received.append(frame)
-        return frame
-
-    async def wait_for(self, predicate: Callable[[Frame], bool], *, start: int = 0) -> int:
-        """Index of the first frame from ``start`` on that matches, reading as needed."""
-        position = start
-        with anyio.fail_after(READ_TIMEOUT):
-            while True:
-                while position < len(self.received):
-                    if predicate(self.received[position]):
-                        return position
-                    position += 1
-                await self._pull()
-
     async def reply(self, request_id: Any) -> Reply:
-        start = self._sent_at.get(request_id, 0)
-        index = await self.wait_for(
-            lambda f: f.get("id") == request_id and "method" not in f, start=start
-        )
-        updates = [f["params"] for f in self.received[start:index] if is_update(f)]
-        return Reply(self.received[index], updates, index)
+        """The answer to ``request_id``, with the updates that arrived since it was sent."""
+        return await self.wire.reply(request_id)
 
     async def call(self, method: str, params: Any = None) -> Reply:
-        return await self.reply(await self.send(method, params))
+        return await self.wire.call(method, params)
 
     async def wait_update(self, kind: str, *, start: int = 0) -> tuple[int, dict[str, Any]]:
         """The first ``session/update`` of ``kind`` at or after ``start``: (index, params)."""
-        index = await self.wait_for(
-            lambda f: is_update(f) and f["params"]["update"]["sessionUpdate"] == kind,
-            start=start,
-        )
+        index = await self.wire.wait_update(kind, start=start)
         return index, self.received[index]["params"]
 
     async def barrier(self) -> int:
@@ -141,7 +85,7 @@ class AgentClient:
         return [
             f["params"]["update"]
             for f in self.received[start:end]
-            if is_update(f) and f["params"]["sessionId"] == session_id
+            if f.get("method") == "session/update" and f["params"]["sessionId"] == session_id
         ]
 
     # ------------------------------------------------------------------ shortcuts
@@ -160,10 +104,7 @@ class AgentClient:
         return await self.call("session/prompt", {"sessionId": session_id, "prompt": prompt})
 
     async def load(self, session_id: str, cwd: Path | None = None) -> Reply:
-        return await self.call(
-            "session/load",
-            {"sessionId": session_id, "cwd": str(cwd or self.workspace), "mcpServers": []},
-        )
+        return await self.wire.load(session_id, cwd or self.workspace)
 
     @property
     def model_requests(self) -> list[ModelRequest]:
@@ -201,7 +142,9 @@ async def open_agent(
     client: ModelClient = (
         model if isinstance(model, ModelClient) else ScriptedModelClient(model, timing=False)
     )
-    connection, peer = raw_peer_connection(None)
+    to_agent, agent_input = memory_byte_pipe()
+    agent_output, from_agent = memory_byte_pipe()
+    connection = Connection(agent_input, agent_output, None)
     sessions = store or SessionStore(settings.home)
     if versioned:
         agent, connection.handler = route_versions(
@@ -210,16 +153,24 @@ async def open_agent(
     else:
         agent = IacAgent(settings, connection, sessions, model_client=client)
         connection.handler = Router(agent)
-    harness = AgentClient(peer=peer, agent=agent, model=client, workspace=workspace)
-    async with anyio.create_task_group() as group:
+    async with (
+        anyio.create_task_group() as group,
+        open_pipe_client(
+            to_agent.send, from_agent.receive, refuse_unhandled=False, wait_s=READ_TIMEOUT
+        ) as wire,
+    ):
         group.start_soon(connection.serve)
         try:
-            yield harness
+            yield AgentClient(wire=wire, agent=agent, model=client, workspace=workspace)
         finally:
-            with anyio.fail_after(5):
+            with anyio.fail_after(READ_TIMEOUT):
                 await agent.shutdown()
-                peer.close_input()
-                await peer.receive_until_eof()
+                to_agent.close()
+                await wire.wait_closed()
+        # Reached when the test passed: everything the agent wrote was a JSON object.
+        for frame in wire.frames:
+            assert isinstance(frame, dict), f"the agent wrote a non-object frame: {frame!r}"
+            assert "__unparsable__" not in frame, f"the agent wrote a non-JSON line: {frame}"
 
 
 class StallingModelClient:

@@ -3,6 +3,11 @@ subprocess, writes NDJSON to it and reads what comes back, keeping every byte.
 
 ``teed(argv, folder)`` wraps an agent command so that the bytes the agent actually read and
 wrote are saved (``in.bin``, ``out.bin``), to compare with what the editor wrote and read.
+
+It is not the shared wire client on purpose: these tests check a relay byte for byte, so the
+editor records every byte it wrote and read (unterminated tails and blank lines included),
+closes its end of the proxy's stdout after N lines from the reading thread itself, and reads
+stderr live while the proxy runs; none of that is what a test client of an agent needs.
 """
 
 from __future__ import annotations
