@@ -9,6 +9,14 @@ The checks of one scenario run in the order they register: the order of the impo
 then the order within each module. Checks that leave state behind in the scenario's shared
 agent come last in it (``cancel.during-tool-call`` in the cancel scenario, the restart and
 allow-always checks at the end of ``turns``), so the modules holding them come last here.
+
+The ``version.v2-*`` checks (modules ``v2_*``) all run in the protocol-v2 scenario, on the v2
+agents of :mod:`acp_conformance.scenarios.v2_agent`, in the order imported below: the shared
+v2 agent's negotiation checks first, then the kit's turns (cancel, close, the user message
+echo), the resumes of the echo turn, batches and the other checks outside a turn, and the
+checks that start agents of their own (auth) or judge every update sent (keyed updates) last.
+An area can appear twice (``v2_turns`` then ``v2_cancel``, ``v2_resume`` then
+``v2_resume_kit``) because each module's checks run together and this order is kept.
 """
 
 # isort: off
@@ -17,18 +25,11 @@ from ..judges import wire, consistency
 from ..scenarios import catalog  # first: it fixes the order of the scenarios
 from . import jsonrpc, extensibility, initialize, modes, sessions, prompt, turns, cancel
 from . import gating, robustness, http, websocket
-from ..scenarios import (
-    protocol_v2,
-    protocol_v2_basics,
-    protocol_v2_cancel,
-    protocol_v2_client,
-    protocol_v2_prompts,
-    protocol_v2_sessions,
-    protocol_v2_resume_kit,
-    protocol_v2_config,
-    protocol_v2_auth,
-    protocol_v2_patches,
-)
+
+# the protocol-v2 scenario's checks; they share its agents, so this order is theirs
+from . import v2_negotiation, v2_turns, v2_resume, v2_batches, v2_basics, v2_cancel
+from . import v2_client, v2_prompts, v2_sessions, v2_resume_kit, v2_config, v2_auth
+from . import v2_keyed_updates
 # isort: on
 
 __all__ = [
@@ -43,19 +44,22 @@ __all__ = [
     "judges",
     "modes",
     "prompt",
-    "protocol_v2",
-    "protocol_v2_auth",
-    "protocol_v2_basics",
-    "protocol_v2_cancel",
-    "protocol_v2_client",
-    "protocol_v2_config",
-    "protocol_v2_patches",
-    "protocol_v2_prompts",
-    "protocol_v2_resume_kit",
-    "protocol_v2_sessions",
     "robustness",
     "sessions",
     "turns",
+    "v2_auth",
+    "v2_basics",
+    "v2_batches",
+    "v2_cancel",
+    "v2_client",
+    "v2_config",
+    "v2_keyed_updates",
+    "v2_negotiation",
+    "v2_prompts",
+    "v2_resume",
+    "v2_resume_kit",
+    "v2_sessions",
+    "v2_turns",
     "websocket",
     "wire",
 ]

@@ -37,3 +37,14 @@ def test_select_matches_areas_globs_and_substrings() -> None:
     assert [r.id for r in select(["jsonrpc.id-*"])] == ["jsonrpc.id-echo"]
     assert "session.load-unknown-id" in {r.id for r in select(["unknown-id"])}
     assert len(select([])) == len(REQUIREMENTS)
+
+
+def test_checks_live_in_checks_and_judges_never_in_the_scenario_fixtures() -> None:
+    homes = {"acp_conformance.checks": "scenario", "acp_conformance.judges": "run-wide"}
+    misplaced = [
+        f"{c.func.__module__}.{c.name}"
+        for c in CHECKS
+        if c.func.__module__.rsplit(".", 1)[0] not in homes
+        or (c.scenario is None) != (c.func.__module__.startswith("acp_conformance.judges."))
+    ]
+    assert misplaced == []

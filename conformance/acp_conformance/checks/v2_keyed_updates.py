@@ -1,11 +1,12 @@
-"""Protocol version 2's keyed updates ("patches") and open enums, judged over every update the
-v2 agents of the scenario sent: message updates name their message, tool call updates their
-tool call, plan updates their plan, terminal updates keep one absolute cwd per terminal and
-carry standalone base64 output; tool kinds and statuses and plan priorities and statuses are
-ACP's own values or ``_``-prefixed; permission requests are well-formed and the turn goes on
-once one is answered. Besides the echo turn of :mod:`.protocol_v2`, the checks drive one v2
-session through a scripted tool turn (a file write the agent asks permission for) and a
-second prompt. What the agent never sends (plans, terminals) is not applicable."""
+"""version.v2-* (keyed updates): protocol version 2's keyed updates ("patches") and open
+enums, judged over every update the v2 agents of the scenario sent: message updates name their
+message, tool call updates their tool call, plan updates their plan, terminal updates keep one
+absolute cwd per terminal and carry standalone base64 output; tool kinds and statuses and plan
+priorities and statuses are ACP's own values or ``_``-prefixed; permission requests are
+well-formed and the turn goes on once one is answered. Besides the echo turn of
+:mod:`..scenarios.v2_agent`, the checks drive one v2 session through a scripted tool turn (a
+file write the agent asks permission for) and a second prompt. What the agent never sends
+(plans, terminals) is not applicable."""
 
 from __future__ import annotations
 
@@ -21,20 +22,20 @@ from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import Tier, requirement
-from ._expect import brief
-from .check_context import AgentRun, CheckContext, text_prompt
-from .protocol_v2 import (
+from ..scenarios._expect import brief
+from ..scenarios.check_context import AgentRun, CheckContext, text_prompt
+from ..scenarios.scripted_turns import final_turn, tool_turn
+from ..scenarios.v2_agent import (
     V2,
     V2_SCENARIO,
-    _echo_turn,
-    _is_idle,
-    _problems,
-    _v2_session,
-    _v2_turn_run,
-    _wait_idle,
+    echo_turn,
+    is_idle,
+    v2_problems,
+    v2_run_with_sessions,
+    v2_session,
+    v2_turn_run,
+    wait_idle,
 )
-from .protocol_v2_sessions import _v2_sessions
-from .scripted_turns import final_turn, tool_turn
 
 #: Values the v2 draft defines per open enum; anything else must start with "_".
 TOOL_KINDS = frozenset(
@@ -89,11 +90,11 @@ async def _run_tool_turns(ctx: CheckContext) -> _ToolTurns | Outcome:
     spec = ctx.tools.write
     target = ctx.work / "v2-kit-notes.txt"
     script = None if spec is None else [tool_turn(spec, str(target), "noted\n"), final_turn()]
-    run, skip = await _v2_turn_run(ctx, script)
+    run, skip = await v2_turn_run(ctx, script)
     if run is None:
         assert skip is not None
         return skip
-    session_id = await _v2_session(ctx, run)
+    session_id = await v2_session(ctx, run)
     if isinstance(session_id, Outcome):
         return session_id
     answers = []
@@ -107,7 +108,7 @@ async def _run_tool_turns(ctx: CheckContext) -> _ToolTurns | Outcome:
             )
         answers.append(answer)
         try:
-            await _wait_idle(ctx, run, session_id, answer.frame.seq)
+            await wait_idle(ctx, run, session_id, answer.frame.seq)
         except (AgentTimeout, AgentExited) as exc:
             return failed(
                 f"no state_update idle after the prompt: {exc}", frames=[answer.frame.seq]
@@ -117,10 +118,10 @@ async def _run_tool_turns(ctx: CheckContext) -> _ToolTurns | Outcome:
 
 async def _observed(ctx: CheckContext) -> list[AgentRun] | Outcome:
     """The scenario's v2 runs once the echo turn and the tool turns were driven."""
-    _, skip = await _v2_sessions(ctx, None)
+    _, skip = await v2_run_with_sessions(ctx, None)
     if skip is not None:
         return skip
-    await _echo_turn(ctx)
+    await echo_turn(ctx)
     turns = await _tool_turns(ctx)
     if not isinstance(turns, Outcome):
         ctx.current = turns.run
@@ -359,7 +360,9 @@ async def v2_open_enum_values_are_known(ctx: CheckContext) -> Outcome:
 
 
 def _permission_problems(params: Any) -> list[str]:
-    problems = [f"invalid: {e}" for e in _problems("session/request_permission", "params", params)]
+    problems = [
+        f"invalid: {e}" for e in v2_problems("session/request_permission", "params", params)
+    ]
     if not isinstance(params, dict):
         return problems or ["params are not an object"]
     if not _filled(params.get("title")):
@@ -414,7 +417,7 @@ async def v2_permission_requests_are_well_formed(ctx: CheckContext) -> Outcome:
                     "session/request_permission: " + "; ".join(problems[:3]), frames=[frame.seq]
                 )
             session_id = str(params.get("sessionId"))
-            if not any(_is_idle(f, session_id) for f in run.frames[frame.seq :]):
+            if not any(is_idle(f, session_id) for f in run.frames[frame.seq :]):
                 return failed(
                     "the turn never ended idle after its permission request was answered",
                     frames=[frame.seq],

@@ -1,6 +1,7 @@
-"""Protocol version 2's cancellation details beyond "a cancel ends the turn cancelled" (which
-:mod:`.protocol_v2` judges): a ``session/cancel`` that carries ``_meta`` is still a cancel and
-is never answered, and the stop reasons an agent reports are ACP's own or ``_``-prefixed."""
+"""version.v2-* (cancel): protocol version 2's cancellation details beyond "a cancel ends
+the turn cancelled" (which :mod:`.v2_turns` judges): a ``session/cancel`` that carries
+``_meta`` is still a cancel and is never answered, and the stop reasons an agent reports are
+ACP's own or ``_``-prefixed."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from ..harness.agent_client import AgentExited, AgentTimeout
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
 from ..requirements import Tier, requirement
-from ._expect import brief
-from .check_context import CheckContext
-from .protocol_v2 import (
+from ..scenarios._expect import brief
+from ..scenarios.check_context import CheckContext
+from ..scenarios.v2_agent import (
     V2_SCENARIO,
-    _echo_turn,
-    _slow_v2_turn,
-    _wait_idle,
+    echo_turn,
+    slow_v2_turn,
+    wait_idle,
 )
 
 #: The stop reasons the v2 draft names; anything else must be a ``_`` extension.
@@ -52,7 +53,7 @@ def _answers_notification(frame: Frame) -> bool:
     llm=True,
 )
 async def v2_cancel_with_meta_is_not_answered(ctx: CheckContext) -> Outcome:
-    turn = await _slow_v2_turn(ctx)
+    turn = await slow_v2_turn(ctx)
     if isinstance(turn, Outcome):
         return turn
     run, session_id, answer = turn
@@ -61,7 +62,7 @@ async def v2_cancel_with_meta_is_not_answered(ctx: CheckContext) -> Outcome:
         {"sessionId": session_id, "_meta": {"acp-conformance": {"reason": "user"}}},
     )
     try:
-        idle = await _wait_idle(ctx, run, session_id, answer.frame.seq)
+        idle = await wait_idle(ctx, run, session_id, answer.frame.seq)
     except (AgentTimeout, AgentExited) as exc:
         return failed(f"no state_update idle after a session/cancel with _meta: {exc}")
     frames = [answer.frame.seq, cancel.seq, idle.seq]
@@ -112,7 +113,7 @@ def _bad_stop_reasons(frames: list[Frame]) -> list[tuple[int, object]]:
     llm=True,
 )
 async def v2_stop_reasons_are_known_or_custom(ctx: CheckContext) -> Outcome:
-    obs = await _echo_turn(ctx)
+    obs = await echo_turn(ctx)
     if isinstance(obs, Outcome):
         return obs
     run, _, _, idle = obs

@@ -1,7 +1,7 @@
-"""Protocol version 2's session surface beyond session/new, on the v2 agent of
-:mod:`.protocol_v2`: session/list (and its cwd filter), session/delete, and additional
-directories. Not applicable (out of scope) to an agent that does not speak v2 or does not
-advertise the capability."""
+"""version.v2-* (sessions): protocol version 2's session surface beyond session/new, on the
+shared v2 agent of :mod:`..scenarios.v2_agent`: session/list (and its cwd filter),
+session/delete, additional directories, and session/close of an idle session. Not applicable
+(out of scope) to an agent that does not speak v2 or does not advertise the capability."""
 
 from __future__ import annotations
 
@@ -10,32 +10,11 @@ from typing import Any
 
 from ..citations import acp, schema_requires
 from ..harness.agent_client import Response
-from ..outcomes import Outcome, failed, out_of_scope, passed
+from ..outcomes import Outcome, failed, passed
 from ..requirements import Tier, requirement
-from ._expect import brief
-from .check_context import AgentRun, CheckContext
-from .protocol_v2 import V2_SCENARIO, _problems, _v2_run
-
-
-def _session_caps(run: AgentRun) -> dict[str, Any] | None:
-    capabilities = (run.init_result or {}).get("capabilities")
-    session = capabilities.get("session") if isinstance(capabilities, dict) else None
-    return session if isinstance(session, dict) else None
-
-
-async def _v2_sessions(
-    ctx: CheckContext, marker: str | None
-) -> tuple[AgentRun | None, Outcome | None]:
-    """The v2 agent when it advertises ``capabilities.session`` (and ``marker`` under it)."""
-    run, skip = await _v2_run(ctx)
-    if run is None:
-        return None, skip
-    caps = _session_caps(run)
-    if caps is None:
-        return None, out_of_scope("the v2 agent does not advertise capabilities.session")
-    if marker is not None and not isinstance(caps.get(marker), dict):
-        return None, out_of_scope(f"the v2 agent does not advertise capabilities.session.{marker}")
-    return run, None
+from ..scenarios._expect import brief
+from ..scenarios.check_context import AgentRun, CheckContext
+from ..scenarios.v2_agent import V2_SCENARIO, v2_problems, v2_run, v2_run_with_sessions
 
 
 async def _new_session(ctx: CheckContext, run: AgentRun, **extra: Any) -> Response:
@@ -66,7 +45,7 @@ def _sessions(response: Response) -> Any:
     scenario=V2_SCENARIO,
 )
 async def v2_session_list(ctx: CheckContext) -> Outcome:
-    run, skip = await _v2_sessions(ctx, None)
+    run, skip = await v2_run_with_sessions(ctx, None)
     if run is None:
         assert skip is not None
         return skip
@@ -86,7 +65,7 @@ async def v2_session_list(ctx: CheckContext) -> Outcome:
             return failed(
                 f"v2 session/list ({what}) failed: {brief(response.frame)}", frames=frames
             )
-        errors = _problems("session/list", "result", response.result)
+        errors = v2_problems("session/list", "result", response.result)
         if errors:
             return failed(
                 f"invalid v2 session/list result ({what}): {'; '.join(errors)}", frames=frames
@@ -121,7 +100,7 @@ async def v2_session_list(ctx: CheckContext) -> Outcome:
     gate=None,
 )
 async def v2_session_delete(ctx: CheckContext) -> Outcome:
-    run, skip = await _v2_sessions(ctx, "delete")
+    run, skip = await v2_run_with_sessions(ctx, "delete")
     if run is None:
         assert skip is not None
         return skip
@@ -150,7 +129,7 @@ async def v2_session_delete(ctx: CheckContext) -> Outcome:
     scenario=V2_SCENARIO,
 )
 async def v2_additional_directories(ctx: CheckContext) -> Outcome:
-    run, skip = await _v2_sessions(ctx, "additionalDirectories")
+    run, skip = await v2_run_with_sessions(ctx, "additionalDirectories")
     if run is None:
         assert skip is not None
         return skip
@@ -176,7 +155,7 @@ async def v2_additional_directories(ctx: CheckContext) -> Outcome:
     scenario=V2_SCENARIO,
 )
 async def v2_close_idle_session(ctx: CheckContext) -> Outcome:
-    run, skip = await _v2_run(ctx)
+    run, skip = await v2_run(ctx)
     if run is None:
         assert skip is not None
         return skip

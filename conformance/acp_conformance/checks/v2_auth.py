@@ -1,5 +1,5 @@
-"""Protocol version 2's authentication methods beyond their advertised types (which
-:mod:`.protocol_v2_basics` judges): a terminal method offered to a client that declared
+"""version.v2-* (auth): protocol version 2's authentication methods beyond their advertised
+types (which :mod:`.v2_basics` judges): a terminal method offered to a client that declared
 terminal auth is well-formed, and an agent that advertises auth methods serves
 ``auth/logout`` and ``auth/login`` (the latter with the method the operator names with
 ``--auth-method``; the checker never picks a login method itself). Each runs on a fresh v2
@@ -13,15 +13,15 @@ from ..citations import schema_requires, v2_schema
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope, passed
 from ..requirements import Tier, requirement
-from ._expect import brief
-from .check_context import AgentRun, CheckContext
-from .protocol_v2 import (
+from ..scenarios._expect import brief
+from ..scenarios.check_context import AgentRun, CheckContext
+from ..scenarios.v2_agent import (
     V2,
     V2_SCENARIO,
-    _answered_version,
-    _problems,
-    _v2_initialize_params,
-    _v2_run,
+    answered_version,
+    v2_initialize_params,
+    v2_problems,
+    v2_run,
 )
 
 _SUPPORT = (
@@ -34,18 +34,18 @@ async def _fresh_v2(
     ctx: CheckContext, capabilities: dict[str, Any] | None = None
 ) -> tuple[AgentRun | None, Outcome | None]:
     """A new v2 agent initialized with ``capabilities`` (after the negotiation verdicts)."""
-    run, skip = await _v2_run(ctx)
+    run, skip = await v2_run(ctx)
     if run is None:
         return None, skip
     try:
         fresh = await ctx.spawn(initialize=False)
-        params = _v2_initialize_params(V2)
+        params = v2_initialize_params(V2)
         if capabilities is not None:
             params["capabilities"] = capabilities
         response: Response = await fresh.live.request("initialize", params)
     except (AgentTimeout, AgentExited) as exc:
         return None, failed(f"initialize was not answered: {exc}")
-    if _answered_version(response) != V2 or not isinstance(response.result, dict):
+    if answered_version(response) != V2 or not isinstance(response.result, dict):
         return None, failed(f"asked for 2 again, got {brief(response.frame)}")
     fresh.init_params, fresh.init_result = params, response.result
     ctx.current = fresh
@@ -127,7 +127,7 @@ async def v2_logout_is_served(ctx: CheckContext) -> Outcome:
     frames = [response.request.seq, response.frame.seq]
     if response.is_error or not isinstance(response.result, dict):
         return failed(f"auth/logout answered {brief(response.frame)}", frames=frames)
-    if errors := _problems("auth/logout", "result", response.result):
+    if errors := v2_problems("auth/logout", "result", response.result):
         return failed("invalid v2 auth/logout result: " + "; ".join(errors), frames=frames)
     return passed("auth/logout answered a valid result", frames=frames)
 

@@ -1,7 +1,7 @@
-"""Protocol version 2's client surface as the agent uses it: the checker's v2 client
-advertises no capabilities, so during a v2 turn the agent may only call the client methods v2
-defines that need none (``session/request_permission``) — no ``elicitation/*``, and none of
-v1's ``fs/*`` or ``terminal/*``, which v2 removed."""
+"""version.v2-* (client): protocol version 2's client surface as the agent uses it: the
+checker's v2 client advertises no capabilities, so during a v2 turn the agent may only call the
+client methods v2 defines that need none (``session/request_permission``) — no
+``elicitation/*``, and none of v1's ``fs/*`` or ``terminal/*``, which v2 removed."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from ..citations import acp, v2_schema
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
 from ..requirements import Tier, requirement
-from .check_context import CheckContext
-from .protocol_v2 import V2_SCENARIO, _echo_turn
+from ..scenarios.check_context import CheckContext
+from ..scenarios.v2_agent import V2_SCENARIO, echo_turn
 
 #: Client methods of v2 that need no client capability.
 _UNGATED = frozenset({"session/request_permission", "session/update"})
@@ -51,7 +51,7 @@ def _agent_requests(frames: list[Frame]) -> list[tuple[int, str]]:
     llm=True,
 )
 async def v2_agent_calls_only_advertised_client_methods(ctx: CheckContext) -> Outcome:
-    obs = await _echo_turn(ctx)
+    obs = await echo_turn(ctx)
     if isinstance(obs, Outcome):
         return obs
     # The memoised turn's agent may be gone by now: judge what it sent up to then.

@@ -1,6 +1,7 @@
-"""Protocol version 2's prompt content: each kind of block the v2 agent advertises under
-``capabilities.session.prompt`` (image, audio, embeddedContext) is accepted in a prompt, and
-its turn ends idle without an error. Out of scope for a kind the agent does not advertise."""
+"""version.v2-* (prompts): protocol version 2's prompt content: each kind of block the v2 agent
+advertises under ``capabilities.session.prompt`` (image, audio, embeddedContext) is accepted in
+a prompt, and its turn ends idle without an error. Out of scope for a kind the agent does not
+advertise."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from ..citations import v2_schema
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..outcomes import Outcome, failed, out_of_scope, passed
 from ..requirements import Tier, requirement
-from ._expect import brief
-from .check_context import CheckContext
-from .prompt_turns import PNG_1PX, WAV_EMPTY
-from .protocol_v2 import V2_SCENARIO, _v2_session, _v2_turn_run, _wait_idle
+from ..scenarios._expect import brief
+from ..scenarios.check_context import CheckContext
+from ..scenarios.prompt_turns import PNG_1PX, WAV_EMPTY
+from ..scenarios.v2_agent import V2_SCENARIO, v2_session, v2_turn_run, wait_idle
 
 # The v2 draft describes each capability as "present when ... accepted" with no MUST.
 _REFERENCE = v2_schema(
@@ -42,13 +43,13 @@ def _advertised(init_result: Any, key: str) -> bool:
 
 
 async def _prompt_with(ctx: CheckContext, key: str) -> Outcome:
-    run, skip = await _v2_turn_run(ctx, None)
+    run, skip = await v2_turn_run(ctx, None)
     if run is None:
         assert skip is not None
         return skip
     if not _advertised(run.init_result, key):
         return out_of_scope(f"the v2 agent does not advertise capabilities.session.prompt.{key}")
-    session_id = await _v2_session(ctx, run)
+    session_id = await v2_session(ctx, run)
     if isinstance(session_id, Outcome):
         return session_id
     blocks = [{"type": "text", "text": "Describe the attached content."}, _block(ctx, key)]
@@ -60,7 +61,7 @@ async def _prompt_with(ctx: CheckContext, key: str) -> Outcome:
     if answer.is_error or not isinstance(answer.result, dict):
         return failed(f"the prompt was refused: {brief(answer.frame)}", frames=[answer.frame.seq])
     try:
-        idle = await _wait_idle(ctx, run, session_id, answer.frame.seq)
+        idle = await wait_idle(ctx, run, session_id, answer.frame.seq)
     except (AgentTimeout, AgentExited) as exc:
         return failed(f"no state_update idle after the prompt: {exc}", frames=[answer.frame.seq])
     frames = [answer.frame.seq, idle.seq]

@@ -1,7 +1,7 @@
-"""Protocol version 2's session config options beyond their shapes (which the v2 schema
-validation of every session result judges): ``session/set_config_option`` answers the whole
-option list with the new value, and a ``config_option_update`` the agent sends on the way
-carries the whole list as well. Out of scope for an agent whose v2 ``session/new`` offers no
+"""version.v2-* (config): protocol version 2's session config options beyond their shapes (which
+the v2 schema validation of every session result judges): ``session/set_config_option`` answers
+the whole option list with the new value, and a ``config_option_update`` the agent sends on the
+way carries the whole list as well. Out of scope for an agent whose v2 ``session/new`` offers no
 select option with a second value to switch to."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from ..citations import acp, v2_schema
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope, passed
 from ..requirements import Tier, requirement
-from ._expect import brief
-from .check_context import AgentRun, CheckContext
-from .protocol_v2 import V2_SCENARIO, _problems, _updates, _v2_run
+from ..scenarios._expect import brief
+from ..scenarios.check_context import AgentRun, CheckContext
+from ..scenarios.v2_agent import V2_SCENARIO, session_updates, v2_problems, v2_run
 
 
 @dataclass
@@ -74,7 +74,7 @@ async def _change(ctx: CheckContext) -> _Change | Outcome:
 
 
 async def _make_change(ctx: CheckContext) -> _Change | Outcome:
-    run, skip = await _v2_run(ctx)
+    run, skip = await v2_run(ctx)
     if run is None:
         assert skip is not None
         return skip
@@ -127,7 +127,7 @@ async def v2_set_config_option_answers_every_option(ctx: CheckContext) -> Outcom
     what = f"session/set_config_option {change.config_id}={change.value!r}"
     if not isinstance(change.result, dict):
         return failed(f"{what} failed: {brief(change.answer)}", frames=frames)
-    if errors := _problems("session/set_config_option", "result", change.result):
+    if errors := v2_problems("session/set_config_option", "result", change.result):
         return failed(f"invalid v2 {what} result: " + "; ".join(errors), frames=frames)
     options = change.result.get("configOptions") or []
     missing = sorted(change.offered - _ids(options))
@@ -165,7 +165,7 @@ async def v2_config_update_lists_every_option(ctx: CheckContext) -> Outcome:
     ctx.current = change.run
     sent = [
         (seq, update)
-        for seq, update in _updates(
+        for seq, update in session_updates(
             change.run, change.session_id, change.request.seq, change.barrier
         )
         if update.get("sessionUpdate") == "config_option_update"

@@ -1,6 +1,7 @@
-"""More of protocol version 2, on the v2 agent of :mod:`.protocol_v2`: distinct session ids
-(``mcpServers`` omitted or empty alike), a custom request answered, a notification not
-answered. Each is not applicable to an agent that does not speak v2 (out of scope), like
+"""version.v2-* (basics): more of protocol version 2 on the shared v2 agent of
+:mod:`..scenarios.v2_agent`, outside any turn: distinct session ids (``mcpServers`` omitted or
+empty alike), a custom request answered, a notification not answered, and the advertised auth
+methods' types. Each is not applicable to an agent that does not speak v2 (out of scope), like
 the rest of the ``version.v2-*`` requirements."""
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ from ..citations import acp, jsonrpc
 from ..harness.agent_client import AgentExited, AgentTimeout, id_key
 from ..outcomes import NO_DEADLINE, Outcome, failed, out_of_scope, passed, soft_failed
 from ..requirements import Tier, requirement
-from ._expect import brief
-from .check_context import AgentRun, CheckContext
-from .protocol_v2 import V2_SCENARIO, _v2_run
+from ..scenarios._expect import brief
+from ..scenarios.check_context import AgentRun, CheckContext
+from ..scenarios.v2_agent import V2_SCENARIO, v2_run
 
 
 def _session_surface(run: AgentRun) -> bool:
@@ -32,7 +33,7 @@ def _session_surface(run: AgentRun) -> bool:
     scenario=V2_SCENARIO,
 )
 async def v2_sessions_get_distinct_ids(ctx: CheckContext) -> Outcome:
-    run, skip = await _v2_run(ctx)
+    run, skip = await v2_run(ctx)
     if run is None:
         assert skip is not None
         return skip
@@ -65,7 +66,7 @@ async def v2_sessions_get_distinct_ids(ctx: CheckContext) -> Outcome:
     scenario=V2_SCENARIO,
 )
 async def v2_custom_request_is_answered(ctx: CheckContext) -> Outcome:
-    run, skip = await _v2_run(ctx)
+    run, skip = await v2_run(ctx)
     if run is None:
         assert skip is not None
         return skip
@@ -115,7 +116,7 @@ async def _unanswered(ctx: CheckContext, run: AgentRun, sent: int, why: str) -> 
     scenario=V2_SCENARIO,
 )
 async def v2_notification_is_not_answered(ctx: CheckContext) -> Outcome:
-    run, skip = await _v2_run(ctx)
+    run, skip = await v2_run(ctx)
     if run is None:
         assert skip is not None
         return skip
@@ -194,7 +195,7 @@ def _auth_problems(methods: object) -> list[str]:
     scenario=V2_SCENARIO,
 )
 async def v2_auth_methods_follow_the_rules(ctx: CheckContext) -> Outcome:
-    run, skip = await _v2_run(ctx)
+    run, skip = await v2_run(ctx)
     if run is None:
         assert skip is not None
         return skip

@@ -1,10 +1,11 @@
-"""Protocol version 2's ``session/resume`` as the official test kit judges it, on the resumes of
-:mod:`.protocol_v2` (the echo turn's session, resumed by new v2 agents with a replay from the
-start and without one): a resume answers a valid v2 result (its ``configOptions`` included),
-a resume without ``replayFrom`` replays no history, a replayed user message keeps the
-``messageId`` its prompt was answered with, and an advertised ``additionalDirectories`` is
-accepted on a resume too. Out of scope for an agent that does not advertise
-``capabilities.session`` (or, for the last one, ``session.additionalDirectories``)."""
+"""version.v2-* (resume, as the kit judges it): protocol version 2's ``session/resume`` as the
+official test kit judges it, on the resumes of :mod:`..scenarios.v2_agent` (the echo turn's
+session, resumed by new v2 agents with a replay from the start and without one): a resume
+answers a valid v2 result (its ``configOptions`` included), a resume without ``replayFrom``
+replays no history, a replayed user message keeps the ``messageId`` its prompt was answered
+with, and an advertised ``additionalDirectories`` is accepted on a resume too. Out of scope
+for an agent that does not advertise ``capabilities.session`` (or, for the last one,
+``session.additionalDirectories``). The order of a resume's updates is :mod:`.v2_resume`'s."""
 
 from __future__ import annotations
 
@@ -14,10 +15,17 @@ from ..citations import acp, schema_requires
 from ..harness.agent_client import Response
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import Tier, requirement
-from ._expect import brief
-from .check_context import AgentRun, CheckContext
-from .protocol_v2 import V2_SCENARIO, _echo_turn, _problems, _resumes, _updates, _v2_turn_run
-from .protocol_v2_sessions import _v2_sessions
+from ..scenarios._expect import brief
+from ..scenarios.check_context import AgentRun, CheckContext
+from ..scenarios.v2_agent import (
+    V2_SCENARIO,
+    echo_turn,
+    session_updates,
+    v2_problems,
+    v2_resumes,
+    v2_run_with_sessions,
+    v2_turn_run,
+)
 
 _RESUMING = "v2/session-setup"
 
@@ -36,12 +44,12 @@ HISTORY_KINDS = frozenset(
 
 
 async def _resume(ctx: CheckContext, label: str) -> tuple[AgentRun, Response, int] | Outcome:
-    """The memoised resume of :mod:`.protocol_v2` named ``label`` ("plain" or "replayFrom
+    """The memoised resume of :mod:`..scenarios.v2_agent` named ``label`` ("plain" or "replayFrom
     start"): its run, its answer and the seq of the barrier after it."""
-    _, skip = await _v2_sessions(ctx, None)
+    _, skip = await v2_run_with_sessions(ctx, None)
     if skip is not None:
         return skip
-    resumes = await _resumes(ctx)
+    resumes = await v2_resumes(ctx)
     if isinstance(resumes, Outcome):
         return resumes
     for name, run, answer, barrier in resumes:
@@ -75,7 +83,7 @@ async def v2_resume_answers_a_valid_result(ctx: CheckContext) -> Outcome:
     frames = [answer.frame.seq]
     if answer.is_error or not isinstance(answer.result, dict):
         return failed(f"v2 session/resume failed: {brief(answer.frame)}", frames=frames)
-    if errors := _problems("session/resume", "result", answer.result):
+    if errors := v2_problems("session/resume", "result", answer.result):
         return failed("invalid v2 session/resume result: " + "; ".join(errors), frames=frames)
     options = answer.result.get("configOptions")
     count = len(options) if isinstance(options, list) else 0
@@ -106,7 +114,7 @@ async def v2_resume_without_replay_sends_no_history(ctx: CheckContext) -> Outcom
     session_id = answer.request.message["params"]["sessionId"]
     history = [
         (seq, update)
-        for seq, update in _updates(run, session_id, answer.request.seq, answer.frame.seq)
+        for seq, update in session_updates(run, session_id, answer.request.seq, answer.frame.seq)
         if update.get("sessionUpdate") in HISTORY_KINDS
     ]
     if history:
@@ -147,7 +155,7 @@ async def v2_replay_keeps_the_prompt_message_id(ctx: CheckContext) -> Outcome:
     if isinstance(found, Outcome):
         return found
     run, answer, _ = found
-    turn = await _echo_turn(ctx)
+    turn = await echo_turn(ctx)
     if isinstance(turn, Outcome):
         return not_applicable(f"no v2 turn to compare with ({turn.reason})")
     _, session_id, prompted, _ = turn
@@ -161,7 +169,7 @@ async def v2_replay_keeps_the_prompt_message_id(ctx: CheckContext) -> Outcome:
     }
     users = [
         (seq, update)
-        for seq, update in _updates(run, session_id, answer.request.seq, answer.frame.seq)
+        for seq, update in session_updates(run, session_id, answer.request.seq, answer.frame.seq)
         if update.get("sessionUpdate") in ("user_message", "user_message_chunk")
     ]
     if not users:
@@ -196,15 +204,15 @@ async def v2_replay_keeps_the_prompt_message_id(ctx: CheckContext) -> Outcome:
     scenario=V2_SCENARIO,
 )
 async def v2_resume_accepts_additional_directories(ctx: CheckContext) -> Outcome:
-    _, skip = await _v2_sessions(ctx, "additionalDirectories")
+    _, skip = await v2_run_with_sessions(ctx, "additionalDirectories")
     if skip is not None:
         return skip
-    await _resumes(ctx)  # the echo turn's process has stopped: the session is on disk only
-    turn = await _echo_turn(ctx)
+    await v2_resumes(ctx)  # the echo turn's process has stopped: the session is on disk only
+    turn = await echo_turn(ctx)
     if isinstance(turn, Outcome):
         return not_applicable(f"no v2 session to resume ({turn.reason})")
     session_id = turn[1]
-    run, skip = await _v2_turn_run(ctx, None)
+    run, skip = await v2_turn_run(ctx, None)
     if run is None:
         assert skip is not None
         return skip

@@ -1,0 +1,88 @@
+"""version.v2-* (resume order): a v2 ``session/resume`` — of the echo turn's session, by new
+v2 agents, with a replay from the start and without one (:func:`..scenarios.v2_agent.v2_resumes`)
+— sends every update before its answer, and a replay introduces each message with its
+whole-message update before that message's chunks. What the official test kit judges of the
+same resumes (the result, history, message ids) is in :mod:`.v2_resume_kit`.
+"""
+
+from __future__ import annotations
+
+from ..citations import acp, rfd
+from ..outcomes import Outcome, failed, not_applicable, passed
+from ..requirements import Tier, requirement
+from ..scenarios.check_context import CheckContext
+from ..scenarios.v2_agent import V2_SCENARIO, session_updates, v2_resumes
+
+_WHOLE_MESSAGE = {
+    "user_message_chunk": "user_message",
+    "agent_message_chunk": "agent_message",
+    "agent_thought_chunk": "agent_thought",
+}
+
+
+@requirement(
+    "version.v2-resume-updates-before-answer",
+    Tier.SHOULD,
+    "A v2 session/resume (with replayFrom start, or without a replay) sends every update of "
+    "the session, live state such as available_commands_update included, before its answer.",
+    acp("v2/session-setup", "Resuming sessions")
+    + "; clients (and the official test kit) read a resume up to its answer",
+    scenario=V2_SCENARIO,
+    llm=True,
+)
+async def v2_resume_updates_before_answer(ctx: CheckContext) -> Outcome:
+    resumes = await v2_resumes(ctx)
+    if isinstance(resumes, Outcome):
+        return resumes
+    frames = []
+    for label, run, answer, barrier in resumes:
+        session_id = answer.request.message["params"]["sessionId"]
+        late = session_updates(run, session_id, answer.frame.seq + 1, barrier)
+        frames.append(answer.frame.seq)
+        if late:
+            kinds = sorted({str(u.get("sessionUpdate")) for _, u in late})
+            ctx.current = run
+            return failed(
+                f"session/resume ({label}): {len(late)} updates ({', '.join(kinds)}) after its "
+                "answer",
+                frames=[answer.frame.seq, *[seq for seq, _ in late[:5]]],
+            )
+    return passed("every update of each resume came before its answer", frames=frames)
+
+
+@requirement(
+    "version.v2-replay-message-whole-first",
+    Tier.SHOULD,
+    "A v2 replay introduces each message with its whole-message update (user_message, "
+    "agent_message, agent_thought with content []) before the chunks of that messageId.",
+    rfd("v2/message-updates", "Message updates", "whole-message updates in a replay"),
+    scenario=V2_SCENARIO,
+    llm=True,
+)
+async def v2_replay_message_whole_first(ctx: CheckContext) -> Outcome:
+    resumes = await v2_resumes(ctx)
+    if isinstance(resumes, Outcome):
+        return resumes
+    label, run, answer, _ = resumes[0]
+    ctx.current = run
+    session_id = answer.request.message["params"]["sessionId"]
+    introduced: set[str] = set()
+    chunks = 0
+    for seq, update in session_updates(run, session_id, answer.request.seq, answer.frame.seq):
+        kind = update.get("sessionUpdate")
+        message_id = update.get("messageId")
+        if kind in _WHOLE_MESSAGE.values() and isinstance(message_id, str):
+            introduced.add(message_id)
+        elif kind in _WHOLE_MESSAGE:
+            chunks += 1
+            if message_id not in introduced:
+                return failed(
+                    f"replayed {kind} of messageId {message_id!r} before any "
+                    f"{_WHOLE_MESSAGE[str(kind)]} update for it",
+                    frames=[answer.request.seq, seq],
+                )
+    if not chunks and not introduced:
+        return not_applicable(f"session/resume ({label}) replayed no messages")
+    return passed(
+        f"{len(introduced)} replayed messages each started whole", frames=[answer.frame.seq]
+    )

@@ -1,0 +1,329 @@
+"""The protocol-v2 scenario's agents: what the ``version.v2-*`` checks run in and drive.
+
+The checks share one agent that was sent a v2 ``initialize`` (``info``/``capabilities``;
+replaced after a failed check), :func:`v2_run`. An agent that answers 1 stays a v1 agent, and
+every v2 requirement is then not applicable; so is an agent that echoes whatever version it
+is asked for (it answers 65535 to 65535, too, :func:`echoes_any_version`): its 2 does not mean
+it speaks v2, and the echo is ``init.unsupported-version-not-echoed``'s failure.
+
+Turns run on fresh v2 agents with their own scripted model turns (:func:`v2_turn_run`): a
+slow turn to cancel or close (:func:`slow_v2_turn`), and one ordinary turn (:func:`echo_turn`,
+memoised) whose session new agents then resume with and without a replay (:func:`v2_resumes`,
+memoised). :func:`v2_problems` validates a message against ``schema/v2``. The checks are in
+the ``v2_*`` modules of :mod:`acp_conformance.checks`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .. import __version__
+from ..harness.agent_client import AgentExited, AgentTimeout, Response
+from ..harness.recorder import Frame
+from ..outcomes import Outcome, failed, not_applicable, out_of_scope
+from ._expect import brief
+from .catalog import PROTOCOL_V2
+from .check_context import AgentRun, CheckContext, bind_script, text_prompt
+
+V2 = 2
+V2_SCENARIO = PROTOCOL_V2
+
+
+def _validation() -> Any:
+    return importlib.import_module("acp_schema.validation")
+
+
+def v2_initialize_params(version: int) -> dict[str, Any]:
+    return {
+        "protocolVersion": version,
+        "info": {"name": "acp-conformance", "version": __version__},
+        "capabilities": {},
+    }
+
+
+async def spawn_v2(ctx: CheckContext, version: int = V2) -> tuple[AgentRun, Response]:
+    run = await ctx.spawn(initialize=False)
+    params = v2_initialize_params(version)
+    response = await run.live.request("initialize", params)
+    if not response.is_error and isinstance(response.result, dict):
+        run.init_params, run.init_result = params, response.result
+    return run, response
+
+
+def answered_version(response: Response) -> object:
+    result = response.result if isinstance(response.result, dict) else {}
+    return result.get("protocolVersion")
+
+
+#: No agent can support this version: one that answers it back echoes any version it is asked.
+UNKNOWABLE_VERSION = 65535
+
+
+async def echoes_any_version(ctx: CheckContext) -> Response | None:
+    """The agent's answer when it echoes a version it cannot know, else None (memoised)."""
+    memo = ctx.runtime.memo
+    if "v2-echo" not in memo:
+        _, response = await spawn_v2(ctx, UNKNOWABLE_VERSION)
+        echoes = answered_version(response) == UNKNOWABLE_VERSION
+        memo["v2-echo"] = response if echoes else None
+        if echoes:
+            # Its "2" means nothing either: judging those runs by the v2 schemas would
+            # charge the one echo defect again, as schema failures.
+            for run in ctx.runtime.runs:
+                run.version_unknown = True
+    echoed: Response | None = memo["v2-echo"]
+    return echoed
+
+
+def echo_outcome(echoed: Response) -> Outcome:
+    return out_of_scope(
+        f"the agent echoes any version it is asked for (asked for {UNKNOWABLE_VERSION}, it "
+        f"answered {brief(echoed.frame, 120)}), so its answer 2 does not show that it speaks "
+        "v2; the echo is init.unsupported-version-not-echoed's failure",
+        frames=[echoed.frame.seq],
+    )
+
+
+async def negotiated(ctx: CheckContext) -> tuple[AgentRun, Response]:
+    """The scenario's v2 agent and its initialize answer (a new one after a failed check)."""
+    memo = ctx.runtime.memo
+    found: tuple[AgentRun, Response] | None = memo.get("v2-run")
+    if found is None or not ctx.runtime.reusable(found[0]):
+        found = memo["v2-run"] = await spawn_v2(ctx)
+    ctx.current = found[0]
+    return found
+
+
+async def v2_run(ctx: CheckContext) -> tuple[AgentRun | None, Outcome | None]:
+    """A run that negotiated 2, or the outcome that makes the check not applicable."""
+    try:
+        run, response = await negotiated(ctx)
+        if answered_version(response) != V2:
+            # An agent that speaks v1 only: the v2 rules do not apply to it.
+            return None, out_of_scope(f"the agent answered {brief(response.frame)} to version 2")
+        if (echoed := await echoes_any_version(ctx)) is not None:
+            run.version_unknown = True
+            return None, echo_outcome(echoed)
+    except (AgentTimeout, AgentExited) as exc:
+        return None, failed(f"initialize was not answered: {exc}")
+    ctx.current = run
+    return run, None
+
+
+def v2_problems(method: str, part: str, value: Any) -> list[str]:
+    validation = _validation()
+    if part == "params":
+        errors: list[str] = validation.validate_params(method, value, version=V2)
+    else:
+        errors = validation.validate_result(method, value, version=V2)
+    return errors
+
+
+def is_idle(frame: Frame, session_id: str) -> bool:
+    msg = frame.message
+    if not isinstance(msg, dict) or msg.get("method") != "session/update":
+        return False
+    params = msg.get("params") or {}
+    update = params.get("update") or {}
+    return (
+        params.get("sessionId") == session_id
+        and update.get("sessionUpdate") == "state_update"
+        and update.get("state") == "idle"
+    )
+
+
+#: The prompt of a slow scripted turn (the same words as the v1 cancel checks use).
+_SLOW_PROMPT = "Take your time: think about this for a while before answering."
+_SLOW_MODEL_TURN = {
+    "content": [{"type": "text", "text": "This answer comes too late."}],
+    "latency": 60,
+}
+
+
+def _session_update(frame: Frame, session_id: str) -> dict[str, Any] | None:
+    msg = frame.message
+    if frame.direction != "a2c" or not isinstance(msg, dict):
+        return None
+    if msg.get("method") != "session/update":
+        return None
+    params = msg.get("params") or {}
+    if not isinstance(params, dict) or params.get("sessionId") != session_id:
+        return None
+    update = params.get("update")
+    return update if isinstance(update, dict) else None
+
+
+def session_updates(
+    run: AgentRun, session_id: str, start: int, end: int
+) -> list[tuple[int, dict[str, Any]]]:
+    found = []
+    for frame in run.frames[start:end]:
+        update = _session_update(frame, session_id)
+        if update is not None:
+            found.append((frame.seq, update))
+    return found
+
+
+async def v2_turn_run(ctx: CheckContext, llm_script: Any) -> tuple[AgentRun | None, Outcome | None]:
+    """A fresh v2 agent with its own scripted model turns (``llm_script``)."""
+    run, skip = await v2_run(ctx)  # the negotiation and echo verdicts, memoised
+    if run is None:
+        return None, skip
+    try:
+        fresh = await ctx.spawn(initialize=False, llm_script=llm_script)
+        params = v2_initialize_params(V2)
+        response = await fresh.live.request("initialize", params, timeout=max(ctx.timeout, 30))
+    except (AgentTimeout, AgentExited) as exc:
+        return None, failed(f"initialize was not answered: {exc}")
+    if answered_version(response) != V2:
+        return None, failed(f"asked for 2 again, got {brief(response.frame)}")
+    fresh.init_params, fresh.init_result = params, response.result
+    return fresh, None
+
+
+async def v2_session(ctx: CheckContext, run: AgentRun) -> str | Outcome:
+    created = await run.live.request("session/new", {"cwd": str(ctx.work)})
+    session_id = created.result.get("sessionId") if isinstance(created.result, dict) else None
+    if not isinstance(session_id, str):
+        return failed(f"v2 session/new gave no session id: {brief(created.frame)}")
+    bind_script(run, session_id)
+    return session_id
+
+
+async def _accepted_slow_prompt(
+    ctx: CheckContext, run: AgentRun, session_id: str
+) -> Response | Outcome:
+    answer = await run.live.request(
+        "session/prompt", text_prompt(session_id, _SLOW_PROMPT), timeout=max(ctx.timeout, 30)
+    )
+    if answer.is_error:
+        return failed(f"v2 session/prompt failed: {brief(answer.frame)}", frames=[answer.frame.seq])
+    return answer
+
+
+async def slow_v2_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response] | Outcome:
+    """A fresh v2 agent with one session whose slow scripted turn was just accepted: the
+    starting point of every check that cancels or closes a running turn."""
+    run, skip = await v2_turn_run(ctx, [_SLOW_MODEL_TURN])
+    if run is None:
+        assert skip is not None
+        return skip
+    session_id = await v2_session(ctx, run)
+    if isinstance(session_id, Outcome):
+        return session_id
+    answer = await _accepted_slow_prompt(ctx, run, session_id)
+    if isinstance(answer, Outcome):
+        return answer
+    return run, session_id, answer
+
+
+def idle_after(run: AgentRun, session_id: str, since: int) -> Frame | None:
+    for frame in run.frames[since:]:
+        update = _session_update(frame, session_id)
+        if (
+            update
+            and update.get("sessionUpdate") == "state_update"
+            and update.get("state") == "idle"
+        ):
+            return frame
+    return None
+
+
+async def wait_idle(ctx: CheckContext, run: AgentRun, session_id: str, since: int) -> Frame:
+    # The first turn of a fresh agent may load its model SDK: a generous bound, never a MUST
+    # timeout of its own (a missing idle fails the requirement for what it is).
+    return await run.live.wait_for(
+        lambda f: is_idle(f, session_id),
+        since=since,
+        timeout=max(ctx.timeout, 30),
+        what="state_update idle",
+    )
+
+
+async def echo_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response, Frame] | Outcome:
+    """One ordinary v2 turn (memoised): the run, its session, the prompt answer, the idle."""
+    memo = ctx.runtime.memo
+    if "v2-echo-turn" not in memo:
+        memo["v2-echo-turn"] = await _run_echo_turn(ctx)
+    found: tuple[AgentRun, str, Response, Frame] | Outcome = memo["v2-echo-turn"]
+    if not isinstance(found, Outcome):
+        ctx.current = found[0]
+    return found
+
+
+async def _run_echo_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response, Frame] | Outcome:
+    run, skip = await v2_turn_run(ctx, None)
+    if run is None:
+        assert skip is not None
+        return skip
+    session_id = await v2_session(ctx, run)
+    if isinstance(session_id, Outcome):
+        return session_id
+    answer = await run.live.request(
+        "session/prompt", text_prompt(session_id, "hello"), timeout=max(ctx.timeout, 30)
+    )
+    if answer.is_error:
+        return failed(f"v2 session/prompt failed: {brief(answer.frame)}", frames=[answer.frame.seq])
+    try:
+        idle = await wait_idle(ctx, run, session_id, answer.frame.seq)
+    except (AgentTimeout, AgentExited) as exc:
+        return failed(f"no state_update idle after the prompt: {exc}", frames=[answer.frame.seq])
+    return run, session_id, answer, idle
+
+
+async def v2_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response, int]] | Outcome:
+    """The echo turn's session resumed by a new v2 agent, with and without a replay
+    (memoised): (label, run, answer, barrier seq) each."""
+    memo = ctx.runtime.memo
+    if "v2-resumes" not in memo:
+        memo["v2-resumes"] = await _run_resumes(ctx)
+    found: list[tuple[str, AgentRun, Response, int]] | Outcome = memo["v2-resumes"]
+    return found
+
+
+async def _run_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response, int]] | Outcome:
+    turn = await echo_turn(ctx)
+    if isinstance(turn, Outcome):
+        return not_applicable(f"no v2 session with a turn to resume ({turn.reason})")
+    first, session_id, _, _ = turn
+    if first.process is not None:
+        # A client resumes after a restart; the session outlives the process that made it.
+        first.exit = await first.process.shutdown(ctx.config.shutdown_grace)
+    found = []
+    for label, extra in (("replayFrom start", {"replayFrom": {"type": "start"}}), ("plain", {})):
+        run, skip = await v2_turn_run(ctx, None)
+        if run is None:
+            assert skip is not None
+            return skip
+        answer = await run.live.request(
+            "session/resume", {"sessionId": session_id, "cwd": str(ctx.work), **extra}
+        )
+        if answer.is_error:
+            return failed(f"v2 session/resume ({label}) failed: {brief(answer.frame)}")
+        barrier = await run.live.barrier()
+        found.append((label, run, answer, barrier.frame.seq))
+        if run.process is not None:
+            run.exit = await run.process.shutdown(ctx.config.shutdown_grace)
+    return found
+
+
+def _session_caps(run: AgentRun) -> dict[str, Any] | None:
+    capabilities = (run.init_result or {}).get("capabilities")
+    session = capabilities.get("session") if isinstance(capabilities, dict) else None
+    return session if isinstance(session, dict) else None
+
+
+async def v2_run_with_sessions(
+    ctx: CheckContext, marker: str | None
+) -> tuple[AgentRun | None, Outcome | None]:
+    """The v2 agent when it advertises ``capabilities.session`` (and ``marker`` under it)."""
+    run, skip = await v2_run(ctx)
+    if run is None:
+        return None, skip
+    caps = _session_caps(run)
+    if caps is None:
+        return None, out_of_scope("the v2 agent does not advertise capabilities.session")
+    if marker is not None and not isinstance(caps.get(marker), dict):
+        return None, out_of_scope(f"the v2 agent does not advertise capabilities.session.{marker}")
+    return run, None
