@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..harness.agent_client import AgentTimeout, Response
+from ..harness.agent_client import Response
 from ..harness.client_side import ClientSide, PermissionMode
 from ..outcomes import Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import check
@@ -468,20 +468,22 @@ async def cancel_while_permission_is_pending(ctx: CheckContext) -> Outcome:
     )
     session_id = await ctx.new_session(run)
     pending = await run.live.start_request("session/prompt", text_prompt(session_id, USER_PROMPT))
-    try:
-        asked = await run.live.wait_for(
-            lambda f: (
+    # The wait also ends with the prompt's answer: once the turn is over, no permission
+    # request for it can follow (a full --timeout of waiting for one proved nothing more).
+    asked = await run.live.wait_for(
+        lambda f: (
+            (
                 isinstance(f.message, dict)
                 and f.message.get("method") == "session/request_permission"
-            ),
-            since=pending.request.seq,
-            timeout=ctx.timeout,
-            what="a permission request",
-        )
-    except AgentTimeout:
-        if pending.response is not None:
-            return not_applicable("the turn ended without asking permission for the scripted write")
-        raise
+            )
+            or (pending.response is not None and f is pending.response.frame)
+        ),
+        since=pending.request.seq,
+        timeout=ctx.timeout,
+        what="a permission request",
+    )
+    if pending.response is not None and asked is pending.response.frame:
+        return not_applicable("the turn ended without asking permission for the scripted write")
     cancel = await run.live.notify("session/cancel", {"sessionId": session_id})
     response = await pending.wait()
     frames = [asked.seq, cancel.seq, response.frame.seq]
