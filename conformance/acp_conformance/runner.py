@@ -32,6 +32,7 @@ from .scenarios.check_context import (
     SCENARIOS,
     AgentRun,
     CheckContext,
+    RunEvidence,
     RunRecord,
     ScenarioRuntime,
     SetupError,
@@ -234,7 +235,7 @@ def _timed_out(exc: AgentTimeout, ctx: CheckContext) -> Outcome:
         # Answered, but without the request's id: a wrong answer, not a late one.
         return failed(str(exc), frames=[exc.null_id_error.seq])
     if exc.method == "session/prompt" and ctx.config.llm == "none":
-        return not_applicable(f"{exc}; {UNREACHABLE_MODEL}")
+        return not_applicable(f"{ctx.turn_hung(exc)}; {UNREACHABLE_MODEL}")
     return soft_failed(str(exc), NO_DEADLINE)
 
 
@@ -291,10 +292,11 @@ async def _run_scenario(
     config: RunConfig,
     chosen: dict[str, Requirement],
     progress: Progress,
+    evidence: RunEvidence,
 ) -> tuple[list[AgentRun], list[tuple[Check, Outcome]]]:
     results: list[tuple[Check, Outcome]] = []
     async with anyio.create_task_group() as tg:
-        runtime = ScenarioRuntime(config, SCENARIOS[name], tg)
+        runtime = ScenarioRuntime(config, SCENARIOS[name], tg, evidence)
         try:
             for chk in checks:
                 progress.check_started(name, chk.requirement)
@@ -360,10 +362,13 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
     limiter = anyio.CapacityLimiter(max(1, config.jobs))
     outcomes: dict[str, list[Outcome]] = {r.id: [] for r in requirements}
     runs: list[AgentRun] = []
+    evidence = RunEvidence()
 
     async def one(name: str, checks: list[Check]) -> None:
         async with limiter:
-            scenario_runs, results = await _run_scenario(name, checks, config, chosen, progress)
+            scenario_runs, results = await _run_scenario(
+                name, checks, config, chosen, progress, evidence
+            )
         runs.extend(scenario_runs)
         for chk, outcome in results:
             if chk.requirement in outcomes:

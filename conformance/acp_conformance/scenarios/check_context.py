@@ -39,8 +39,23 @@ from ..vocabularies import Vocabulary, get_vocabulary
 STARTUP_WAIT = 15.0
 
 
+#: Under ``--llm none``, once a prompt of the run went unanswered for a full ``--timeout``,
+#: the bound on other prompts whose turns would run on the same unreachable model.
+HUNG_TURN_BOUND = 5.0
+
+
 class SetupError(Exception):
     """The agent could not be brought into the state a check needs (harness-level)."""
+
+
+@dataclass
+class RunEvidence:
+    """What one scenario learnt about the agent that lets the others wait less (shared by
+    every scenario of one run)."""
+
+    #: Under ``--llm none``: a prompt the agent left unanswered for a full ``--timeout``
+    #: (its turn keeps retrying the unreachable model), as "check: why".
+    hung_turn: str | None = None
 
 
 @dataclass
@@ -116,8 +131,15 @@ def scenario(name: str, description: str, *, llm: bool = False, weight: int = 1)
 class ScenarioRuntime:
     """Owns the sandbox, the agent processes and their reader tasks for one scenario."""
 
-    def __init__(self, config: RunConfig, scenario: Scenario, tg: TaskGroup) -> None:
+    def __init__(
+        self,
+        config: RunConfig,
+        scenario: Scenario,
+        tg: TaskGroup,
+        evidence: RunEvidence | None = None,
+    ) -> None:
         self.config = config
+        self.evidence = evidence or RunEvidence()
         self.scenario = scenario
         self.tg = tg
         self.root = Path(tempfile.mkdtemp(prefix=f"acp-conformance-{scenario.name}-"))
@@ -421,6 +443,27 @@ class CheckContext:
 
     async def surface(self) -> dict[str, Any]:
         return await self.runtime.surface()
+
+    def turn_bound(self) -> float | None:
+        """The bound on a prompt whose turn runs on the agent's model; None: ``--timeout``.
+
+        Under ``--llm none`` such a prompt that is not answered is not judged (the model is
+        unreachable). Once one of them went unanswered for a full ``--timeout``, the others
+        would too: they get ``HUNG_TURN_BOUND`` (an agent whose model call fails at once
+        still answers within it), not one more full ``--timeout`` each.
+        """
+        if self.config.llm == "none" and self.runtime.evidence.hung_turn is not None:
+            return min(self.timeout, HUNG_TURN_BOUND)
+        return None
+
+    def turn_hung(self, exc: AgentTimeout) -> str:
+        """Record that a prompt's turn went unanswered under ``--llm none``; the reason for
+        its not-applicable verdict."""
+        evidence = self.runtime.evidence
+        if evidence.hung_turn is None:
+            evidence.hung_turn = f"{self.requirement.id}: {exc}"
+            return str(exc)
+        return f"{exc}, as an earlier prompt of this run ({evidence.hung_turn})"
 
     async def new_session(self, run: AgentRun, **extra: Any) -> str:
         """Create a session in the work dir; a failure here is a setup error."""

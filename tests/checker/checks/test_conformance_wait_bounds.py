@@ -47,3 +47,61 @@ def test_a_turn_that_ends_without_asking_permission_ends_the_wait_for_one() -> N
     item = result.results["cancel.during-tool-call"]
     assert item.verdict is Verdict.NOT_APPLICABLE, item.reason
     assert "ended without asking permission" in item.reason
+
+
+#: Every check whose prompt runs a turn on the agent's model, across three scenarios (the
+#: fixture advertises no image or audio: those two are out of scope).
+HANGING = [
+    "session.load-replays-before-response",
+    "prompt.text-accepted",
+    "prompt.resource-link-accepted",
+    "prompt.embedded-context-accepted",
+    "gating.no-unadvertised-client-methods",
+]
+
+
+@pytest.mark.subprocess
+def test_once_a_turn_hung_on_the_unreachable_model_later_prompts_wait_less(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # gemini-cli retries an unreachable model until cancelled: under --llm none each of its
+    # prompt checks waited a full --timeout (9 x 30 s) for a not-applicable verdict.
+    from acp_conformance.scenarios import check_context
+
+    monkeypatch.setattr(check_context, "HUNG_TURN_BOUND", 1.0)
+    timeout = 8.0  # five prompts: 40 s unshortened, 8 s + 4 x 1 s now
+    config = RunConfig(
+        argv=raw_agent("--quirk", "model-hangs"), only=HANGING, timeout=timeout, jobs=1
+    )
+
+    async def bounded() -> RunResult:
+        with anyio.fail_after(4 * timeout):
+            return await execute(config)
+
+    result = anyio.run(bounded)
+    outcomes = [
+        outcome
+        for rid in HANGING
+        for outcome in result.results[rid].outcomes
+        if outcome.check != "no_unadvertised_client_methods"
+    ]
+    assert len(outcomes) == len(HANGING), [o.check for o in outcomes]
+    for outcome in outcomes:
+        assert outcome.verdict is Verdict.NOT_APPLICABLE, (outcome.check, outcome.reason)
+        assert "unreachable" in outcome.reason, outcome.reason
+    shortened = [o.check for o in outcomes if "as an earlier prompt of this run" in o.reason]
+    assert len(shortened) == len(HANGING) - 1, shortened
+
+
+@pytest.mark.subprocess
+def test_a_prompt_that_answers_at_once_is_judged_as_before_under_llm_none() -> None:
+    # The shortened bound applies only after a hung turn: an agent whose model call fails at
+    # once is still judged on its answer (an internal error: not applicable either).
+    result = run_bounded(
+        raw_agent("--quirk", "model-unreachable"),
+        ["prompt.text-accepted", "prompt.resource-link-accepted"],
+    )
+    for rid in ["prompt.text-accepted", "prompt.resource-link-accepted"]:
+        item = result.results[rid]
+        assert item.verdict is Verdict.NOT_APPLICABLE, item.reason
+        assert "answered error -32603" in item.reason, item.reason
