@@ -10,9 +10,19 @@ from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, sof
 from ..requirements import check
 from ._expect import brief, result_dict
 from .check_context import AgentRun, CheckContext, text_prompt
-from .prompting import CANCEL, STOP_REASONS, on_own_model, start_slow_turn, wait_turn_running
+from .prompting import (
+    CANCEL,
+    STOP_REASONS,
+    CancelObservation,
+    on_own_model,
+    start_slow_turn,
+    wait_turn_running,
+)
 
 REQUEST_CANCELLED = -32800
+#: The least wait for a prompt's answer after ``$/cancel_request`` when session/cancel has
+#: shown how quickly this agent ends a cancelled turn (see `_cancel_request_bound`).
+CANCEL_REQUEST_FLOOR = 5.0
 
 FIRST_TEXT = "First turn: the scripted model takes a moment to say this."
 SECOND_TEXT = "Second turn: this text belongs to the second prompt only."
@@ -36,14 +46,15 @@ async def cancel_request_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
     run, session_id, pending = turn.run, turn.session_id, turn.pending
     request_id = pending.request.message["id"]
     cancel = await run.live.notify("$/cancel_request", {"requestId": request_id})
+    bound, evidence = _cancel_request_bound(ctx)
     try:
-        response = await pending.wait()
+        response = await pending.wait(bound)
     except AgentTimeout:
         # Leave no turn running behind for the shutdown ladder.
         await run.live.notify("session/cancel", {"sessionId": session_id})
         return failed(
-            f"the prompt (id {request_id!r}) did not answer within {ctx.timeout:g} s of "
-            "$/cancel_request naming it",
+            f"the prompt (id {request_id!r}) did not answer within {bound:g} s of "
+            f"$/cancel_request naming it{evidence}",
             frames=[pending.request.seq, cancel.seq],
         )
     frames = [pending.request.seq, cancel.seq, response.frame.seq]
@@ -65,6 +76,29 @@ async def cancel_request_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
             f"the prompt had finished: it answered its normal result ({reason!r})", frames=frames
         )
     return failed(f"stopReason {reason!r} is not a valid stop reason", frames=frames)
+
+
+def _cancel_request_bound(ctx: CheckContext) -> tuple[float, str]:
+    """How long to wait for a prompt's answer after ``$/cancel_request``, and why.
+
+    ACP sets no time for the answer; this SHOULD check asks whether the request is honoured.
+    When this scenario has already cancelled a turn of the same agent with session/cancel,
+    that says how quickly the agent ends a cancelled turn: a prompt still unanswered after
+    three times as long (at least ``CANCEL_REQUEST_FLOOR``) is taken as not cancelled. When
+    session/cancel did not end the turn within a full ``--timeout`` either, one more full
+    wait shows nothing new. Otherwise the wait is ``--timeout``.
+    """
+    obs = ctx.runtime.memo.get("cancel")
+    if not isinstance(obs, CancelObservation):
+        return ctx.timeout, ""
+    took = obs.seconds_to_answer
+    if took is not None:
+        bound = min(ctx.timeout, max(CANCEL_REQUEST_FLOOR, 3 * took))
+        return bound, f" (session/cancel ended a turn of this agent within {took:.1f} s)"
+    if obs.no_answer is not None:
+        bound = min(ctx.timeout, CANCEL_REQUEST_FLOOR)
+        return bound, f" (session/cancel did not end a turn either: {obs.no_answer})"
+    return ctx.timeout, ""
 
 
 def _message_text(update: dict[str, Any]) -> str | None:

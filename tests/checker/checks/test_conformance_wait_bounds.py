@@ -105,3 +105,27 @@ def test_a_prompt_that_answers_at_once_is_judged_as_before_under_llm_none() -> N
         item = result.results[rid]
         assert item.verdict is Verdict.NOT_APPLICABLE, item.reason
         assert "answered error -32603" in item.reason, item.reason
+
+
+@pytest.mark.subprocess
+def test_an_ignored_cancel_request_is_judged_by_how_fast_session_cancel_worked() -> None:
+    # qwen-code, claude-agent-acp and opencode honour session/cancel within a second or two
+    # but ignore $/cancel_request: the check waited a full --timeout (30 s) for the prompt.
+    result = run_bounded(
+        raw_agent("--defect", "ignore-cancel-request"),
+        ["cancel.prompt-returns-cancelled", "cancel.cancel-request-prompt"],
+        **LLM,
+    )
+    assert result.results["cancel.prompt-returns-cancelled"].verdict is Verdict.PASS
+    item = result.results["cancel.cancel-request-prompt"]
+    assert item.verdict is Verdict.FAIL, item.reason
+    assert "session/cancel ended a turn of this agent within" in item.reason, item.reason
+
+
+@pytest.mark.subprocess
+def test_an_honoured_cancel_request_still_passes() -> None:
+    result = run_bounded(
+        raw_agent(), ["cancel.prompt-returns-cancelled", "cancel.cancel-request-prompt"], **LLM
+    )
+    item = result.results["cancel.cancel-request-prompt"]
+    assert item.verdict is Verdict.PASS, item.reason
