@@ -355,14 +355,14 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
     progress.started(requirements, list(plan))
     # Remote runs have their own first contact (a refused token or URL is a setup error of
     # the run); the preflight speaks to a process over stdio.
-    failure = await preflight(config) if config.remote is None else None
+    evidence = RunEvidence()
+    failure = await preflight(config, evidence) if config.remote is None else None
     if failure is not None:
         progress.finished()
         return _aborted(config, failure, started, clock)
     limiter = anyio.CapacityLimiter(max(1, config.jobs))
     outcomes: dict[str, list[Outcome]] = {r.id: [] for r in requirements}
     runs: list[AgentRun] = []
-    evidence = RunEvidence()
 
     async def one(name: str, checks: list[Check]) -> None:
         async with limiter:

@@ -27,7 +27,7 @@ from .. import __version__
 from ..config import RunConfig, agent_environment
 from ..harness.agent_client import NO_ANSWER, AgentConnection, AgentExited, AgentTimeout
 from ..harness.client_side import ClientSide, PermissionMode
-from ..harness.process import AgentProcess, ExitRecord
+from ..harness.process import AgentProcess, ExitRecord, Rung
 from ..harness.recorder import Frame, Recorder
 from ..harness.remote import AccessDenied, RemoteConnection, RemoteTarget
 from ..harness.served import free_port, start_server, with_port
@@ -42,6 +42,9 @@ STARTUP_WAIT = 15.0
 #: Under ``--llm none``, once a prompt of the run went unanswered for a full ``--timeout``,
 #: the bound on other prompts whose turns would run on the same unreachable model.
 HUNG_TURN_BOUND = 5.0
+#: Once a process of the run did not exit within the full shutdown grace after its stdin
+#: closed, how long later processes of the run are given before SIGTERM.
+EOF_GRACE_AFTER_EVIDENCE = 1.0
 
 
 class SetupError(Exception):
@@ -56,6 +59,9 @@ class RunEvidence:
     #: Under ``--llm none``: a prompt the agent left unanswered for a full ``--timeout``
     #: (its turn keeps retrying the unreachable model), as "check: why".
     hung_turn: str | None = None
+    #: A process that did not exit within the full shutdown grace after its stdin closed
+    #: (its run id): later processes get ``EOF_GRACE_AFTER_EVIDENCE`` before SIGTERM.
+    no_eof_exit: str | None = None
 
 
 @dataclass
@@ -371,6 +377,25 @@ class ScenarioRuntime:
         self.exit_stack.close()
         shutil.rmtree(self.root, ignore_errors=True)
 
+    async def shutdown(self, run: AgentRun, grace: float | None = None) -> ExitRecord:
+        """Stop ``run``'s process with the shutdown ladder (each rung waits ``grace``, by
+        default the config's). Once a process of this run did not exit on stdin EOF within
+        the full grace, the others are given ``EOF_GRACE_AFTER_EVIDENCE`` for that rung: the
+        shutdown requirement has its failure, and a server or an agent that ignores EOF
+        would cost every scenario one more full grace."""
+        assert run.process is not None
+        grace = self.config.shutdown_grace if grace is None else grace
+        evidence = self.evidence
+        eof_grace = None if evidence.no_eof_exit is None else EOF_GRACE_AFTER_EVIDENCE
+        record = await run.process.shutdown(grace, eof_grace=eof_grace)
+        if (
+            eof_grace is None
+            and evidence.no_eof_exit is None
+            and record.rung not in (Rung.STDIN_EOF, Rung.ALREADY_EXITED)
+        ):
+            evidence.no_eof_exit = run.id
+        return record
+
     async def _stop_remote(self, run: AgentRun, conn: RemoteConnection) -> None:
         if conn.alive and conn.opened:
             try:
@@ -379,7 +404,7 @@ class ScenarioRuntime:
                 pass
         await conn.close()
         if run.process is not None and run.exit is None:
-            run.exit = await run.process.shutdown(self.config.shutdown_grace)
+            run.exit = await self.shutdown(run)
 
     async def _stop(self, run: AgentRun, grace: float) -> None:
         assert run.process is not None
@@ -395,7 +420,7 @@ class ScenarioRuntime:
             # ladder records "already-exited" rather than crediting the stdin close.
             with anyio.move_on_after(grace):
                 await run.process.process.wait()
-        run.exit = await run.process.shutdown(grace)
+        run.exit = await self.shutdown(run, grace)
         if run.conn is not None:
             with anyio.move_on_after(grace):
                 await run.conn.eof.wait()

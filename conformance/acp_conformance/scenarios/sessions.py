@@ -180,7 +180,7 @@ async def load_replays_history_before_responding(ctx: CheckContext) -> Outcome:
         # A client loads a session after a restart; an agent may answer a load of a session
         # it still has open without replaying it. So the session outlives its process and is
         # loaded by a new one (the scenario's next check gets a new shared agent).
-        run.exit = await run.process.shutdown(ctx.config.shutdown_grace)
+        run.exit = await ctx.runtime.shutdown(run)
         run = await ctx.agent()
     start = len(run.frames)
     response = await run.live.request(

@@ -16,7 +16,7 @@ from ..fuzzing import resolved_schema
 from ..harness.agent_client import id_key
 from ..harness.process import Rung
 from ..harness.recorder import Frame
-from ..outcomes import Outcome, failed, harness_error, not_applicable, passed, soften
+from ..outcomes import Outcome, Verdict, failed, harness_error, not_applicable, passed, soften
 from ..requirements import run_check
 from ..validation import method_index, validate_frames
 from ..versions import negotiated_version, schema_version, schemas_for
@@ -632,11 +632,25 @@ def _shutdown_outcomes(
 
 @run_check("shutdown.exits-on-stdin-eof")
 def exits_on_stdin_eof(record: RunRecord) -> list[Outcome]:
-    return _shutdown_outcomes(
+    outcomes = _shutdown_outcomes(
         record,
         lambda run: run.exit is not None and run.exit.rung is Rung.STDIN_EOF,
         "did not exit after stdin closed",
     )
+    shortened = [
+        run.exit.eof_wait
+        for run in _ended_runs(record)
+        if run.exit is not None
+        and run.exit.eof_wait is not None
+        and run.exit.rung is not Rung.STDIN_EOF
+    ]
+    if shortened and outcomes[0].verdict is Verdict.FAIL:
+        # The first such process had the full wait (see ScenarioRuntime.shutdown).
+        outcomes[0].reason += (
+            f" ({len(shortened)} of them were given {max(shortened):g} s, once an earlier "
+            "process had not exited within the full wait)"
+        )
+    return outcomes
 
 
 @run_check("shutdown.no-sigkill-needed")

@@ -23,9 +23,9 @@ RUN_BOUND = 30.0
 LLM: dict[str, Any] = {"llm": "anthropic", "agent_env": [("FIXTURE_LLM_URL", "{llm_url}")]}
 
 
-def run_bounded(argv: list[str], only: list[str], **options: Any) -> RunResult:
+def run_bounded(argv: list[str], only: list[str], jobs: int = 2, **options: Any) -> RunResult:
     """The checker's result, or a TimeoutError once ``RUN_BOUND`` has passed."""
-    config = RunConfig(argv=argv, only=only, timeout=LONG_TIMEOUT, jobs=2, **options)
+    config = RunConfig(argv=argv, only=only, timeout=LONG_TIMEOUT, jobs=jobs, **options)
 
     async def bounded() -> RunResult:
         with anyio.fail_after(RUN_BOUND):
@@ -129,3 +129,36 @@ def test_an_honoured_cancel_request_still_passes() -> None:
     )
     item = result.results["cancel.cancel-request-prompt"]
     assert item.verdict is Verdict.PASS, item.reason
+
+
+#: One or two processes in each of seven scenarios (each scenario stops its own).
+ACROSS_SCENARIOS = [
+    "init.version-negotiation",
+    "session.new-returns-id",
+    "modes.set-mode-works",
+    "jsonrpc.method-not-found",
+    "robustness.oversized-line",
+    "version.v2-negotiation",
+    "shutdown.exits-on-stdin-eof",
+]
+
+
+@pytest.mark.subprocess
+def test_once_a_process_ignored_stdin_eof_the_others_get_a_short_wait_for_it() -> None:
+    # codex-acp and claude-agent-acp (and every HTTP server) do not exit when stdin closes:
+    # each scenario's shutdown waited the full grace (5 s) before SIGTERM, 18 times a run.
+    # One scenario at a time: the preflight and seven scenarios took 8 x 5 s, now 5 s + 7 x 1 s.
+    result = run_bounded(raw_agent("--defect", "no-exit-on-eof"), ACROSS_SCENARIOS, jobs=1)
+    item = result.results["shutdown.exits-on-stdin-eof"]
+    assert item.verdict is Verdict.FAIL, item.reason
+    assert "were given 1 s, once an earlier process had not exited" in item.reason, item.reason
+    for rid in ACROSS_SCENARIOS[:-1]:
+        assert result.results[rid].verdict is not Verdict.FAIL, (rid, result.results[rid].reason)
+
+
+@pytest.mark.subprocess
+def test_processes_that_exit_on_stdin_eof_keep_the_full_wait() -> None:
+    result = run_bounded(raw_agent(), ACROSS_SCENARIOS)
+    item = result.results["shutdown.exits-on-stdin-eof"]
+    assert item.verdict is Verdict.PASS, item.reason
+    assert all(run.exit is None or run.exit.eof_wait is None for run in result.runs)
