@@ -162,3 +162,22 @@ def test_processes_that_exit_on_stdin_eof_keep_the_full_wait() -> None:
     item = result.results["shutdown.exits-on-stdin-eof"]
     assert item.verdict is Verdict.PASS, item.reason
     assert all(run.exit is None or run.exit.eof_wait is None for run in result.runs)
+
+
+@pytest.mark.subprocess
+def test_a_dropped_schema_invalid_request_is_judged_soon_after_a_later_answer() -> None:
+    # codex-acp never answers an initialize whose params are a string: the invalid-params
+    # fuzz waited a full --timeout (30 s) for that answer.
+    result = run_bounded(
+        raw_agent("--defect", "drop-non-object-params"), ["robustness.fuzz-invalid-params"]
+    )
+    item = result.results["robustness.fuzz-invalid-params"]
+    assert item.verdict is Verdict.FAIL, item.reason
+    assert "answered a request sent after it, and nothing followed" in item.reason
+
+
+@pytest.mark.subprocess
+def test_schema_invalid_requests_answered_with_errors_still_pass() -> None:
+    result = run_bounded(raw_agent(), ["robustness.fuzz-invalid-params"])
+    item = result.results["robustness.fuzz-invalid-params"]
+    assert item.verdict is Verdict.PASS, item.reason
