@@ -25,7 +25,13 @@ from anyio.abc import TaskGroup
 
 from .. import __version__
 from ..config import RunConfig, agent_environment
-from ..harness.agent_client import NO_ANSWER, AgentConnection, AgentExited, AgentTimeout
+from ..harness.agent_client import (
+    NO_ANSWER,
+    AgentConnection,
+    AgentExited,
+    AgentTimeout,
+    Response,
+)
 from ..harness.client_side import ClientSide, PermissionMode
 from ..harness.process import AgentProcess, ExitRecord, Rung
 from ..harness.recorder import Frame, Recorder
@@ -59,6 +65,8 @@ class RunEvidence:
     #: Under ``--llm none``: a prompt the agent left unanswered for a full ``--timeout``
     #: (its turn keeps retrying the unreachable model), as "check: why".
     hung_turn: str | None = None
+    #: Set with ``hung_turn``: prompts already waiting in other scenarios then wait less.
+    turn_hung_seen: anyio.Event = field(default_factory=anyio.Event)
     #: A process that did not exit within the full shutdown grace after its stdin closed
     #: (its run id): later processes get ``EOF_GRACE_AFTER_EVIDENCE`` before SIGTERM.
     no_eof_exit: str | None = None
@@ -469,17 +477,38 @@ class CheckContext:
     async def surface(self) -> dict[str, Any]:
         return await self.runtime.surface()
 
-    def turn_bound(self) -> float | None:
-        """The bound on a prompt whose turn runs on the agent's model; None: ``--timeout``.
+    async def prompt_turn(self, run: AgentRun, params: dict[str, Any]) -> Response:
+        """Send a prompt whose turn runs on the agent's model and wait for its answer.
 
         Under ``--llm none`` such a prompt that is not answered is not judged (the model is
         unreachable). Once one of them went unanswered for a full ``--timeout``, the others
-        would too: they get ``HUNG_TURN_BOUND`` (an agent whose model call fails at once
-        still answers within it), not one more full ``--timeout`` each.
+        would too: they wait ``HUNG_TURN_BOUND`` (an agent whose model call fails at once
+        still answers within it), not one more full ``--timeout`` each; a prompt already
+        waiting when that is learnt (in another scenario) stops at that bound too.
         """
-        if self.config.llm == "none" and self.runtime.evidence.hung_turn is not None:
-            return min(self.timeout, HUNG_TURN_BOUND)
-        return None
+        conn = run.live
+        pending = await conn.start_request("session/prompt", params)
+        if self.config.llm != "none":
+            return await pending.wait()
+        evidence = self.runtime.evidence
+        short = min(self.timeout, HUNG_TURN_BOUND)
+        if evidence.hung_turn is not None:
+            return await pending.wait(short)
+        began = anyio.current_time()
+        with anyio.move_on_after(self.timeout):
+            async with anyio.create_task_group() as tg:
+
+                async def until(event: anyio.Event) -> None:
+                    await event.wait()
+                    tg.cancel_scope.cancel()
+
+                for event in (pending.arrived, conn.eof, evidence.turn_hung_seen):
+                    tg.start_soon(until, event)
+        waited = anyio.current_time() - began
+        # Learnt meanwhile that turns hang (or the full bound ran out): wait out the rest of
+        # the short bound at most.
+        rest = max(short - waited, 0.0) if waited < self.timeout else 0.0
+        return await pending.wait(rest, reported=max(waited + rest, short))
 
     def turn_hung(self, exc: AgentTimeout) -> str:
         """Record that a prompt's turn went unanswered under ``--llm none``; the reason for
@@ -487,6 +516,7 @@ class CheckContext:
         evidence = self.runtime.evidence
         if evidence.hung_turn is None:
             evidence.hung_turn = f"{self.requirement.id}: {exc}"
+            evidence.turn_hung_seen.set()
             return str(exc)
         return f"{exc}, as an earlier prompt of this run ({evidence.hung_turn})"
 

@@ -81,7 +81,7 @@ async def _prompt_with(ctx: CheckContext, blocks: list[dict[str, Any]], what: st
     prompt = text_prompt(session_id, ctx.config.prompt_text or "Describe what I sent.")
     prompt["prompt"] += blocks
     try:
-        response = await run.live.request("session/prompt", prompt, timeout=ctx.turn_bound())
+        response = await ctx.prompt_turn(run, prompt)
     except AgentTimeout as exc:
         if ctx.config.llm != "none":
             raise

@@ -29,9 +29,7 @@ def _frames(response: Response) -> list[int]:
 async def _session_with_history(ctx: CheckContext, run: AgentRun) -> tuple[str, Response]:
     """A session that has had one (text) prompt turn, so there is something to persist."""
     session_id = await ctx.new_session(run)
-    response = await run.live.request(
-        "session/prompt", text_prompt(session_id, "Say hello."), timeout=ctx.turn_bound()
-    )
+    response = await ctx.prompt_turn(run, text_prompt(session_id, "Say hello."))
     return session_id, response
 
 

@@ -10,8 +10,10 @@ from typing import Any
 import anyio
 import pytest
 from acp_conformance.config import RunConfig
+from acp_conformance.harness.agent_client import AgentTimeout
 from acp_conformance.outcomes import Verdict
 from acp_conformance.runner import RunResult, execute
+from anyio import wait_all_tasks_blocked
 
 from tests.checker.checks.conformance_checker_support import raw_agent
 
@@ -181,3 +183,56 @@ def test_schema_invalid_requests_answered_with_errors_still_pass() -> None:
     result = run_bounded(raw_agent(), ["robustness.fuzz-invalid-params"])
     item = result.results["robustness.fuzz-invalid-params"]
     assert item.verdict is Verdict.PASS, item.reason
+
+
+@pytest.mark.subprocess
+def test_a_prompt_already_waiting_stops_soon_after_another_scenario_saw_a_turn_hang(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Under --jobs 2 gemini-cli's sessions and turns scenarios both began with a prompt and
+    # both waited the full 30 s; the second now stops once the first has timed out.
+    from acp_conformance.requirements import REQUIREMENTS
+    from acp_conformance.scenarios import check_context
+    from acp_conformance.scenarios.check_context import (
+        SCENARIOS,
+        CheckContext,
+        RunEvidence,
+        ScenarioRuntime,
+        text_prompt,
+    )
+
+    monkeypatch.setattr(check_context, "HUNG_TURN_BOUND", 1.0)
+    config = RunConfig(argv=raw_agent("--quirk", "model-hangs"), timeout=LONG_TIMEOUT)
+    outcome: list[BaseException] = []
+
+    async def scenario_pair() -> None:
+        evidence = RunEvidence()
+        async with anyio.create_task_group() as tg:
+            first = ScenarioRuntime(config, SCENARIOS["sessions"], tg, evidence)
+            second = ScenarioRuntime(config, SCENARIOS["turns"], tg, evidence)
+            seen = CheckContext(first, REQUIREMENTS["session.load-replays-before-response"])
+            waiting = CheckContext(second, REQUIREMENTS["prompt.text-accepted"])
+            run = await waiting.agent()
+            session_id = await waiting.new_session(run)
+
+            async def prompt() -> None:
+                try:
+                    await waiting.prompt_turn(run, text_prompt(session_id, "hello"))
+                except AgentTimeout as exc:
+                    outcome.append(exc)
+
+            async with anyio.create_task_group() as prompts:
+                prompts.start_soon(prompt)
+                await wait_all_tasks_blocked()  # the prompt is sent and its wait has begun
+                assert run.frames[-1].message.get("method") == "session/prompt"
+                seen.turn_hung(AgentTimeout("no response to session/prompt within 60 s"))
+            await first.close()
+            await second.close()
+            tg.cancel_scope.cancel()
+
+    async def bounded() -> None:
+        with anyio.fail_after(RUN_BOUND):
+            await scenario_pair()
+
+    anyio.run(bounded)
+    assert len(outcome) == 1 and "within 1 s" in str(outcome[0]), outcome
