@@ -20,7 +20,14 @@ from .config import RunConfig
 from .harness.agent_client import AgentExited, AgentTimeout, id_key
 from .harness.recorder import Frame
 from .outcomes import Outcome, Verdict, failed, harness_error
-from .scenarios.check_context import STARTUP_WAIT, AgentRun, Scenario, ScenarioRuntime, SetupError
+from .scenarios.check_context import (
+    STARTUP_WAIT,
+    AgentRun,
+    RunEvidence,
+    Scenario,
+    ScenarioRuntime,
+    SetupError,
+)
 
 PREFLIGHT = Scenario("preflight", "one initialize before the scenarios run")
 #: Each shutdown rung's wait for an agent the preflight gave up on.
@@ -53,10 +60,13 @@ def _is_response(frame: Frame) -> bool:
     return isinstance(msg, dict) and "method" not in msg and "id" in msg
 
 
-async def preflight(config: RunConfig) -> PreflightFailure | None:
-    """None when the agent answers initialize under the right id; else why the run stops."""
+async def preflight(
+    config: RunConfig, evidence: RunEvidence | None = None
+) -> PreflightFailure | None:
+    """None when the agent answers initialize under the right id; else why the run stops
+    (``evidence``: the run's, which the preflight's shutdown may add to)."""
     async with anyio.create_task_group() as tg:
-        runtime = ScenarioRuntime(config, PREFLIGHT, tg)
+        runtime = ScenarioRuntime(config, PREFLIGHT, tg, evidence)
         failure: PreflightFailure | None = None
         try:
             failure = await _initialize_once(runtime, config)

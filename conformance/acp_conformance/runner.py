@@ -33,6 +33,7 @@ from .scenarios.check_context import (
     SCENARIOS,
     AgentRun,
     CheckContext,
+    RunEvidence,
     RunRecord,
     ScenarioRuntime,
     SetupError,
@@ -248,7 +249,7 @@ def _timed_out(exc: AgentTimeout, ctx: CheckContext) -> Outcome:
         # Answered, but without the request's id: a wrong answer, not a late one.
         return failed(str(exc), frames=[exc.null_id_error.seq])
     if exc.method == "session/prompt" and ctx.config.llm == "none":
-        return not_applicable(f"{exc}; {UNREACHABLE_MODEL}")
+        return not_applicable(f"{ctx.turn_hung(exc)}; {UNREACHABLE_MODEL}")
     return soft_failed(str(exc), NO_DEADLINE)
 
 
@@ -304,10 +305,11 @@ async def _run_scenario(
     checks: list[Planned],
     config: RunConfig,
     progress: Progress,
+    evidence: RunEvidence,
 ) -> tuple[list[AgentRun], list[tuple[Check, Outcome]]]:
     results: list[tuple[Check, Outcome]] = []
     async with anyio.create_task_group() as tg:
-        runtime = ScenarioRuntime(config, SCENARIOS[name], tg)
+        runtime = ScenarioRuntime(config, SCENARIOS[name], tg, evidence)
         try:
             for chk, requirement in checks:
                 progress.check_started(name, chk.requirement)
@@ -361,7 +363,8 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
     progress.started(requirements, list(plan))
     # Remote runs have their own first contact (a refused token or URL is a setup error of
     # the run); the preflight speaks to a process over stdio.
-    failure = await preflight(config) if config.remote is None else None
+    evidence = RunEvidence()
+    failure = await preflight(config, evidence) if config.remote is None else None
     if failure is not None:
         progress.finished()
         return _aborted(config, failure, started, clock)
@@ -371,7 +374,7 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
 
     async def one(name: str, checks: list[Planned]) -> None:
         async with limiter:
-            scenario_runs, results = await _run_scenario(name, checks, config, progress)
+            scenario_runs, results = await _run_scenario(name, checks, config, progress, evidence)
         runs.extend(scenario_runs)
         for chk, outcome in results:
             if chk.requirement in outcomes:

@@ -21,6 +21,7 @@ from ..scenarios.catalog import CANCEL, ENVELOPE
 from ..scenarios.check_context import CheckContext, text_prompt
 from ..scenarios.prompt_turns import (
     STOP_REASONS,
+    CancelObservation,
     observe_cancel,
     on_own_model,
     start_slow_turn,
@@ -123,6 +124,9 @@ async def _after_cancelled_response(ctx: CheckContext) -> Outcome:
 
 
 REQUEST_CANCELLED = -32800
+#: The least wait for a prompt's answer after ``$/cancel_request`` when session/cancel has
+#: shown how quickly this agent ends a cancelled turn (see `_cancel_request_bound`).
+CANCEL_REQUEST_FLOOR = 5.0
 
 
 @requirement(
@@ -140,14 +144,15 @@ async def cancel_request_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
     run, session_id, pending = turn.run, turn.session_id, turn.pending
     request_id = pending.request.message["id"]
     cancel = await run.live.notify("$/cancel_request", {"requestId": request_id})
+    bound, evidence = _cancel_request_bound(ctx)
     try:
-        response = await pending.wait()
+        response = await pending.wait(bound)
     except AgentTimeout:
         # Leave no turn running behind for the shutdown ladder.
         await run.live.notify("session/cancel", {"sessionId": session_id})
         return failed(
-            f"the prompt (id {request_id!r}) did not answer within {ctx.timeout:g} s of "
-            "$/cancel_request naming it",
+            f"the prompt (id {request_id!r}) did not answer within {bound:g} s of "
+            f"$/cancel_request naming it{evidence}",
             frames=[pending.request.seq, cancel.seq],
         )
     frames = [pending.request.seq, cancel.seq, response.frame.seq]
@@ -169,6 +174,29 @@ async def cancel_request_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
             f"the prompt had finished: it answered its normal result ({reason!r})", frames=frames
         )
     return failed(f"stopReason {reason!r} is not a valid stop reason", frames=frames)
+
+
+def _cancel_request_bound(ctx: CheckContext) -> tuple[float, str]:
+    """How long to wait for a prompt's answer after ``$/cancel_request``, and why.
+
+    ACP sets no time for the answer; this SHOULD check asks whether the request is honoured.
+    When this scenario has already cancelled a turn of the same agent with session/cancel,
+    that says how quickly the agent ends a cancelled turn: a prompt still unanswered after
+    three times as long (at least ``CANCEL_REQUEST_FLOOR``) is taken as not cancelled. When
+    session/cancel did not end the turn within a full ``--timeout`` either, one more full
+    wait shows nothing new. Otherwise the wait is ``--timeout``.
+    """
+    obs = ctx.runtime.memo.get("cancel")
+    if not isinstance(obs, CancelObservation):
+        return ctx.timeout, ""
+    took = obs.seconds_to_answer
+    if took is not None:
+        bound = min(ctx.timeout, max(CANCEL_REQUEST_FLOOR, 3 * took))
+        return bound, f" (session/cancel ended a turn of this agent within {took:.1f} s)"
+    if obs.no_answer is not None:
+        bound = min(ctx.timeout, CANCEL_REQUEST_FLOOR)
+        return bound, f" (session/cancel did not end a turn either: {obs.no_answer})"
+    return ctx.timeout, ""
 
 
 #: Last in its scenario: the permission question it leaves unanswered retires the process.
@@ -195,20 +223,22 @@ async def cancel_while_permission_is_pending(ctx: CheckContext) -> Outcome:
     )
     session_id = await ctx.new_session(run)
     pending = await run.live.start_request("session/prompt", text_prompt(session_id, USER_PROMPT))
-    try:
-        asked = await run.live.wait_for(
-            lambda f: (
+    # The wait also ends with the prompt's answer: once the turn is over, no permission
+    # request for it can follow (a full --timeout of waiting for one proved nothing more).
+    asked = await run.live.wait_for(
+        lambda f: (
+            (
                 isinstance(f.message, dict)
                 and f.message.get("method") == "session/request_permission"
-            ),
-            since=pending.request.seq,
-            timeout=ctx.timeout,
-            what="a permission request",
-        )
-    except AgentTimeout:
-        if pending.response is not None:
-            return not_applicable("the turn ended without asking permission for the scripted write")
-        raise
+            )
+            or (pending.response is not None and f is pending.response.frame)
+        ),
+        since=pending.request.seq,
+        timeout=ctx.timeout,
+        what="a permission request",
+    )
+    if pending.response is not None and asked is pending.response.frame:
+        return not_applicable("the turn ended without asking permission for the scripted write")
     cancel = await run.live.notify("session/cancel", {"sessionId": session_id})
     response = await pending.wait()
     frames = [asked.seq, cancel.seq, response.frame.seq]

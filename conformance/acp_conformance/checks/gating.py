@@ -58,8 +58,8 @@ async def no_fs_or_terminal_calls_without_capabilities(ctx: CheckContext) -> Out
     turns.append({"content": [{"type": "text", "text": "Done."}]})
     run = await ctx.spawn(client=client, llm_script=turns)
     session_id = await ctx.new_session(run)
-    response = await run.live.request(
-        "session/prompt", text_prompt(session_id, "Write gated.txt, then run echo.")
+    response = await ctx.prompt_turn(
+        run, text_prompt(session_id, "Write gated.txt, then run echo.")
     )
     calls = [c.method for c in client.calls if c.method.startswith(NEEDS_CAPABILITY)]
     if calls:

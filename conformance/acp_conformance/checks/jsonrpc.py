@@ -57,6 +57,20 @@ async def _response_to_raw(conn: AgentConnection, line: bytes, expected_id: obje
             names_the_line, since=since, what=what, timeout=GRACE_AFTER_LATER_ANSWER
         )
     except AgentTimeout:
+        idless = next(
+            (
+                f
+                for f in conn.agent_frames(since)
+                if isinstance(f.message, dict) and "error" in f.message and "id" not in f.message
+            ),
+            None,
+        )
+        if idless is not None:
+            # An answer, but not a JSON-RPC response: it names no id (not even null).
+            raise AgentTimeout(
+                f"agent did not send {what}: its error for it has no id member "
+                f"(#{idless.seq}: {idless.text(160)})"
+            ) from None
         raise AgentTimeout(
             f"agent did not send {what}: it answered a request sent after that line, and no "
             f"error followed within {GRACE_AFTER_LATER_ANSWER:g} s of that answer"

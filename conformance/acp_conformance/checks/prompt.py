@@ -45,13 +45,13 @@ async def _prompt_with(ctx: CheckContext, blocks: list[dict[str, Any]], what: st
     prompt = text_prompt(session_id, ctx.config.prompt_text or "Describe what I sent.")
     prompt["prompt"] += blocks
     try:
-        response = await run.live.request("session/prompt", prompt)
+        response = await ctx.prompt_turn(run, prompt)
     except AgentTimeout as exc:
         if ctx.config.llm != "none":
             raise
         # Leave no turn running behind (it would count as a request never answered).
         await run.live.notify("session/cancel", {"sessionId": session_id})
-        return not_applicable(f"{exc}; {UNREACHABLE_MODEL}")
+        return not_applicable(f"{ctx.turn_hung(exc)}; {UNREACHABLE_MODEL}")
     frames = [response.request.seq, response.frame.seq]
     if response.is_error:
         if response.error_code == AUTH_REQUIRED:

@@ -39,6 +39,9 @@ OFFERED_WITH = {
 
 #: Mutations made of the first this-many draws per method.
 _MUTATED_DRAWS = 2
+#: A schema-invalid request still unanswered this long after the agent answered a request
+#: sent behind it is taken as never to be answered (instead of one full --timeout).
+GRACE_AFTER_LATER_ANSWER = 5.0
 
 
 #: Drawing and sending every case takes longer than one exchange: 40 x --timeout.
@@ -162,6 +165,39 @@ async def _still_alive(run: AgentRun, sent: int) -> None:
         ) from exc
 
 
+async def _send_invalid(
+    run: AgentRun, method: str, params: Any, label: str, *, sent: int
+) -> Response:
+    """Send a schema-invalid request; wait for its answer until ``GRACE_AFTER_LATER_ANSWER``
+    after the agent answered a barrier sent behind it (an agent that drops a request it
+    cannot parse shows that in seconds, not in a full ``--timeout``)."""
+    pending = await run.live.start_request(method, params, deliberate=True)
+    what = f"{method} ({label}) with params {params!r:.300}"
+    try:
+        return await pending.wait(GRACE_AFTER_LATER_ANSWER)
+    except AgentExited as exc:
+        raise _Dead(failed(f"the agent died after {what}", sent=sent)) from exc
+    except AgentTimeout:
+        pass
+    try:
+        await run.live.barrier()
+    except AgentExited as exc:
+        raise _Dead(failed(f"the agent died after {what}", sent=sent)) from exc
+    except AgentTimeout as exc:
+        why = f"no answer to {what}, nor to a request sent after it"
+        raise _Dead(soft_failed(why, NO_DEADLINE, sent=sent)) from exc
+    try:
+        return await pending.wait(GRACE_AFTER_LATER_ANSWER)
+    except AgentExited as exc:
+        raise _Dead(failed(f"the agent died after {what}", sent=sent)) from exc
+    except AgentTimeout as exc:
+        why = (
+            f"no answer to {what}: the agent answered a request sent after it, and nothing "
+            f"followed within {GRACE_AFTER_LATER_ANSWER:g} s"
+        )
+        raise _Dead(soft_failed(why, NO_DEADLINE, sent=sent)) from exc
+
+
 class _Dead(Exception):
     """The agent stopped answering; carries the failing outcome."""
 
@@ -245,7 +281,7 @@ async def mutated_params_get_errors(ctx: CheckContext) -> Outcome:
         for method, method_cases in cases.items():
             for label, params in method_cases.invalid:
                 variant = defuse_mcp_servers(params, ctx)
-                response = await _send(run, method, variant, label, deliberate=True, sent=sent)
+                response = await _send_invalid(run, method, variant, label, sent=sent)
                 sent += 1
                 if not response.is_error:
                     accepted.append((response.frame.seq, f"{method} accepted params with {label}"))

@@ -36,7 +36,7 @@ def _frames(response: Response) -> list[int]:
 async def _session_with_history(ctx: CheckContext, run: AgentRun) -> tuple[str, Response]:
     """A session that has had one (text) prompt turn, so there is something to persist."""
     session_id = await ctx.new_session(run)
-    response = await run.live.request("session/prompt", text_prompt(session_id, "Say hello."))
+    response = await ctx.prompt_turn(run, text_prompt(session_id, "Say hello."))
     return session_id, response
 
 
@@ -263,7 +263,7 @@ async def load_replays_history_before_responding(ctx: CheckContext) -> Outcome:
         # A client loads a session after a restart; an agent may answer a load of a session
         # it still has open without replaying it. So the session outlives its process and is
         # loaded by a new one (the scenario's next check gets a new shared agent).
-        run.exit = await run.process.shutdown(ctx.config.shutdown_grace)
+        run.exit = await ctx.runtime.shutdown(run)
         run = await ctx.agent()
     start = len(run.frames)
     response = await run.live.request(

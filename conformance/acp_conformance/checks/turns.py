@@ -289,7 +289,7 @@ async def _restarted(ctx: CheckContext) -> AgentRun:
         for run in ctx.runtime.runs:
             run.reusable = False
             if run.process is not None and run.exit is None:
-                run.exit = await run.process.shutdown(ctx.config.shutdown_grace)
+                run.exit = await ctx.runtime.shutdown(run)
         memo["restarted"] = await ctx.spawn()
     restarted: AgentRun = memo["restarted"]
     ctx.current = restarted

@@ -117,7 +117,15 @@ class Pending:
         self.response: Response | None = None
         self.arrived = anyio.Event()
 
-    async def wait(self, timeout: float | None = None) -> Response:  # noqa: ASYNC109
+    async def wait(
+        self,
+        timeout: float | None = None,  # noqa: ASYNC109
+        *,
+        reported: float | None = None,
+    ) -> Response:
+        """The response, waiting at most ``timeout`` (default: the connection's) for it;
+        ``reported``: the whole wait to name when it does not come, when the caller had
+        already waited before."""
         bound = self._conn.timeout if timeout is None else timeout
         with anyio.move_on_after(bound):
             while not self.arrived.is_set():
@@ -128,7 +136,11 @@ class Pending:
             if self._conn.eof.is_set():
                 raise AgentExited(f"agent exited before answering {self.method}")
             self._conn.recorder.abandoned.add(self.request.seq)
-            message = f"no response to {self.method} within {bound:g} s"
+            message = (
+                f"no response to {self.method} within {bound:g} s"
+                if reported is None
+                else f"no response to {self.method} within {reported:.3g} s"
+            )
             stray = self._null_id_error()
             if stray is not None:
                 message = (

@@ -44,9 +44,19 @@ class ExitRecord:
     orphans: bool
     #: When the ladder ended (wall clock, seconds since the epoch).
     at: float = field(default_factory=time.time)
+    #: How long the process was given to exit after stdin closed, when that was shorter than
+    #: the other rungs' wait (None: the same wait).
+    eof_wait: float | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {"rung": self.rung.value, "returncode": self.returncode, "orphans": self.orphans}
+        out: dict[str, object] = {
+            "rung": self.rung.value,
+            "returncode": self.returncode,
+            "orphans": self.orphans,
+        }
+        if self.eof_wait is not None:
+            out["eofWait"] = self.eof_wait
+        return out
 
 
 def _group_alive(pgid: int) -> bool:
@@ -100,33 +110,40 @@ class AgentProcess:
             return True
         return False
 
-    async def shutdown(self, grace: float = 2.0) -> ExitRecord:
+    async def shutdown(self, grace: float = 2.0, *, eof_grace: float | None = None) -> ExitRecord:
         """Close stdin, then SIGTERM the group, then SIGKILL it; remember which rung worked.
 
-        ``grace`` bounds each wait. Whatever the rung, the whole group is SIGKILLed at the end
-        so the checker never leaves processes behind.
+        ``grace`` bounds each wait (``eof_grace``, when given, the wait after stdin closes).
+        Whatever the rung, the whole group is SIGKILLed at the end so the checker never leaves
+        processes behind.
         """
         if self.exit is not None:
             return self.exit
+        eof_wait = grace if eof_grace is None else min(grace, eof_grace)
         if self.process.returncode is not None:
             rung = Rung.ALREADY_EXITED
         else:
-            rung = await self._climb_ladder(grace)
+            rung = await self._climb_ladder(grace, eof_wait)
         orphans = _group_alive(self.pid)
         if orphans:
             _signal_group(self.pid, signal.SIGKILL)
         await self._close_pipes()
-        self.exit = ExitRecord(rung=rung, returncode=self.process.returncode, orphans=orphans)
+        self.exit = ExitRecord(
+            rung=rung,
+            returncode=self.process.returncode,
+            orphans=orphans,
+            eof_wait=eof_wait if eof_wait < grace else None,
+        )
         return self.exit
 
-    async def _climb_ladder(self, grace: float) -> Rung:
+    async def _climb_ladder(self, grace: float, eof_wait: float) -> Rung:
         if self.process.stdin is not None:
             with anyio.CancelScope(shield=True):
                 try:
                     await self.process.stdin.aclose()
                 except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     pass
-        if await self._wait(grace):
+        if await self._wait(eof_wait):
             return Rung.STDIN_EOF
         _signal_group(self.pid, signal.SIGTERM)
         if await self._wait(grace):

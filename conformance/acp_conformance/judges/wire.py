@@ -19,6 +19,7 @@ from ..harness.process import Rung
 from ..harness.recorder import Frame
 from ..outcomes import (
     Outcome,
+    Verdict,
     failed,
     harness_error,
     not_applicable,
@@ -788,11 +789,25 @@ def _shutdown_outcomes(
     house=True,
 )
 def exits_on_stdin_eof(record: RunRecord) -> list[Outcome]:
-    return _shutdown_outcomes(
+    outcomes = _shutdown_outcomes(
         record,
         lambda run: run.exit is not None and run.exit.rung is Rung.STDIN_EOF,
         "did not exit after stdin closed",
     )
+    shortened = [
+        run.exit.eof_wait
+        for run in _ended_runs(record)
+        if run.exit is not None
+        and run.exit.eof_wait is not None
+        and run.exit.rung is not Rung.STDIN_EOF
+    ]
+    if shortened and outcomes[0].verdict is Verdict.FAIL:
+        # The first such process had the full wait (see ScenarioRuntime.shutdown).
+        outcomes[0].reason += (
+            f" ({len(shortened)} of them were given {max(shortened):g} s, once an earlier "
+            "process had not exited within the full wait)"
+        )
+    return outcomes
 
 
 @requirement(

@@ -139,7 +139,7 @@ def _grid(table: str, subjects: Sequence[Subject], first_header: str) -> str:
                 anchor = _anchor(table, row, subject.name, area)
                 text = f'<a href="#{escape(anchor)}">{text}</a>'
             cells.append(f'<td class="{verdict}">{text}</td>')
-        cells.append(_overall(subject))
+        cells.append(_overall(table, row, subject))
         title = f' title="{escape(subject.note)}"' if subject.note else ""
         rows.append(f'<tr><th class="row"{title}>{escape(subject.name)}</th>{"".join(cells)}</tr>')
     return (
@@ -149,12 +149,27 @@ def _grid(table: str, subjects: Sequence[Subject], first_header: str) -> str:
     )
 
 
-def _overall(subject: Subject) -> str:
+def _overall(table: str, row: int, subject: Subject) -> str:
+    """The row's overall cell; with failures, a link to the details of the first area that
+    holds a blocking one (else of the first area with any)."""
     if subject.error is not None and not subject.requirements:
         return f'<td class="{CELL_NOT_RUN}">not run: {escape(_clip(subject.error, 80))}</td>'
     verdict = cell_verdict(subject.requirements)
-    label = f"{_CELL_LABEL[verdict]} {_counts(subject.requirements)}"
-    return f'<td class="{verdict}">{escape(label)}</td>'
+    text = escape(f"{_CELL_LABEL[verdict]} {_counts(subject.requirements)}")
+    areas = [
+        (area, requirements)
+        for area, requirements in sorted(_by_area(subject).items())
+        if any(_needs_details(r) for r in requirements)
+    ]
+    if areas:
+        blocking = [
+            area
+            for area, requirements in areas
+            if any(_needs_details(r) and r.get("tier") in _BLOCKING_TIERS for r in requirements)
+        ]
+        first = blocking[0] if blocking else areas[0][0]
+        text = f'<a href="#{escape(_anchor(table, row, subject.name, first))}">{text}</a>'
+    return f'<td class="{verdict}">{text}</td>'
 
 
 def _clip(text: str, limit: int) -> str:

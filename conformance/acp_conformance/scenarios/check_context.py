@@ -25,9 +25,15 @@ from anyio.abc import TaskGroup
 
 from .. import __version__
 from ..config import RunConfig, agent_environment
-from ..harness.agent_client import NO_ANSWER, AgentConnection, AgentExited, AgentTimeout
+from ..harness.agent_client import (
+    NO_ANSWER,
+    AgentConnection,
+    AgentExited,
+    AgentTimeout,
+    Response,
+)
 from ..harness.client_side import ClientSide, PermissionMode
-from ..harness.process import AgentProcess, ExitRecord
+from ..harness.process import AgentProcess, ExitRecord, Rung
 from ..harness.recorder import Frame, Recorder
 from ..harness.remote import AccessDenied, RemoteConnection, RemoteTarget
 from ..harness.served import free_port, start_server, with_port
@@ -39,8 +45,31 @@ from ..vocabularies import Vocabulary, get_vocabulary
 STARTUP_WAIT = 15.0
 
 
+#: Under ``--llm none``, once a prompt of the run went unanswered for a full ``--timeout``,
+#: the bound on other prompts whose turns would run on the same unreachable model.
+HUNG_TURN_BOUND = 5.0
+#: Once a process of the run did not exit within the full shutdown grace after its stdin
+#: closed, how long later processes of the run are given before SIGTERM.
+EOF_GRACE_AFTER_EVIDENCE = 1.0
+
+
 class SetupError(Exception):
     """The agent could not be brought into the state a check needs (harness-level)."""
+
+
+@dataclass
+class RunEvidence:
+    """What one scenario learnt about the agent that lets the others wait less (shared by
+    every scenario of one run)."""
+
+    #: Under ``--llm none``: a prompt the agent left unanswered for a full ``--timeout``
+    #: (its turn keeps retrying the unreachable model), as "check: why".
+    hung_turn: str | None = None
+    #: Set with ``hung_turn``: prompts already waiting in other scenarios then wait less.
+    turn_hung_seen: anyio.Event = field(default_factory=anyio.Event)
+    #: A process that did not exit within the full shutdown grace after its stdin closed
+    #: (its run id): later processes get ``EOF_GRACE_AFTER_EVIDENCE`` before SIGTERM.
+    no_eof_exit: str | None = None
 
 
 @dataclass
@@ -116,8 +145,15 @@ def scenario(name: str, description: str, *, llm: bool = False, weight: int = 1)
 class ScenarioRuntime:
     """Owns the sandbox, the agent processes and their reader tasks for one scenario."""
 
-    def __init__(self, config: RunConfig, scenario: Scenario, tg: TaskGroup) -> None:
+    def __init__(
+        self,
+        config: RunConfig,
+        scenario: Scenario,
+        tg: TaskGroup,
+        evidence: RunEvidence | None = None,
+    ) -> None:
         self.config = config
+        self.evidence = evidence or RunEvidence()
         self.scenario = scenario
         self.tg = tg
         self.root = Path(tempfile.mkdtemp(prefix=f"acp-conformance-{scenario.name}-"))
@@ -349,6 +385,25 @@ class ScenarioRuntime:
         self.exit_stack.close()
         shutil.rmtree(self.root, ignore_errors=True)
 
+    async def shutdown(self, run: AgentRun, grace: float | None = None) -> ExitRecord:
+        """Stop ``run``'s process with the shutdown ladder (each rung waits ``grace``, by
+        default the config's). Once a process of this run did not exit on stdin EOF within
+        the full grace, the others are given ``EOF_GRACE_AFTER_EVIDENCE`` for that rung: the
+        shutdown requirement has its failure, and a server or an agent that ignores EOF
+        would cost every scenario one more full grace."""
+        assert run.process is not None
+        grace = self.config.shutdown_grace if grace is None else grace
+        evidence = self.evidence
+        eof_grace = None if evidence.no_eof_exit is None else EOF_GRACE_AFTER_EVIDENCE
+        record = await run.process.shutdown(grace, eof_grace=eof_grace)
+        if (
+            eof_grace is None
+            and evidence.no_eof_exit is None
+            and record.rung not in (Rung.STDIN_EOF, Rung.ALREADY_EXITED)
+        ):
+            evidence.no_eof_exit = run.id
+        return record
+
     async def _stop_remote(self, run: AgentRun, conn: RemoteConnection) -> None:
         if conn.alive and conn.opened:
             try:
@@ -357,7 +412,7 @@ class ScenarioRuntime:
                 pass
         await conn.close()
         if run.process is not None and run.exit is None:
-            run.exit = await run.process.shutdown(self.config.shutdown_grace)
+            run.exit = await self.shutdown(run)
 
     async def _stop(self, run: AgentRun, grace: float) -> None:
         assert run.process is not None
@@ -373,7 +428,7 @@ class ScenarioRuntime:
             # ladder records "already-exited" rather than crediting the stdin close.
             with anyio.move_on_after(grace):
                 await run.process.process.wait()
-        run.exit = await run.process.shutdown(grace)
+        run.exit = await self.shutdown(run, grace)
         if run.conn is not None:
             with anyio.move_on_after(grace):
                 await run.conn.eof.wait()
@@ -421,6 +476,49 @@ class CheckContext:
 
     async def surface(self) -> dict[str, Any]:
         return await self.runtime.surface()
+
+    async def prompt_turn(self, run: AgentRun, params: dict[str, Any]) -> Response:
+        """Send a prompt whose turn runs on the agent's model and wait for its answer.
+
+        Under ``--llm none`` such a prompt that is not answered is not judged (the model is
+        unreachable). Once one of them went unanswered for a full ``--timeout``, the others
+        would too: they wait ``HUNG_TURN_BOUND`` (an agent whose model call fails at once
+        still answers within it), not one more full ``--timeout`` each; a prompt already
+        waiting when that is learnt (in another scenario) stops at that bound too.
+        """
+        conn = run.live
+        pending = await conn.start_request("session/prompt", params)
+        if self.config.llm != "none":
+            return await pending.wait()
+        evidence = self.runtime.evidence
+        short = min(self.timeout, HUNG_TURN_BOUND)
+        if evidence.hung_turn is not None:
+            return await pending.wait(short)
+        began = anyio.current_time()
+        with anyio.move_on_after(self.timeout):
+            async with anyio.create_task_group() as tg:
+
+                async def until(event: anyio.Event) -> None:
+                    await event.wait()
+                    tg.cancel_scope.cancel()
+
+                for event in (pending.arrived, conn.eof, evidence.turn_hung_seen):
+                    tg.start_soon(until, event)
+        waited = anyio.current_time() - began
+        # Learnt meanwhile that turns hang (or the full bound ran out): wait out the rest of
+        # the short bound at most.
+        rest = max(short - waited, 0.0) if waited < self.timeout else 0.0
+        return await pending.wait(rest, reported=max(waited + rest, short))
+
+    def turn_hung(self, exc: AgentTimeout) -> str:
+        """Record that a prompt's turn went unanswered under ``--llm none``; the reason for
+        its not-applicable verdict."""
+        evidence = self.runtime.evidence
+        if evidence.hung_turn is None:
+            evidence.hung_turn = f"{self.requirement.id}: {exc}"
+            evidence.turn_hung_seen.set()
+            return str(exc)
+        return f"{exc}, as an earlier prompt of this run ({evidence.hung_turn})"
 
     async def new_session(self, run: AgentRun, **extra: Any) -> str:
         """Create a session in the work dir; a failure here is a setup error."""

@@ -138,6 +138,13 @@ class CancelObservation:
         #: cancelled was not the model turn the checks are about.
         self.never_started = False
 
+    @property
+    def seconds_to_answer(self) -> float | None:
+        """How long the cancelled prompt took to answer once session/cancel was sent."""
+        if self.response is None or self.cancel_seq < 0 or self.run is None:
+            return None
+        return self.response.frame.t - self.run.frames[self.cancel_seq].t
+
 
 async def observe_cancel(ctx: CheckContext) -> CancelObservation:
     """Run the cancelled turn once per scenario; later checks reuse what it observed

@@ -289,7 +289,7 @@ async def _run_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response,
     first, session_id, _, _ = turn
     if first.process is not None:
         # A client resumes after a restart; the session outlives the process that made it.
-        first.exit = await first.process.shutdown(ctx.config.shutdown_grace)
+        first.exit = await ctx.runtime.shutdown(first)
     found = []
     for label, extra in (("replayFrom start", {"replayFrom": {"type": "start"}}), ("plain", {})):
         run, skip = await v2_turn_run(ctx, None)
@@ -304,7 +304,7 @@ async def _run_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response,
         barrier = await run.live.barrier()
         found.append((label, run, answer, barrier.frame.seq))
         if run.process is not None:
-            run.exit = await run.process.shutdown(ctx.config.shutdown_grace)
+            run.exit = await ctx.runtime.shutdown(run)
     return found
 
 

@@ -163,3 +163,13 @@ def test_a_mode_refused_for_a_reason_of_the_agents_own_is_not_a_failure() -> Non
     assert works.verdict is Verdict.PASS and "refused first: read_only" in works.reason
     update = result.results["modes.current-mode-update"]
     assert update.verdict is Verdict.NOT_APPLICABLE, update.reason
+
+
+@pytest.mark.subprocess
+def test_an_error_without_an_id_member_is_named_so_not_called_missing() -> None:
+    # codex-acp answers a broken line with an error that has no id member: the parse-error
+    # check said no error response came at all.
+    result = run_checker(raw_agent("--defect", "idless-errors"), only=["jsonrpc.parse-error"])
+    item = result.results["jsonrpc.parse-error"]
+    assert item.verdict is Verdict.FAIL, item.reason
+    assert "has no id member" in item.reason, item.reason

@@ -123,9 +123,12 @@ def test_every_failure_cell_links_to_an_anchor_with_the_failure_details() -> Non
     html = render_page(runs())
     page = parse(html)
     links = [href for row in page.tables["agent-table"] for _, _, href in row if href]
-    assert len(links) == 3  # alpha's init, jsonrpc and session
+    assert len(links) == 4  # alpha's init, jsonrpc and session, and its overall cell
     for href in links:
         assert href.startswith("#") and href[1:] in page.ids
+    # The overall cell leads to the area with the blocking (MUST) failure.
+    alpha = page.tables["agent-table"][1]
+    assert alpha[-1][2] == alpha[2][2] and alpha[2][0] == "fail"
     assert "jsonrpc.parse-error" in html and "no error response to a broken line" in html
     assert "MUST" in html and "harness-error" in html
     # Passing cells have no link.
