@@ -6,7 +6,9 @@ per prompt and answers ``_bench/ping`` at once. The same client drives it over a
 pipe and through ``acp-conformance proxy`` (which judges every frame):
 
 * relay: chunks per second from the prompt request to its result, proxied vs direct
-  (target ≥ 0.8x);
+  (target ≥ 0.8x); before each measured turn the machine is let settle, so the judge's
+  catching up after a proxied turn (it holds back while a session streams) is not charged
+  to the next turn;
 * latency: median round trip of a ping, proxied minus direct, halved because a round trip
   crosses the proxy twice (target ≤ 1 ms added per message).
 
@@ -90,6 +92,37 @@ def _session(client: Client) -> None:
     client.call("session/new", {"cwd": os.getcwd(), "mcpServers": []})
 
 
+def _cpu_busy_fraction(interval: float = 0.1) -> float | None:
+    """How busy the machine's CPUs were over ``interval`` (from /proc/stat; None elsewhere)."""
+
+    def sample() -> tuple[int, int] | None:
+        try:
+            with open("/proc/stat", encoding="ascii") as stat:
+                fields = [int(v) for v in stat.readline().split()[1:]]
+        except (OSError, ValueError):
+            return None
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+        return sum(fields), idle
+
+    first = sample()
+    time.sleep(interval)
+    second = sample()
+    if first is None or second is None or second[0] == first[0]:
+        return None
+    return 1 - (second[1] - first[1]) / (second[0] - first[0])
+
+
+def _settle(limit: float = 15.0) -> None:
+    """Wait until the machine is nearly idle: the proxy's judge catches up on a turn's
+    frames in the pause after it (on purpose, see relay.JUDGE_QUIET), and that catching up
+    must not land on the next turn measured, whichever side it is."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        busy = _cpu_busy_fraction()
+        if busy is None or busy < 0.15:
+            return
+
+
 def _turn_rate(client: Client, chunks: int) -> float:
     prompt = {"sessionId": "bench-session", "prompt": [{"type": "text", "text": str(chunks)}]}
     started = time.perf_counter()
@@ -110,7 +143,10 @@ def _relay_rates(
         pairs = []
         for n in range(rounds):
             order = clients if n % 2 == 0 else clients[::-1]
-            rates = {id(c): _turn_rate(c, chunks) for c in order}
+            rates = {}
+            for client in order:
+                _settle()
+                rates[id(client)] = _turn_rate(client, chunks)
             pairs.append((rates[id(clients[0])], rates[id(clients[1])]))
     finally:
         for client in clients:

@@ -2,9 +2,11 @@
 
 One thread per direction copies whatever ``os.read`` returns straight to the other side
 with ``os.write``, untouched, after queueing a copy for the judge (a separate, lower
-priority process, see `judge`), which a feeder thread passes on. So judging can fall
-behind but never delays, reorders or re-encodes a byte. The agent inherits our stderr (its
-logs pass through as they are); findings go to stderr as whole lines, or to ``--log``.
+priority process, see `judge`), which a feeder thread passes on — while the session
+streams it holds them until a short quiet moment (or a large backlog), so the judge works
+in the pauses. So judging can fall behind but never delays, reorders or re-encodes a byte.
+The agent inherits our stderr (its logs pass through as they are); findings go to stderr as
+whole lines, or to ``--log``.
 
 Pipes may close at any moment on either side: a side that stopped reading is drained
 (and its traffic still judged) so the other never blocks; our stdin's EOF becomes the
@@ -35,6 +37,13 @@ from .judge import record
 CHUNK = 64 * 1024
 #: Bytes the judge may lag behind before chunks are skipped (and counted) instead of queued.
 JUDGE_BACKLOG = 64 * 1024 * 1024
+#: The judge is fed while traffic flows only once this much waits for it; below that, the
+#: feeder holds the copies until the session has been quiet for `JUDGE_QUIET` seconds.
+#: Judging costs several times what relaying does, and on a small machine a judge working
+#: beside a busy editor and agent took the CPU they needed (a 50k-chunk turn relayed at
+#: 0.2x a direct pipe); sessions are bursty, so the judge catches up in the pauses.
+JUDGE_BUSY_BACKLOG = JUDGE_BACKLOG // 2
+JUDGE_QUIET = 0.05
 #: How long the agent's stdout may stay open after the agent exited (a child holding it).
 DRAIN_AFTER_EXIT = 5.0
 #: How long the judge may take to finish after the session ended.
@@ -77,6 +86,9 @@ class Relay:
         self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._backlog = 0
         self._backlog_lock = threading.Lock()
+        #: When the last chunk went through (either way), for the feeder's quiet wait.
+        self._last_traffic = time.monotonic()
+        self._ended = threading.Event()
         self.skipped = 0
         self.closed: list[str] = []
         self.notes: list[str] = []
@@ -111,6 +123,7 @@ class Relay:
         """Pass queued copies to the judge; if it is gone, keep draining the queue."""
         alive = True
         while (item := self._queue.get()) is not None:
+            self._wait_for_quiet()
             with self._backlog_lock:
                 self._backlog -= len(item) - 6
             if alive:
@@ -118,6 +131,14 @@ class Relay:
                     judge.write(item)
                 except (OSError, ValueError):
                     alive = False
+
+    def _wait_for_quiet(self) -> None:
+        """Hold the judge back while the session streams, unless its backlog grows large."""
+        while not self._ended.is_set() and self._backlog < JUDGE_BUSY_BACKLOG:
+            quiet_for = time.monotonic() - self._last_traffic
+            if quiet_for >= JUDGE_QUIET:
+                return
+            self._ended.wait(JUDGE_QUIET - quiet_for)
 
     def _enqueue(self, direction: Direction, data: bytes, kind: bytes = b"d") -> None:
         """Queue a copy for the judge; past the backlog bound the copy is dropped instead."""
@@ -148,6 +169,7 @@ class Relay:
                 break
             # The copy is queued before the bytes go on, so that whatever the other side
             # sends because of them is queued after them: the judge sees causal order.
+            self._last_traffic = time.monotonic()
             self._enqueue(direction, data)
             if target_open:
                 try:
@@ -241,6 +263,7 @@ class Relay:
         }
         self._queue.put(record("c2a", b"x", json.dumps(outcome).encode()))
         self._queue.put(None)
+        self._ended.set()  # the session is over: judge the rest at once
         feeder.join()
         with contextlib.suppress(OSError):
             judge.stdin.close()
