@@ -21,7 +21,7 @@ from ..requirements import RUN_WIDE, Tier, requirement
 from ..scenarios.check_context import AgentRun, RunRecord, advertised, surface_value
 from ..validation import method_index
 from ..versions import DEFAULT_VERSION, schema_version
-from .wire import Offence, _client_caps, _per_run
+from .wire import Offence, client_caps, per_run
 
 #: Results that describe a session's modes and config options.
 SESSION_RESULTS = frozenset(
@@ -184,10 +184,10 @@ def no_unknown_root_keys(record: RunRecord) -> list[Outcome]:
             if fields:
                 yield response, f"{method} result has fields ACP no longer defines: {fields}"
 
-    hard = _per_run(record, custom, "results with unknown root fields")
+    hard = per_run(record, custom, "results with unknown root fields")
     soft = [
         soften(outcome, UPSTREAM_FIELD)
-        for outcome in _per_run(record, upstream, "results with removed/unstable upstream fields")
+        for outcome in per_run(record, upstream, "results with removed/unstable upstream fields")
     ]
     failures = [o for o in hard + soft if o.verdict is Verdict.FAIL]
     return failures or hard
@@ -221,7 +221,7 @@ def stable_root_fields_only(record: RunRecord) -> list[Outcome]:
                     "(removed/unstable upstream field; put the numbers in _meta)",
                 )
 
-    return _per_run(record, find, "results with unstable-only root fields")
+    return per_run(record, find, "results with unstable-only root fields")
 
 
 def _mode_problem(modes: Any) -> str | None:
@@ -248,7 +248,7 @@ def current_mode_is_available(record: RunRecord) -> list[Outcome]:
             if why := _mode_problem(response.message["result"].get("modes")):
                 yield response, f"{method}: {why}"
 
-    return _per_run(record, find, "mode states naming a mode that is not offered")
+    return per_run(record, find, "mode states naming a mode that is not offered")
 
 
 def _select_values(options: Any) -> list[Any]:
@@ -308,7 +308,7 @@ def config_current_values_are_offered(record: RunRecord) -> list[Outcome]:
             for why in _config_problems(options):
                 yield frame, f"{where}: {why}"
 
-    return _per_run(record, find, "config options whose current value is not offered")
+    return per_run(record, find, "config options whose current value is not offered")
 
 
 @requirement(
@@ -327,7 +327,7 @@ def boolean_options_only_for_capable_clients(record: RunRecord) -> list[Outcome]
     gate = "clientCapabilities.session.configOptions.boolean"
 
     def find(run: AgentRun) -> Iterator[Offence]:
-        if advertised(surface_value(_client_caps(run) or {}, gate)):
+        if advertised(surface_value(client_caps(run) or {}, gate)):
             return
         for frame, where, options in _config_lists(run):
             booleans = [
@@ -338,7 +338,7 @@ def boolean_options_only_for_capable_clients(record: RunRecord) -> list[Outcome]
             if booleans:
                 yield frame, f"{where} offers boolean options {booleans} without {gate}"
 
-    return _per_run(record, find, "boolean config options sent to a client that cannot show them")
+    return per_run(record, find, "boolean config options sent to a client that cannot show them")
 
 
 def _v2_client_runs_terminal_auth(run: AgentRun) -> bool:
@@ -369,7 +369,7 @@ def terminal_auth_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
     gate = "clientCapabilities.auth.terminal"
 
     def find(run: AgentRun) -> Iterator[Offence]:
-        if advertised(surface_value(_client_caps(run) or {}, gate)):
+        if advertised(surface_value(client_caps(run) or {}, gate)):
             return
         if _v2_client_runs_terminal_auth(run):
             return
@@ -383,7 +383,7 @@ def terminal_auth_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
             if terminal:
                 yield response, f"{method} offers terminal auth {terminal} without {gate}"
 
-    return _per_run(record, find, "terminal auth methods offered to a client that cannot run them")
+    return per_run(record, find, "terminal auth methods offered to a client that cannot run them")
 
 
 @requirement(
@@ -406,7 +406,7 @@ def error_messages_are_one_readable_line(record: RunRecord) -> list[Outcome]:
             elif "\n" in text.strip():
                 yield frame, f"error {err.get('code')} has a multi-line message"
 
-    return _per_run(record, find, "error messages that are empty or span several lines")
+    return per_run(record, find, "error messages that are empty or span several lines")
 
 
 @requirement(
@@ -435,7 +435,7 @@ def session_new_needs_no_auth_without_methods(record: RunRecord) -> list[Outcome
             if isinstance(err, dict) and err.get("code") == AUTH_REQUIRED:
                 yield response, "session/new demanded authentication, but authMethods is empty"
 
-    outcomes = _per_run(record, find, "session/new calls that demanded authentication")
+    outcomes = per_run(record, find, "session/new calls that demanded authentication")
     if not judged:
         if any(run.init_result and run.init_result.get("authMethods") for run in record.runs):
             return [out_of_scope("the agent advertises auth methods: the rule does not apply")]

@@ -85,7 +85,7 @@ def _cross_talk(run: AgentRun) -> Iterator[Offence]:
     scenario=RUN_WIDE,
 )
 def updates_name_the_prompted_session(record: RunRecord) -> list[Outcome]:
-    return _per_run(record, _cross_talk, "turn updates naming another session")
+    return per_run(record, _cross_talk, "turn updates naming another session")
 
 
 Offence = tuple[Frame, str]
@@ -95,7 +95,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _per_run(
+def per_run(
     record: RunRecord, find: Callable[[AgentRun], Iterator[Offence]], what: str
 ) -> list[Outcome]:
     """One failing outcome per run with offences, or a single pass."""
@@ -157,7 +157,7 @@ def stdout_only_json(record: RunRecord) -> list[Outcome]:
             elif not isinstance(frame.message, dict):
                 yield frame, "JSON but not an object"
 
-    return _per_run(record, find, "non-protocol lines on stdout")
+    return per_run(record, find, "non-protocol lines on stdout")
 
 
 @requirement(
@@ -173,7 +173,7 @@ def newline_terminated(record: RunRecord) -> list[Outcome]:
             if not frame.terminated:
                 yield frame, "stdout ended without a newline after this data"
 
-    return _per_run(record, find, "unterminated lines")
+    return per_run(record, find, "unterminated lines")
 
 
 @requirement(
@@ -189,7 +189,7 @@ def utf8(record: RunRecord) -> list[Outcome]:
             if frame.decode_error and frame.decode_error.startswith("invalid UTF-8"):
                 yield frame, frame.decode_error
 
-    return _per_run(record, find, "non-UTF-8 lines")
+    return per_run(record, find, "non-UTF-8 lines")
 
 
 def envelope_problem(msg: dict[str, Any]) -> str | None:
@@ -230,7 +230,7 @@ def envelope_valid(record: RunRecord) -> list[Outcome]:
             if isinstance(frame.message, dict) and (why := envelope_problem(frame.message)):
                 yield frame, why
 
-    return _per_run(record, find, "malformed envelopes")
+    return per_run(record, find, "malformed envelopes")
 
 
 def _is_response(msg: Any) -> bool:
@@ -255,7 +255,7 @@ def response_exclusive(record: RunRecord) -> list[Outcome]:
             if _is_response(msg) and ("result" in msg) == ("error" in msg):
                 yield frame, "has both result and error" if "result" in msg else "has neither"
 
-    return _per_run(record, find, "responses without exactly one of result/error")
+    return per_run(record, find, "responses without exactly one of result/error")
 
 
 @requirement(
@@ -281,7 +281,7 @@ def error_shape(record: RunRecord) -> list[Outcome]:
             elif not isinstance(err.get("message"), str):
                 yield frame, "error message is not a string"
 
-    return _per_run(record, find, "malformed error objects")
+    return per_run(record, find, "malformed error objects")
 
 
 _LOOSE_ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
@@ -354,7 +354,7 @@ def one_response_per_request(record: RunRecord) -> list[Outcome]:
                 method = frame.message.get("method")
                 yield frame, f"request {method} (id {frame.message['id']!r}) was never answered"
 
-    return _per_run(record, find, "request/response mismatches")
+    return per_run(record, find, "request/response mismatches")
 
 
 def _violations(record: RunRecord) -> list[tuple[AgentRun, Any]] | str:
@@ -545,7 +545,7 @@ def updates_before_response(record: RunRecord) -> list[Outcome]:
                         (f"{kind} for session {session} after the response #{finished[session]}"),
                     )
 
-    return _per_run(record, find, "turn updates after their response")
+    return per_run(record, find, "turn updates after their response")
 
 
 #: The methods whose result hands out a new session id.
@@ -688,7 +688,7 @@ def updates_name_known_session(record: RunRecord) -> list[Outcome]:
             else:
                 yield frame, why
 
-    outcomes = _per_run(record, find, "messages naming a session the client could not know")
+    outcomes = per_run(record, find, "messages naming a session the client could not know")
     if client_named and all(o.verdict.value == "pass" for o in outcomes):
         outcomes[0].reason += (
             f"; {client_named} named sessions the client supplied and the agent accepted "
@@ -716,10 +716,10 @@ def updates_after_session_handed_out(record: RunRecord) -> list[Outcome]:
             if (why := _early_offence(frame, session, ledger)) is not None:
                 yield frame, why
 
-    return _per_run(record, find, "messages naming a session before it was handed out")
+    return per_run(record, find, "messages naming a session before it was handed out")
 
 
-def _client_caps(run: AgentRun) -> dict[str, Any] | None:
+def client_caps(run: AgentRun) -> dict[str, Any] | None:
     for frame in run.frames:
         msg = frame.message
         if frame.direction == "c2a" and isinstance(msg, dict) and msg.get("method") == "initialize":
@@ -734,7 +734,7 @@ def no_unadvertised_client_methods(record: RunRecord) -> list[Outcome]:
     index = method_index()
 
     def find(run: AgentRun) -> Iterator[Offence]:
-        caps = _client_caps(run) or {"clientCapabilities": {}}
+        caps = client_caps(run) or {"clientCapabilities": {}}
         for frame in _agent_frames(run):
             msg = frame.message
             if not (isinstance(msg, dict) and isinstance(msg.get("method"), str)):
@@ -749,7 +749,7 @@ def no_unadvertised_client_methods(record: RunRecord) -> list[Outcome]:
             ):
                 yield frame, f"called {msg['method']} although {gate} was not advertised"
 
-    return _per_run(record, find, "calls to client methods that were not advertised")
+    return per_run(record, find, "calls to client methods that were not advertised")
 
 
 def _ended_runs(record: RunRecord) -> list[AgentRun]:

@@ -103,3 +103,13 @@ def http_client(
 def ws_client(ws_url: str, **headers: str) -> AbstractAsyncContextManager[WireClient]:
     """The shared wire client over one WebSocket (``client.transport.socket``)."""
     return open_ws_client(ws_url, headers=headers, wait_s=TIMEOUT, capabilities=CAPABILITIES)
+
+
+async def announced_url(stderr: anyio.abc.ByteReceiveStream) -> str:
+    """The URL an `iac-code acp --transport http` process announces on stderr."""
+    seen = b""
+    with anyio.fail_after(TIMEOUT):
+        while b"/acp" not in seen:
+            seen += await stderr.receive()
+    line = next(line for line in seen.decode().splitlines() if "serving ACP on" in line)
+    return line.rsplit(" ", 1)[1]

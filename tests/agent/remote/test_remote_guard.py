@@ -23,6 +23,7 @@ from tests.agent.remote.remote_kit import (
     INIT,
     TIMEOUT,
     agent_server,
+    announced_url,
     http_client,
     ws_client,
 )
@@ -210,7 +211,7 @@ async def test_sigterm_ends_streams_cleanly_and_exits_zero(
     command = [sys.executable, "-m", "iac_code.cli", "acp", "--transport", "http", "--port", "0"]
     async with await anyio.open_process(command, env=env, cwd=ROOT) as process:
         assert process.stderr is not None
-        url = await _announced_url(process.stderr)
+        url = await announced_url(process.stderr)
         async with httpx.AsyncClient(timeout=httpx.Timeout(TIMEOUT, read=None)) as http:
             init = await http.post(url, json=INITIALIZE)
             headers = {
@@ -226,15 +227,6 @@ async def test_sigterm_ends_streams_cleanly_and_exits_zero(
         assert events == []
         with anyio.fail_after(TIMEOUT):
             assert await process.wait() == 0
-
-
-async def _announced_url(stderr: anyio.abc.ByteReceiveStream) -> str:
-    seen = b""
-    with anyio.fail_after(TIMEOUT):
-        while b"/acp" not in seen:
-            seen += await stderr.receive()
-    line = next(line for line in seen.decode().splitlines() if "serving ACP on" in line)
-    return line.rsplit(" ", 1)[1]
 
 
 async def test_host_header_is_checked_on_loopback(

@@ -14,8 +14,9 @@ import pytest
 from acp_scripted_llm import ScriptedLLMServer
 from websockets.asyncio.client import connect
 
-from tests.agent.remote.remote_kit import INIT, TIMEOUT
-from tests.agent.remote.test_remote_guard import ROOT, _announced_url
+from tests.agent.remote.remote_kit import INIT, TIMEOUT, announced_url
+
+ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
@@ -33,7 +34,7 @@ async def test_compression_is_declined_unless_asked_for(
     command = [sys.executable, "-m", "iac_code.cli", "acp", "--transport", "http", "--port", "0"]
     async with await anyio.open_process([*command, *flags], env=env, cwd=ROOT) as process:
         assert process.stderr is not None
-        url = (await _announced_url(process.stderr)).replace("http://", "ws://", 1)
+        url = (await announced_url(process.stderr)).replace("http://", "ws://", 1)
         with anyio.fail_after(TIMEOUT):
             async with connect(url) as socket:  # offers permessage-deflate
                 assert socket.response is not None
