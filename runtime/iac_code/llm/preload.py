@@ -6,6 +6,12 @@ is idle after ``initialize``, a daemon thread imports the SDK, builds the client
 request through it against an in-memory transport, so that every lazy cache on the way to the
 first real request is filled too.
 
+"Idle" means quiet for :data:`QUIET_SECONDS`: no request in progress and none finished in that
+time. An editor goes quiet right after ``initialize`` and ``session/new`` while its user types,
+so the preload still ends long before the first prompt; a script or test kit that starts an
+agent for a handful of back-to-back requests (a conformance checker starts dozens) is gone
+before the agent ever goes quiet, and no process pays a second of CPU for an SDK it never uses.
+
 A thread shares the GIL with the event loop, and a thread busy importing would slow down every
 request answered meanwhile. Two things keep it out of the way:
 
@@ -29,12 +35,15 @@ import _imp
 import logging
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
 #: How often a paused preload checks whether another thread waits for an import.
 _CHECK_SECONDS = 0.05
+#: How long the agent must have been without a request before the preload begins.
+QUIET_SECONDS = 0.5
 #: The interpreter's switch interval while the preload runs (the default is 5 ms).
 PRELOAD_SWITCH_INTERVAL = 0.0002
 
@@ -48,6 +57,7 @@ class IdleGate:
         self._period = 0  # incremented whenever the agent goes from idle to busy
         self._gave_up_in = -1  # the busy period in which a pause timed out
         self._open = False
+        self._last_left = time.monotonic()  # when the last request ended (or the gate began)
 
     def enter(self) -> None:
         with self._condition:
@@ -59,6 +69,7 @@ class IdleGate:
         with self._condition:
             self._busy = max(0, self._busy - 1)
             if self._busy == 0:
+                self._last_left = time.monotonic()
                 self._condition.notify_all()
 
     def open_for_good(self) -> None:
@@ -69,6 +80,18 @@ class IdleGate:
     @property
     def busy(self) -> bool:
         return self._busy > 0
+
+    def wait_quiet(self, seconds: float) -> None:
+        """Wait until no request has been in progress for ``seconds`` (or the gate is open)."""
+        with self._condition:
+            while not self._open:
+                if self._busy:
+                    self._condition.wait()
+                    continue
+                left = self._last_left + seconds - time.monotonic()
+                if left <= 0:
+                    return
+                self._condition.wait(left)
 
     def pause(self, limit: float | None = None) -> None:
         """Wait until no request is being handled (at most ``limit`` seconds if given).
@@ -144,10 +167,10 @@ class Preloader:
 
     def _run(self, work: Callable[[Callable[[], None]], None]) -> None:
         self._ident = threading.get_ident()
+        self.gate.wait_quiet(QUIET_SECONDS)
         previous = sys.getswitchinterval()
         sys.setswitchinterval(min(previous, PRELOAD_SWITCH_INTERVAL))
         try:
-            self.gate.pause()
             work(self.gate.pause)
         except BaseException:  # a failed preload only means the first turn loads it itself
             log.debug("preloading the model SDK failed", exc_info=True)

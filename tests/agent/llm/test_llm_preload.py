@@ -16,6 +16,39 @@ from iac_code.settings import Settings
 WAIT = 10.0
 
 
+@pytest.fixture(autouse=True)
+def _no_quiet_period(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests below are about pausing; the quiet period before the start has its own."""
+    monkeypatch.setattr(preload, "QUIET_SECONDS", 0.0)
+
+
+def test_the_preload_begins_only_once_the_agent_has_been_quiet(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(preload, "QUIET_SECONDS", 0.3)
+    gate = IdleGate()
+    loader = Preloader(gate)
+    began = threading.Event()
+    gate.enter()
+    gate.leave()  # a request just ended: the quiet period starts now
+    loader.start(lambda _checkpoint: began.set())
+    assert not began.wait(0.05)  # idle, but not quiet for long enough yet
+    gate.enter()
+    gate.leave()  # another request: the quiet period starts again
+    assert loader.wait(WAIT)
+    assert began.is_set()
+
+
+def test_a_turn_that_needs_the_sdk_ends_the_quiet_period(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(preload, "QUIET_SECONDS", WAIT * 10)  # would outlast every wait here
+    gate = IdleGate()
+    loader = Preloader(gate)
+    loader.start(lambda _checkpoint: None)
+    assert not loader.wait(0.05)
+    gate.open_for_good()  # what hurry() does to the process's gate
+    assert loader.wait(WAIT)
+
+
 def test_preload_gate_pause_returns_at_once_when_idle() -> None:
     gate = IdleGate()
     gate.pause(limit=WAIT)  # nothing is being handled: no wait at all
