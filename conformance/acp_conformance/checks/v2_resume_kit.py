@@ -20,11 +20,11 @@ from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.v2_agent import (
     V2_SCENARIO,
     echo_turn,
+    fresh_v2_run,
     session_updates,
     v2_problems,
     v2_resumes,
     v2_run_with_sessions,
-    v2_turn_run,
 )
 
 _RESUMING = "v2/session-setup"
@@ -212,7 +212,7 @@ async def v2_resume_accepts_additional_directories(ctx: CheckContext) -> Outcome
     if isinstance(turn, Outcome):
         return not_applicable(f"no v2 session to resume ({turn.reason})")
     session_id = turn[1]
-    run, skip = await v2_turn_run(ctx, None)
+    run, skip = await fresh_v2_run(ctx)
     if run is None:
         assert skip is not None
         return skip

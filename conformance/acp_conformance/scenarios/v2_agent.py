@@ -6,11 +6,12 @@ every v2 requirement is then not applicable; so is an agent that echoes whatever
 is asked for (it answers 65535 to 65535, too, :func:`echoes_any_version`): its 2 does not mean
 it speaks v2, and the echo is ``init.unsupported-version-not-echoed``'s failure.
 
-Turns run on fresh v2 agents with their own scripted model turns (:func:`v2_turn_run`): a
-slow turn to cancel or close (:func:`slow_v2_turn`), and one ordinary turn (:func:`echo_turn`,
-memoised) whose session new agents then resume with and without a replay (:func:`v2_resumes`,
-memoised). :func:`v2_problems` validates a message against ``schema/v2``. The checks are in
-the ``v2_*`` modules of :mod:`acp_conformance.checks`.
+Turns run on one shared v2 turn agent, each check in its own session with its own scripted
+model turns (:func:`v2_turn_run`): a slow turn to cancel or close (:func:`slow_v2_turn`), and
+one ordinary turn (:func:`echo_turn`, memoised) whose session new agents then resume with and
+without a replay (:func:`v2_resumes`, memoised; :func:`fresh_v2_run`). :func:`v2_problems`
+validates a message against ``schema/v2``. The checks are in the ``v2_*`` modules of
+:mod:`acp_conformance.checks`.
 """
 
 from __future__ import annotations
@@ -165,13 +166,13 @@ def session_updates(
     return found
 
 
-async def v2_turn_run(ctx: CheckContext, llm_script: Any) -> tuple[AgentRun | None, Outcome | None]:
-    """A fresh v2 agent with its own scripted model turns (``llm_script``)."""
+async def fresh_v2_run(ctx: CheckContext) -> tuple[AgentRun | None, Outcome | None]:
+    """A new v2 agent of its own (one that resumes a session another process made)."""
     run, skip = await v2_run(ctx)  # the negotiation and echo verdicts, memoised
     if run is None:
         return None, skip
     try:
-        fresh = await ctx.spawn(initialize=False, llm_script=llm_script)
+        fresh = await ctx.spawn(initialize=False)
         params = v2_initialize_params(V2)
         response = await fresh.live.request("initialize", params, timeout=max(ctx.timeout, 30))
     except (AgentTimeout, AgentExited) as exc:
@@ -180,6 +181,55 @@ async def v2_turn_run(ctx: CheckContext, llm_script: Any) -> tuple[AgentRun | No
         return None, failed(f"asked for 2 again, got {brief(response.frame)}")
     fresh.init_params, fresh.init_result = params, response.result
     return fresh, None
+
+
+async def v2_turn_run(ctx: CheckContext, llm_script: Any) -> tuple[AgentRun | None, Outcome | None]:
+    """The scenario's v2 turn agent, ready for one more check's turns (``llm_script``).
+
+    Like the v1 turn agent (``ScenarioRuntime.turn_agent``): the first turn of a new process
+    is the costly part (the agent may load its model SDK), so the turn checks share one v2
+    process, each in its own session with its own scripted model turns. The process is
+    replaced when it is no longer reusable (a failed check retires it, an unanswered request
+    of the checker or of the agent holds it).
+    """
+    memo = ctx.runtime.memo
+    shared: AgentRun | None = memo.get("v2-turn-run")
+    if shared is None or not ctx.runtime.reusable(shared):
+        fresh, skip = await fresh_v2_run(ctx)
+        if fresh is None:
+            return None, skip
+        await _warm_up(ctx, fresh)
+        shared = memo["v2-turn-run"] = fresh
+    if shared.llm is not None:
+        # Nothing is scripted for this check until it creates its session (v2_session binds
+        # the script to it): calls the agent still makes for an earlier session are side calls.
+        shared.llm.next_script(llm_script).await_session()
+    ctx.current = shared
+    return shared, None
+
+
+async def _warm_up(ctx: CheckContext, run: AgentRun) -> None:
+    """One echo turn before the first check's: the agent loads its model client, and the
+    scripted model learns whether the agent offers tools. Not judged (the checks see for
+    themselves); once it went wrong, later turn agents skip it."""
+    memo = ctx.runtime.memo
+    if run.llm is None or memo.get("v2-warm-up-failed"):
+        return
+    try:
+        created = await run.live.request("session/new", {"cwd": str(ctx.work)})
+        result = created.result if isinstance(created.result, dict) else {}
+        session_id = result.get("sessionId")
+        if not isinstance(session_id, str):
+            memo["v2-warm-up-failed"] = True
+            return
+        prompt = text_prompt(session_id, "Warm-up turn: reply with anything.")
+        answer = await run.live.request("session/prompt", prompt, timeout=max(ctx.timeout, 30))
+        if answer.is_error:
+            memo["v2-warm-up-failed"] = True
+            return
+        await wait_idle(ctx, run, session_id, answer.frame.seq)
+    except (AgentTimeout, AgentExited):
+        memo["v2-warm-up-failed"] = True
 
 
 async def v2_session(ctx: CheckContext, run: AgentRun) -> str | Outcome:
@@ -203,7 +253,7 @@ async def _accepted_slow_prompt(
 
 
 async def slow_v2_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response] | Outcome:
-    """A fresh v2 agent with one session whose slow scripted turn was just accepted: the
+    """The v2 turn agent with a new session whose slow scripted turn was just accepted: the
     starting point of every check that cancels or closes a running turn."""
     run, skip = await v2_turn_run(ctx, [_SLOW_MODEL_TURN])
     if run is None:
@@ -292,7 +342,7 @@ async def _run_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response,
         first.exit = await ctx.runtime.shutdown(first)
     found = []
     for label, extra in (("replayFrom start", {"replayFrom": {"type": "start"}}), ("plain", {})):
-        run, skip = await v2_turn_run(ctx, None)
+        run, skip = await fresh_v2_run(ctx)
         if run is None:
             assert skip is not None
             return skip
