@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 import venv
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,12 +84,25 @@ def _once_per_run(factory: pytest.TempPathFactory, name: str, make: Callable[[Pa
     return folder
 
 
+#: The development environment's scripts: pipx and uv come with its ``[dev]`` extra.
+DEV_BIN = Path(sys.executable).parent
+
+
 def _build(base: Path) -> None:
     _copy_sources(base / "src")
-    _run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(base / "wheels")]
-        + [str(base / "src" / name) for name in ("generated", "runtime", "conformance")]
-    )
+    for name in ("generated", "runtime", "conformance"):
+        # Each in its own isolated build environment, from the copied sources.
+        _run(
+            [
+                str(DEV_BIN / "uv"),
+                "build",
+                "-q",
+                "--wheel",
+                "-o",
+                str(base / "wheels"),
+                str(base / "src" / name),
+            ]
+        )
 
 
 @pytest.fixture(scope="module")
@@ -98,8 +111,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     return Built(base / "src", base / "wheels")
 
 
-def _fresh_venv(path: Path) -> Path:
-    venv.EnvBuilder(with_pip=True, clear=True).create(path)
+def _fresh_venv(path: Path, *, with_pip: bool = True) -> Path:
+    venv.EnvBuilder(with_pip=with_pip, clear=True).create(path)
     return path / "bin"
 
 
@@ -115,11 +128,18 @@ def _installed(bin_dir: Path) -> dict[str, str]:
 
 
 def _pip_install(bin_dir: Path, built: Built, *requirements: str) -> None:
+    """Plain pip into the venv of ``bin_dir``.
+
+    It is the development environment's pip, pointed at that venv (``--python``): the venv
+    then needs no pip of its own, whose bootstrapping costs seconds of CPU per venv.
+    """
     _run(
         [
-            str(bin_dir / "python"),
+            sys.executable,
             "-m",
             "pip",
+            "--python",
+            str(bin_dir / "python"),
             "install",
             "-q",
             "--find-links",
@@ -132,7 +152,7 @@ def _pip_install(bin_dir: Path, built: Built, *requirements: str) -> None:
 @pytest.fixture(scope="module")
 def agent_bin(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
     def make(folder: Path) -> None:
-        _pip_install(_fresh_venv(folder / "venv"), built, "iac-code-acp")
+        _pip_install(_fresh_venv(folder / "venv", with_pip=False), built, "iac-code-acp")
 
     return _once_per_run(tmp_path_factory, "agent-venv", make) / "venv" / "bin"
 
@@ -274,7 +294,7 @@ def test_the_checker_action_installs_the_checker_alone_and_passes_the_agent(
 
 
 def test_the_bindings_install_alone_and_validate_a_message(built: Built, tmp_path: Path) -> None:
-    bin_dir = _fresh_venv(tmp_path / "bindings-venv")
+    bin_dir = _fresh_venv(tmp_path / "bindings-venv", with_pip=False)
     _pip_install(bin_dir, built, "acp-bindings[validation]")
     installed = _installed(bin_dir)
     assert {"anyio", "anthropic", "httpx", "iac-code-acp", "acp-conformance"}.isdisjoint(installed)
@@ -295,12 +315,9 @@ print(json.dumps([validate_message(good, version=2), len(validate_message(bad, v
 
 
 @pytest.fixture(scope="module")
-def installers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    def make(folder: Path) -> None:
-        bin_dir = _fresh_venv(folder / "venv")
-        _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "pipx", "uv"])
-
-    yield _once_per_run(tmp_path_factory, "installers", make) / "venv" / "bin"
+def installers() -> Path:
+    """Where pipx and uv are: the development environment has both."""
+    return DEV_BIN
 
 
 def test_pipx_installs_the_agent_and_the_checker_as_the_readme_says(
