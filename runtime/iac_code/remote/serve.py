@@ -128,6 +128,7 @@ def run_http_server(settings: Settings, options: RemoteOptions) -> int:
 
     from iac_code.logs import start_logging
     from iac_code.remote.app import build_app
+    from iac_code.remote.ws_batches import enable_batched_sends
     from iac_code.remote.ws_compression import decline_compression
     from iac_code.stdio_runtime import raise_open_file_limit
 
@@ -147,6 +148,7 @@ def run_http_server(settings: Settings, options: RemoteOptions) -> int:
     config.errorlog = logging.getLogger("hypercorn.error")
     config.websocket_max_message_size = options.limits.max_body_bytes
     decline_compression(not options.websocket_compression)
+    enable_batched_sends()
     config.graceful_timeout = 5.0
     shown = f"[{host}]" if ":" in host else host
     # One line on stderr that scripts (tests, bench) wait for; stdout is not used.

@@ -45,13 +45,38 @@ class ResumeGone(Exception):
     """``Last-Event-ID`` points before the oldest event still kept for replay."""
 
 
+class _WakeUp:
+    """Wakes whoever waits at the moment :meth:`set` is called.
+
+    The event is made only when somebody waits: a stream is changed (and a budget makes
+    progress) once per message, thousands of times a second in a streamed turn, while a
+    reader or a writer waits only now and then.
+    """
+
+    __slots__ = ("_event",)
+
+    def __init__(self) -> None:
+        self._event: anyio.Event | None = None
+
+    def set(self) -> None:
+        event = self._event
+        if event is not None:
+            self._event = None
+            event.set()
+
+    async def wait(self) -> None:
+        if self._event is None:
+            self._event = anyio.Event()
+        await self._event.wait()
+
+
 class OutputBudget:
     """Undelivered bytes across the streams of one connection, and a wake-up for waiters."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.pending_bytes = 0
-        self._progress = anyio.Event()
+        self._progress = _WakeUp()
 
     @property
     def full(self) -> bool:
@@ -66,7 +91,6 @@ class OutputBudget:
 
     def _wake(self) -> None:
         self._progress.set()
-        self._progress = anyio.Event()
 
     async def wait_for_progress(self) -> None:
         await self._progress.wait()
@@ -133,7 +157,7 @@ class OutboundStream:
         self._delivered_bytes = 0  # bytes of kept events with id <= _delivered_upto
         self._reader: StreamReader | None = None
         self._finished = False
-        self._changed = anyio.Event()
+        self._changed = _WakeUp()
 
     # ------------------------------------------------------------------ writer side
 
@@ -264,7 +288,6 @@ class OutboundStream:
 
     def _notify(self) -> None:
         self._changed.set()
-        self._changed = anyio.Event()
 
     def discard_pending(self) -> None:
         """The connection was torn down: forget what no reader will take."""

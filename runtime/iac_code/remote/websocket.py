@@ -24,6 +24,7 @@ from iac_code.remote.registry import ConnectionRegistry, TooManyConnections
 from iac_code.remote.remote_connection import ConnectionGone, RemoteConnection
 from iac_code.remote.responses import PARSE_ERROR, error_body
 from iac_code.remote.streams import StreamReader
+from iac_code.remote.ws_batches import SEND_MANY
 
 __all__ = ["AcpWebSocketEndpoint"]
 
@@ -32,6 +33,9 @@ log = logging.getLogger("iac_code.remote")
 CLOSE_NORMAL = 1000
 CLOSE_GOING_AWAY = 1001
 CLOSE_PROTOCOL_ERROR = 1002
+#: At most this many queued messages go out in one write (a bounded write, and the reader of
+#: a long backlog still sees frames arrive as they are written).
+BURST_FRAMES = 64
 
 
 class AcpWebSocketEndpoint:
@@ -40,6 +44,8 @@ class AcpWebSocketEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         socket = WebSocket(scope, receive, send)
+        # The server frames a burst of messages in one write when it offers to (ws_batches).
+        send_many = send if SEND_MANY in (scope.get("extensions") or {}) else None
         try:
             connection = await self.registry.create("websocket")
         except TooManyConnections:
@@ -47,19 +53,23 @@ class AcpWebSocketEndpoint:
             return
         try:
             await socket.accept(headers=[(b"acp-connection-id", connection.id.encode())])
-            await self._serve(socket, connection)
+            await self._serve(socket, connection, send_many)
         except WebSocketDisconnect:
             pass
         finally:
             connection.close()
 
-    async def _serve(self, socket: WebSocket, connection: RemoteConnection) -> None:
+    async def _serve(
+        self, socket: WebSocket, connection: RemoteConnection, send_many: Send | None
+    ) -> None:
         if not await self._initialize(socket, connection):
             return
         reader = connection.connection_stream.attach()
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(self._write_frames, socket, connection, reader, group.cancel_scope)
+                group.start_soon(
+                    self._write_frames, socket, connection, reader, group.cancel_scope, send_many
+                )
                 await self._read_frames(socket, connection)
                 group.cancel_scope.cancel()
         finally:
@@ -156,13 +166,20 @@ class AcpWebSocketEndpoint:
         connection: RemoteConnection,
         reader: StreamReader,
         done: anyio.CancelScope,
+        send_many: Send | None,
     ) -> None:
         stream = connection.connection_stream
         while True:
             event = await stream.next_event(reader)
             if event is None:
                 break
-            await socket.send_text(event.data.decode("utf-8"))
+            if send_many is None:
+                await socket.send_text(event.data.decode("utf-8"))
+                continue
+            # Whatever else is queued goes out with it, in one write.
+            burst = [event, *stream.ready_events(reader, BURST_FRAMES - 1)]
+            texts = [queued.data.decode("utf-8") for queued in burst]
+            await send_many({"type": SEND_MANY, "texts": texts})
         # The connection ended (DELETE is HTTP-only: so idle close or server shutdown).
         if socket.application_state == WebSocketState.CONNECTED:
             code = CLOSE_GOING_AWAY if self.registry.shutting_down else CLOSE_NORMAL

@@ -21,6 +21,7 @@ from iac_code.remote.options import RemoteLimits, RemoteOptions
 from iac_code.remote.registry import ConnectionRegistry
 from iac_code.remote.remote_connection import HandlerFactory
 from iac_code.remote.serve import agent_handler_factory
+from iac_code.remote.ws_batches import enable_batched_sends
 from iac_code.settings import Settings
 from iac_code_dev.wire_client import WireClient
 from iac_code_dev.wire_client.remote_transports import open_http_client, open_ws_client
@@ -60,6 +61,7 @@ async def running_server(
     config.accesslog = None
     config.graceful_timeout = 1.0
     config.websocket_max_message_size = options.limits.max_body_bytes
+    enable_batched_sends()  # as `iac-code acp --transport http` does
     stop = anyio.Event()
     async with anyio.create_task_group() as group:
         group.start_soon(_serve, app, config, stop)
