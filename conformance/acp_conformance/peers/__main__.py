@@ -7,7 +7,6 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..requirements import RULE_PROFILES
@@ -18,6 +17,7 @@ from .install import DEFAULT_STEP_TIMEOUT, Installer
 from .layout import DEFAULT_CACHE, resolve
 from .matrix import AgentRun, write_matrix
 from .probe import probe
+from .schedule import run_side_by_side
 
 
 def _selected(only: Sequence[str], *, with_own: bool) -> list[Peer]:
@@ -86,15 +86,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
     resolved = [resolve(peer, args.cache) for peer in _selected(args.only, with_own=True)]
     # The agents mostly wait (on their start-up, on the checker's bounded waits), so a few
-    # run side by side; each has its own report and log file, and the order stays the table's.
-    with ThreadPoolExecutor(max_workers=max(1, args.peers_at_once)) as pool:
-        runs = list(pool.map(lambda one: check_peer(one, options), resolved))
+    # run side by side, the long ones beside quick ones (peers/schedule.py); each has its own
+    # report and log file, and the table keeps its order.
+    runs = run_side_by_side(
+        resolved,
+        lambda one: check_peer(one, options),
+        lanes=args.peers_at_once,
+        last_seconds=lambda one: _last_seconds(one.peer, options.out_dir),
+    )
     clients = _client_rows(args)
     _write(runs, options.out_dir, first, clients)
     for profile in others:
         rejudged = [rejudge(run, profile, (args.out / profile).resolve()) for run in runs]
         _write(rejudged, (args.out / profile).resolve(), profile, clients)
     return 0
+
+
+def _last_seconds(peer: Peer, out_dir: Path) -> float | None:
+    """How long the peer's check took in an earlier run into ``out_dir`` (None: no report)."""
+    report = load_previous(peer, out_dir).report
+    seconds = report.get("durationSeconds") if report is not None else None
+    return float(seconds) if isinstance(seconds, int | float) else None
 
 
 def _client_rows(args: argparse.Namespace) -> list[dict[str, object]]:
