@@ -17,3 +17,22 @@ sys.dont_write_bytecode = False
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+#: Tests that take from ten seconds to a minute each (building and installing the wheels, full
+#: checker runs against a real agent, waits the checker must sit out). pytest-xdist hands out
+#: tests in collection order, and these sit late in it (tests/packaging is last): started
+#: first, the thousands of quick tests fill the workers around them instead of the run ending
+#: on one of them.
+STARTED_FIRST = (
+    "tests/packaging/test_distributions_install.py",
+    "tests/checker/checks/test_conformance_preflight.py",
+    "tests/checker/checks/test_conformance_wait_bounds.py",
+    "tests/checker/remote/test_iac_code_remote_is_conformant.py",
+    "tests/agent/process/test_integration_search_bounds.py",
+    "tests/bindings/codegen/test_codegen_versions.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(STARTED_FIRST))  # a stable sort

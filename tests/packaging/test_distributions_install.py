@@ -215,7 +215,8 @@ def _expand(value: str, inputs: dict[str, str], action_path: Path) -> str:
 def test_the_checker_action_installs_the_checker_alone_and_passes_the_agent(
     built: Built, agent_bin: Path, tmp_path: Path
 ) -> None:
-    """The GitHub Action's shell steps, run here as a runner would run them.
+    """The GitHub Action's shell steps, run here as a runner would run them; the suite's one
+    run of the whole checker against our own agent.
 
     Its install step puts the checker (from the copied sources, as the action installs from
     its own folder) into a fresh venv that must not gain the agent or anthropic; its run step
@@ -232,6 +233,9 @@ def test_the_checker_action_installs_the_checker_alone_and_passes_the_agent(
             "agent-command": f"{agent_bin / 'iac-code'} acp",
             "profile": "iac-code",
             "llm": "anthropic",
+            # A longer bound on each wait: shared CI machines can be heavily loaded, and the
+            # bound is not about speed.
+            "args": "--timeout 30",
         }
     )
     bin_dir = _fresh_venv(tmp_path / "checker-venv")
@@ -289,8 +293,21 @@ def test_the_checker_action_installs_the_checker_alone_and_passes_the_agent(
         "report.html",
         "report.json",
     ]
+    # This is also the suite's whole-checker run against our own agent (the quick start's
+    # command, from the wheels): every requirement judged, nothing blocking failed.
     report = json.loads((reports / "report.json").read_text())
     assert report["status"] == "conformant"
+    verdicts = [requirement["verdict"] for requirement in report["requirements"]]
+    assert "harness-error" not in verdicts, report["summary"]
+    # SHOULD verdicts bounded by time (exiting within the shutdown grace) can fail on a loaded
+    # machine; nothing that blocks may.
+    blocking = [
+        r["id"]
+        for r in report["requirements"]
+        if r["verdict"] == "fail" and r["tier"] in ("MUST", "CAPABILITY")
+    ]
+    assert blocking == [], report["summary"]
+    assert verdicts.count("pass") >= 90
 
 
 def test_the_bindings_install_alone_and_validate_a_message(built: Built, tmp_path: Path) -> None:
