@@ -233,15 +233,21 @@ async def run_in_process_group(
 
     Cancelling the caller stops the process group and waits for it before re-raising.
     """
-    process = await anyio.open_process(
-        list(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=cwd,
-        env=dict(env),
-        start_new_session=True,
-    )
+    # The spawn is shielded: the command runs from the fork on, but the call gets its process
+    # object some loop turns later (asyncio still connects the pipes). Cancelled in between
+    # (the agent shutting down on a busy machine), asyncio would kill the shell alone and
+    # leave its background jobs running; once the spawn is done, cancelling lands below,
+    # where the whole tree is stopped.
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+        )
     tree = ProcessTree(process.pid)
     buffer = OutputBuffer(output_cap)
     timed_out = False

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
+from iac_code.tools import process_group
 from iac_code.tools.bash import BashTool
 from iac_code.tools.contract import ToolContext
 from iac_code.tools.process_group import OutputBuffer
@@ -167,6 +169,36 @@ async def test_cancellation_kills_a_job_control_background_job(
             group.cancel_scope.cancel()
     try:
         assert finished == []  # cancelled, not completed
+        assert await _wait_gone(pid), f"the background job {pid} outlived the cancelled call"
+    finally:
+        _kill_leftover(pid)
+
+
+async def test_a_cancel_that_lands_during_the_spawn_still_stops_the_tree(
+    workspace: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shell runs from the fork on, but the call gets its process object only once the
+    spawn's await returns (asyncio connects the pipes meanwhile). A cancel landing there
+    (the agent shutting down on a busy machine) used to leave the call without a process to
+    stop: asyncio killed the shell alone and its ``set -m`` job kept running."""
+    real_open_process = anyio.open_process
+    group_scope: list[anyio.CancelScope] = []
+
+    async def cancelled_while_spawning(*args: Any, **kwargs: Any) -> Any:
+        process = await real_open_process(*args, **kwargs)
+        await _read_pid(workspace / "bg.pid")  # the command is running by now
+        group_scope[0].cancel()  # the cancel arrives before the spawn has returned
+        await anyio.lowlevel.checkpoint()
+        return process
+
+    monkeypatch.setattr(process_group.anyio, "open_process", cancelled_while_spawning)
+    command = "set -m; sleep 300 & echo $! > bg.pid; wait"
+    with anyio.fail_after(15):
+        async with anyio.create_task_group() as group:
+            group_scope.append(group.cancel_scope)
+            group.start_soon(BashTool().run, {"command": command}, ctx)
+    pid = int((workspace / "bg.pid").read_text())
+    try:
         assert await _wait_gone(pid), f"the background job {pid} outlived the cancelled call"
     finally:
         _kill_leftover(pid)
