@@ -2,7 +2,9 @@
 tests start may cache compiled modules."""
 
 import os
+import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +14,33 @@ import pytest
 # alone are ~150 modules. Writing __pycache__ (ignored by git, never packaged) saves that.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+
+#: The project's source folders (and the tests', whose fixture agents run as processes of
+#: their own), compiled once before the tests start.
+SOURCE_FOLDERS = ("generated", "runtime", "conformance", "tests")
+
+
+#: Installed packages inside the source folders (npm fixtures, build output) are not ours.
+_SKIPPED = re.compile(r"[/\\](node_modules|build|\.venv[^/\\]*)[/\\]")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile the project's modules once, up front (the controller only, not every worker).
+
+    On a fresh checkout nothing is compiled yet, and the first minute of the run starts
+    dozens of agents, checkers and fixture processes at once, each compiling the same few
+    hundred modules (the generated bindings alone are ~150) until one of them has written
+    ``__pycache__``. Measured on a fresh clone: 226 to 235 s for the suite without this,
+    218 s with it (206 s on a second run).
+    """
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    import compileall
+
+    root = Path(__file__).resolve().parents[1]
+    for folder in SOURCE_FOLDERS:
+        compileall.compile_dir(root / folder, quiet=1, workers=0, rx=_SKIPPED)
 
 
 @pytest.fixture
