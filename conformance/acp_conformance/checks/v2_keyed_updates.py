@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
@@ -132,17 +132,39 @@ async def _observed(ctx: CheckContext) -> list[AgentRun] | Outcome:
     ]
 
 
-def _agent_updates(runs: list[AgentRun]) -> Iterator[tuple[AgentRun, Frame, dict[str, Any]]]:
+def _agent_messages(
+    runs: list[AgentRun], method: str
+) -> Iterator[tuple[AgentRun, Frame, dict[str, Any]]]:
+    """Every message the agents sent with ``method``: (run, frame, message)."""
     for run in runs:
         for frame in run.frames:
             msg = frame.message
-            if frame.direction != "a2c" or not isinstance(msg, dict):
-                continue
-            if msg.get("method") != "session/update":
-                continue
-            update = (msg.get("params") or {}).get("update")
-            if isinstance(update, dict):
-                yield run, frame, update
+            if frame.direction == "a2c" and isinstance(msg, dict) and msg.get("method") == method:
+                yield run, frame, msg
+
+
+def _agent_updates(runs: list[AgentRun]) -> Iterator[tuple[AgentRun, Frame, dict[str, Any]]]:
+    for run, frame, msg in _agent_messages(runs, "session/update"):
+        update = (msg.get("params") or {}).get("update")
+        if isinstance(update, dict):
+            yield run, frame, update
+
+
+#: Judges one update: None when it is not of a kind the check judges, else its problems.
+UpdateJudge = Callable[[dict[str, Any]], "list[str] | None"]
+
+
+def _judge_each(runs: list[AgentRun], judge: UpdateJudge) -> tuple[list[tuple[int, str]], int]:
+    """``judge`` over every update of the agents: (frame seq, problem) pairs, updates judged."""
+    problems: list[tuple[int, str]] = []
+    judged = 0
+    for _, frame, update in _agent_updates(runs):
+        found = judge(update)
+        if found is None:
+            continue
+        judged += 1
+        problems.extend((frame.seq, problem) for problem in found)
+    return problems, judged
 
 
 def _verdict(problems: list[tuple[int, str]], judged: int, what: str, absent: str) -> Outcome:
@@ -151,6 +173,33 @@ def _verdict(problems: list[tuple[int, str]], judged: int, what: str, absent: st
     if not judged:
         return not_applicable(absent)
     return passed(f"{judged} {what}")
+
+
+def _message_id_problems(update: dict[str, Any]) -> list[str] | None:
+    kind = update.get("sessionUpdate")
+    if kind not in MESSAGE_KINDS:
+        return None
+    message_id = update.get("messageId")
+    return [] if _filled(message_id) else [f"{kind} with messageId {message_id!r}"]
+
+
+def _tool_call_id_problems(update: dict[str, Any]) -> list[str] | None:
+    kind = update.get("sessionUpdate")
+    if kind not in ("tool_call_update", "tool_call_content_chunk"):
+        return None
+    if not _filled(update.get("toolCallId")):
+        return [f"{kind} with toolCallId {update.get('toolCallId')!r}"]
+    if kind == "tool_call_content_chunk" and update.get("content") is None:
+        return ["tool_call_content_chunk without content"]
+    return []
+
+
+def _plan_id_problems(update: dict[str, Any]) -> list[str] | None:
+    if update.get("sessionUpdate") != "plan_update":
+        return None
+    plan = update.get("plan")
+    plan_id = plan.get("planId") if isinstance(plan, dict) else None
+    return [] if _filled(plan_id) else [f"plan_update whose plan has planId {plan_id!r}"]
 
 
 @requirement(
@@ -171,13 +220,7 @@ async def v2_messages_are_named(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
         return runs
-    problems, judged = [], 0
-    for _, frame, update in _agent_updates(runs):
-        kind = update.get("sessionUpdate")
-        if kind in MESSAGE_KINDS:
-            judged += 1
-            if not _filled(update.get("messageId")):
-                problems.append((frame.seq, f"{kind} with messageId {update.get('messageId')!r}"))
+    problems, judged = _judge_each(runs, _message_id_problems)
     turns = await _tool_turns(ctx)
     if isinstance(turns, Outcome):
         why = f"message updates named; the two prompts were not judged ({turns.reason})"
@@ -208,16 +251,7 @@ async def v2_tool_calls_are_named(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
         return runs
-    problems, judged = [], 0
-    for _, frame, update in _agent_updates(runs):
-        kind = update.get("sessionUpdate")
-        if kind not in ("tool_call_update", "tool_call_content_chunk"):
-            continue
-        judged += 1
-        if not _filled(update.get("toolCallId")):
-            problems.append((frame.seq, f"{kind} with toolCallId {update.get('toolCallId')!r}"))
-        elif kind == "tool_call_content_chunk" and update.get("content") is None:
-            problems.append((frame.seq, "tool_call_content_chunk without content"))
+    problems, judged = _judge_each(runs, _tool_call_id_problems)
     return _verdict(
         problems,
         judged,
@@ -238,15 +272,7 @@ async def v2_plans_are_named(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
         return runs
-    problems, judged = [], 0
-    for _, frame, update in _agent_updates(runs):
-        if update.get("sessionUpdate") != "plan_update":
-            continue
-        judged += 1
-        plan = update.get("plan")
-        plan_id = plan.get("planId") if isinstance(plan, dict) else None
-        if not _filled(plan_id):
-            problems.append((frame.seq, f"plan_update whose plan has planId {plan_id!r}"))
+    problems, judged = _judge_each(runs, _plan_id_problems)
     return _verdict(problems, judged, "plan updates named their plan", "no plan updates were sent")
 
 
@@ -403,25 +429,19 @@ async def v2_permission_requests_are_well_formed(ctx: CheckContext) -> Outcome:
     if isinstance(runs, Outcome):
         return runs
     asked = 0
-    for run in runs:
-        for frame in run.frames:
-            msg = frame.message
-            if frame.direction != "a2c" or not isinstance(msg, dict):
-                continue
-            if msg.get("method") != "session/request_permission":
-                continue
-            asked += 1
-            params = msg.get("params") or {}
-            if problems := _permission_problems(params):
-                return failed(
-                    "session/request_permission: " + "; ".join(problems[:3]), frames=[frame.seq]
-                )
-            session_id = str(params.get("sessionId"))
-            if not any(is_idle(f, session_id) for f in run.frames[frame.seq :]):
-                return failed(
-                    "the turn never ended idle after its permission request was answered",
-                    frames=[frame.seq],
-                )
+    for run, frame, msg in _agent_messages(runs, "session/request_permission"):
+        asked += 1
+        params = msg.get("params") or {}
+        if problems := _permission_problems(params):
+            return failed(
+                "session/request_permission: " + "; ".join(problems[:3]), frames=[frame.seq]
+            )
+        session_id = str(params.get("sessionId"))
+        if not any(is_idle(f, session_id) for f in run.frames[frame.seq :]):
+            return failed(
+                "the turn never ended idle after its permission request was answered",
+                frames=[frame.seq],
+            )
     if not asked:
         return not_applicable("no permission was asked for during the v2 turns")
     return passed(f"{asked} permission requests well-formed; each turn went on to idle")
