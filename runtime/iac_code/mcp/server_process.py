@@ -76,16 +76,24 @@ class ServerProcess:
         name: str,
         logger: logging.Logger,
     ) -> ServerProcess:
-        """Start ``argv`` in a new session; ``OSError`` when it cannot be started."""
-        process = await anyio.open_process(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,
-        )
+        """Start ``argv`` in a new session; ``OSError`` when it cannot be started.
+
+        The spawn is shielded from cancellation: the server runs from the fork on, but the
+        caller gets the process object only when this returns (asyncio connects the pipes
+        in between). A cancel landing there would leave no one holding the process to stop
+        it; shielded, the cancel lands at the caller's next await, whose cleanup stops the
+        server and everything it started (``McpStdioClient.start``).
+        """
+        with anyio.CancelScope(shield=True):
+            process = await anyio.open_process(
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=dict(env),
+                start_new_session=True,
+            )
         return cls(process, name, logger)
 
     @property

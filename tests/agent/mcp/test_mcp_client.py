@@ -9,10 +9,12 @@ import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from iac_code.mcp import client as mcp_client
+from iac_code.mcp import server_process
 from iac_code.mcp.client import (
     McpConnectionClosed,
     McpRequestError,
@@ -162,6 +164,37 @@ async def test_aclose_stops_the_whole_process_group(
             assert server_pid is not None and is_alive(child_pid)
     assert not is_alive(server_pid)
     assert not is_alive(child_pid)
+
+
+async def test_a_cancel_that_lands_during_the_spawn_still_stops_the_server(
+    tmp_path: Path, mcp_logger: logging.Logger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server runs from the fork on, but ``start`` holds its process only once the
+    spawn's await returns. A cancel landing in between (the agent shutting down while a
+    session starts its MCP servers) must still stop the server."""
+    real_open_process = anyio.open_process
+    group_scope: list[anyio.CancelScope] = []
+    spawned: list[int] = []
+
+    async def cancelled_while_spawning(*args: Any, **kwargs: Any) -> Any:
+        process = await real_open_process(*args, **kwargs)
+        spawned.append(process.pid)
+        group_scope[0].cancel()  # the cancel arrives before the spawn has returned
+        await anyio.lowlevel.checkpoint()
+        return process
+
+    monkeypatch.setattr(server_process.anyio, "open_process", cancelled_while_spawning)
+    with anyio.fail_after(15):
+        async with anyio.create_task_group() as group:
+            group_scope.append(group.cancel_scope)
+            client = McpStdioClient(fake_config(), cwd=tmp_path, logger=mcp_logger)
+            group.start_soon(client.start, group)
+    assert spawned, "the server was never spawned"
+    try:
+        assert not is_alive(spawned[0]), "the server outlived the cancelled start"
+    finally:
+        if is_alive(spawned[0]):
+            os.killpg(spawned[0], signal.SIGKILL)
 
 
 async def test_aclose_kills_a_server_that_ignores_sigterm(
