@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -251,6 +252,14 @@ class _HTTPServer(ThreadingHTTPServer):
         with self._connections_lock:
             self._connections.discard(request)
         super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # An agent that is stopped, or that gives up on a call, resets its connection while
+        # a handler reads or writes: the normal end of a checker run, not a fault. The
+        # default would print a traceback per connection into the checker's log.
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
     def drop_connections(self) -> None:
         """Shut down every open connection so blocked handler threads return at once."""

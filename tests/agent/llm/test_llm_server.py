@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -18,6 +20,7 @@ from acp_scripted_llm import (
     Script,
     ScriptedLLMServer,
     Turn,
+    http_server,
     split_pieces,
     text_turn,
     tool_turn,
@@ -305,6 +308,43 @@ def test_close_ends_a_slow_stream_promptly() -> None:
         pass
     sock.close()
     print(f"close() took {closed_in * 1000:.0f} ms with a stream in progress")
+
+
+def test_a_client_resetting_its_connection_prints_no_traceback(
+    capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An agent the checker stops mid-call resets its model connection; that is how runs end,
+    # and the checker's log must not get a traceback for each one.
+    handled = threading.Event()
+    original = http_server._HTTPServer.shutdown_request
+
+    def shutdown_request(self: Any, request: Any) -> None:
+        original(self, request)
+        handled.set()
+
+    monkeypatch.setattr(http_server._HTTPServer, "shutdown_request", shutdown_request)
+    with ScriptedLLMServer([text_turn("still here")]) as server:
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\n")  # headers never finish
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()  # linger 0: the kernel sends RST, the handler's read fails
+        assert handled.wait(5), "the handler never finished the reset connection"
+        body = {"model": "m", "max_tokens": 5, "messages": MESSAGES}
+        status, _, raw = post(f"{server.url}/v1/messages", body)
+    assert status == 200 and b"still here" in raw
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception occurred" not in err
+
+
+def test_a_handler_bug_is_still_reported(capfd: pytest.CaptureFixture[str]) -> None:
+    with ScriptedLLMServer([]) as server:
+        httpd = server._httpd
+        assert httpd is not None
+        try:
+            raise ValueError("a bug in a handler")
+        except ValueError:
+            httpd.handle_error(None, ("127.0.0.1", 1))
+    assert "ValueError: a bug in a handler" in capfd.readouterr().err
 
 
 @pytest.mark.subprocess
