@@ -297,6 +297,8 @@ async def _run_check(chk: Check, requirement: Requirement, runtime: ScenarioRunt
     outcome.seconds = round(time.monotonic() - began, 3)
     if outcome.run_id is None and ctx.current is not None:
         outcome.run_id = ctx.current.id
+    for run in ctx.own_runs:
+        runtime.release(run)
     return outcome
 
 

@@ -56,7 +56,7 @@ async def no_fs_or_terminal_calls_without_capabilities(ctx: CheckContext) -> Out
             }
         )
     turns.append({"content": [{"type": "text", "text": "Done."}]})
-    run = await ctx.spawn(client=client, llm_script=turns)
+    run = await ctx.spawn(client=client, llm_script=turns, for_this_check=True)
     session_id = await ctx.new_session(run)
     response = await ctx.prompt_turn(
         run, text_prompt(session_id, "Write gated.txt, then run echo.")

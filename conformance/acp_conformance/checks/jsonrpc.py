@@ -94,7 +94,7 @@ def _error_code(frame: Frame) -> object:
     scenario=ENVELOPE,
 )
 async def integer_and_string_ids_are_echoed(ctx: CheckContext) -> Outcome:
-    run = await ctx.spawn(initialize=False)
+    run = await ctx.spawn(initialize=False, for_this_check=True)
     conn = run.live
     session: dict[str, object] = {"cwd": str(ctx.work), "mcpServers": []}
     probes: list[tuple[object, str, dict[str, object]]] = [

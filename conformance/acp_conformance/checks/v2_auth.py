@@ -38,7 +38,7 @@ async def _fresh_v2(
     if run is None:
         return None, skip
     try:
-        fresh = await ctx.spawn(initialize=False)
+        fresh = await ctx.spawn(initialize=False, for_this_check=True)
         params = v2_initialize_params(V2)
         if capabilities is not None:
             params["capabilities"] = capabilities

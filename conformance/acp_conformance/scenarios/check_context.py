@@ -5,7 +5,8 @@ temporary HOME and work directory, and its own agent processes. A check asks for
 initialized agent (``await ctx.agent()``, respawned if an earlier check killed it), for the
 scenario's turn agent (``await ctx.turn_agent(...)``: one warmed-up process whose scripted
 model and permission answers are set anew for each check, replaced after any check that
-left it in doubt) or for a fresh one with its own client policy (``await ctx.spawn(...)``).
+left it in doubt) or for a fresh one with its own client policy (``await ctx.spawn(...)``;
+with ``for_this_check=True`` it is stopped as soon as the check ends, not with the scenario).
 """
 
 from __future__ import annotations
@@ -172,6 +173,8 @@ class ScenarioRuntime:
         self.exit_stack = contextlib.ExitStack()
         #: Observations shared between the checks of this scenario.
         self.memo: dict[str, Any] = {}
+        #: Runs stopped before the scenario ends (see `release`): set once each has stopped.
+        self._released: dict[str, anyio.Event] = {}
 
     async def spawn(
         self,
@@ -359,6 +362,11 @@ class ScenarioRuntime:
         the turn agent when one is running, so that no process is started just to ask)."""
         if self._shared_surface is None:
             turn_run = self._turn_run
+            if self.scenario.llm and (turn_run is None or not self.reusable(turn_run)):
+                # The checks of a turn scenario run on the turn agent: asking it (started
+                # now rather than at the first turn check) spares a process kept only for
+                # this question.
+                turn_run = await self.turn_agent()
             run = turn_run if turn_run and self.reusable(turn_run) else await self.shared()
             assert run.init_result is not None
             surface = dict(run.init_result)
@@ -369,21 +377,49 @@ class ScenarioRuntime:
             self._shared_surface = surface
         return self._shared_surface
 
+    def release(self, run: AgentRun) -> None:
+        """Stop ``run`` now, in the background: its check is done with it.
+
+        Without this a one-question process (a fresh ``initialize``, say) lives until the
+        scenario's last check, and an agent that keeps working after start-up (indexing,
+        fetching model lists) spends CPU all that time that the other scenarios and, in the
+        peers matrix, another agent's run wait for.
+        """
+        if run.id in self._released:
+            return
+        stopped = self._released[run.id] = anyio.Event()
+
+        async def stop() -> None:
+            try:
+                with anyio.CancelScope(shield=True):
+                    await self._stop_run(run, self.config.shutdown_grace)
+            finally:
+                stopped.set()
+
+        self.tg.start_soon(stop)
+
     async def close(self, grace: float | None = None) -> None:
         """Stop every agent process (each rung of the ladder waits ``grace``, by default the
         config's shutdown grace) and remove the sandbox."""
         grace = self.config.shutdown_grace if grace is None else grace
         with anyio.CancelScope(shield=True):
+            for stopped in self._released.values():
+                await stopped.wait()
             async with anyio.create_task_group() as tg:
                 for run in self.runs:
-                    if isinstance(run.conn, RemoteConnection):
-                        tg.start_soon(self._stop_remote, run, run.conn)
-                    elif run.process is not None and run.exit is None:
-                        tg.start_soon(self._stop, run, grace)
+                    if run.id not in self._released:
+                        tg.start_soon(self._stop_run, run, grace)
         for run in self.runs:
             run.client.close()
         self.exit_stack.close()
         shutil.rmtree(self.root, ignore_errors=True)
+
+    async def _stop_run(self, run: AgentRun, grace: float) -> None:
+        """Stop ``run`` if it still runs: its remote connection, then its process."""
+        if isinstance(run.conn, RemoteConnection):
+            await self._stop_remote(run, run.conn)
+        elif run.process is not None and run.exit is None:
+            await self._stop(run, grace)
 
     async def shutdown(self, run: AgentRun, grace: float | None = None) -> ExitRecord:
         """Stop ``run``'s process with the shutdown ladder (each rung waits ``grace``, by
@@ -442,6 +478,9 @@ class CheckContext:
     requirement: Requirement
     #: The run the check used last; outcomes are attributed to it for transcripts.
     current: AgentRun | None = None
+    #: Runs this check started for itself alone (``spawn(for_this_check=True)``): the runner
+    #: releases them when the check ends.
+    own_runs: list[AgentRun] = field(default_factory=list)
 
     @property
     def config(self) -> RunConfig:
@@ -464,9 +503,15 @@ class CheckContext:
         self.current = await self.runtime.shared()
         return self.current
 
-    async def spawn(self, **kwargs: Any) -> AgentRun:
-        self.current = await self.runtime.spawn(**kwargs)
-        return self.current
+    async def spawn(self, *, for_this_check: bool = False, **kwargs: Any) -> AgentRun:
+        """A new agent process (``ScenarioRuntime.spawn``'s options). ``for_this_check``: no
+        other check uses it, so it is stopped when this check ends (see
+        ``ScenarioRuntime.release``) rather than kept until the scenario's end."""
+        run = await self.runtime.spawn(**kwargs)
+        if for_this_check:
+            self.own_runs.append(run)
+        self.current = run
+        return run
 
     async def turn_agent(
         self, *, permission: PermissionMode = "allow", llm_script: Any = None

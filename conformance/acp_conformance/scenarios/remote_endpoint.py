@@ -13,7 +13,7 @@ async def endpoint(ctx: CheckContext) -> RemoteTarget:
     target = ctx.config.remote
     assert target is not None  # the scope gate makes http.*/ws.* not applicable otherwise
     if ctx.config.argv:
-        run = await ctx.spawn(initialize=False)
+        run = await ctx.spawn(initialize=False, for_this_check=True)
         assert isinstance(run.conn, RemoteConnection)
         return run.conn.target
     return target

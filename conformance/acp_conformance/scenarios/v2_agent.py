@@ -43,8 +43,10 @@ def v2_initialize_params(version: int) -> dict[str, Any]:
     }
 
 
-async def spawn_v2(ctx: CheckContext, version: int = V2) -> tuple[AgentRun, Response]:
-    run = await ctx.spawn(initialize=False)
+async def spawn_v2(
+    ctx: CheckContext, version: int = V2, *, for_this_check: bool = False
+) -> tuple[AgentRun, Response]:
+    run = await ctx.spawn(initialize=False, for_this_check=for_this_check)
     params = v2_initialize_params(version)
     response = await run.live.request("initialize", params)
     if not response.is_error and isinstance(response.result, dict):
@@ -65,7 +67,7 @@ async def echoes_any_version(ctx: CheckContext) -> Response | None:
     """The agent's answer when it echoes a version it cannot know, else None (memoised)."""
     memo = ctx.runtime.memo
     if "v2-echo" not in memo:
-        _, response = await spawn_v2(ctx, UNKNOWABLE_VERSION)
+        _, response = await spawn_v2(ctx, UNKNOWABLE_VERSION, for_this_check=True)
         echoes = answered_version(response) == UNKNOWABLE_VERSION
         memo["v2-echo"] = response if echoes else None
         if echoes:

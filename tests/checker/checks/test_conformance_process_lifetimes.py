@@ -1,0 +1,75 @@
+"""How long the checker keeps agent processes: a process started for one check alone is
+stopped when that check ends, not with its scenario, and no process is started only to ask
+what the agent advertises (see ``ScenarioRuntime.release`` and ``ScenarioRuntime.surface``).
+
+Some agents keep working for seconds after start-up (opencode spends ~4 CPU-s loading its
+plugins and model lists): every process kept alive longer than its check is CPU that the
+other scenarios, and in the peers matrix another agent's run, wait for."""
+
+from __future__ import annotations
+
+import pytest
+from acp_conformance.harness.process import Rung
+from acp_conformance.outcomes import Verdict
+from acp_conformance.runner import RunResult
+from acp_conformance.scenarios.check_context import AgentRun
+
+from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
+
+pytestmark = pytest.mark.subprocess
+
+INIT_CHECKS = [
+    "init.responds",
+    "init.version-negotiation",
+    "init.unsupported-version-not-echoed",
+    "init.version-zero",
+]
+
+
+def _run_of(result: RunResult, requirement: str) -> AgentRun:
+    (run_id,) = {outcome.run_id for outcome in result.results[requirement].outcomes}
+    (run,) = [run for run in result.runs if run.id == run_id]
+    return run
+
+
+def test_a_process_started_for_one_check_stops_when_that_check_ends() -> None:
+    result = run_checker(raw_agent(), only=INIT_CHECKS)
+    verdicts = {rid: (r.verdict, r.reason) for rid, r in result.results.items()}
+    assert {v for v, _ in verdicts.values()} == {Verdict.PASS}, verdicts
+    runs = [_run_of(result, rid) for rid in INIT_CHECKS]
+    # The first two checks judge the same answer to a version 1 initialize: one process.
+    assert runs[0] is runs[1]
+    one_each = [runs[0], runs[2], runs[3]]
+    assert len({run.id for run in one_each}) == 3
+    assert len([run for run in result.runs if run.scenario == "initialize"]) == 3
+    for run in one_each:
+        # Stopped on stdin EOF, like any other: its transcript is complete (the last round
+        # trip ran) and the shutdown requirement judges it as before.
+        assert run.exit is not None and run.exit.rung is Rung.STDIN_EOF, run.exit
+    # The first process is stopped as soon as init.responds ends; two checks and a whole
+    # process start later, the last process answers its initialize (without the release
+    # every process would run until the scenario's end, after that answer).
+    first, last = one_each[0], one_each[-1]
+    answer = next(frame for frame in last.frames if frame.direction == "a2c")
+    answered = last.recorder.started_wall + answer.t
+    assert first.exit is not None
+    assert first.exit.at < answered, (
+        f"{first.id} lived on after its check: it exited "
+        f"{first.exit.at - answered:.3f} s after {last.id} answered initialize"
+    )
+
+
+def test_a_turn_scenario_asks_its_turn_agent_what_the_agent_advertises() -> None:
+    # session.close-cancels-prompt is gated on the close capability: the gate used to start
+    # the scenario's shared agent just to read initialize and session/new, beside the turn
+    # agent the check then used.
+    requirement = "session.close-cancels-prompt"
+    result = run_checker(
+        raw_agent(),
+        only=[requirement],
+        llm="anthropic",
+        agent_env=[("FIXTURE_LLM_URL", "{llm_url}")],
+    )
+    item = result.results[requirement]
+    assert item.verdict is Verdict.PASS, item.reason
+    assert [run.id for run in result.runs if run.scenario == "cancel"] == ["cancel#1"]
