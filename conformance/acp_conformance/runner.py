@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import resource
 import time
 import traceback
 from dataclasses import dataclass, field, replace
@@ -79,6 +81,37 @@ class RequirementResult:
 
 
 @dataclass
+class CpuUse:
+    """CPU seconds (user + system) a run cost: the agent processes it started (and whatever
+    they waited for) and the checker itself, scripted model server included."""
+
+    agents: float
+    checker: float
+
+    def to_json(self) -> dict[str, float]:
+        return {"agents": round(self.agents, 2), "checker": round(self.checker, 2)}
+
+
+class CpuClock:
+    """Measures `CpuUse` from here on. Agent processes count once the checker has reaped
+    them (``RUSAGE_CHILDREN``), which the shutdown ladder does for every one it started; an
+    agent's own children count when the agent waited for them."""
+
+    def __init__(self) -> None:
+        self._start = self._now()
+
+    @staticmethod
+    def _now() -> tuple[float, float]:
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        return children.ru_utime + children.ru_stime, own.ru_utime + own.ru_stime
+
+    def read(self) -> CpuUse:
+        agents, checker = self._now()
+        return CpuUse(agents - self._start[0], checker - self._start[1])
+
+
+@dataclass
 class RunResult:
     config: RunConfig
     results: dict[str, RequirementResult]
@@ -89,6 +122,8 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
     #: Set when the preflight initialize failed and no scenario ran.
     aborted: PreflightFailure | None = None
+    #: CPU seconds the run cost (see `CpuClock`), when measured.
+    cpu: CpuUse | None = None
 
     def counted(self, verdict: Verdict, *, blocking: bool | None = None) -> list[RequirementResult]:
         return [
@@ -359,6 +394,7 @@ def _aborted(
 async def execute(config: RunConfig, progress: Progress | None = None) -> RunResult:
     started = time.time()
     clock = time.monotonic()
+    cpu = CpuClock()
     progress = progress or Progress()
     requirements = select(config.only, config.profile)
     plan, run_wide = _plan(requirements, config.profile)
@@ -375,7 +411,12 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
     runs: list[AgentRun] = []
 
     async def one(name: str, checks: list[Planned]) -> None:
-        async with limiter:
+        # Under --llm none a turn scenario mostly waits: its prompts go to an unreachable
+        # model, so it learns by silence (see HUNG_TURN_BOUND). Such waits run beside the
+        # --jobs scenarios rather than in one of their slots, where they would hold up
+        # scenarios that compute (gemini-cli: 82 s alone, three 30 s waits one after another).
+        waits = config.llm == "none" and SCENARIOS[name].llm
+        async with contextlib.nullcontext() if waits else limiter:
             scenario_runs, results = await _run_scenario(name, checks, config, progress, evidence)
         runs.extend(scenario_runs)
         for chk, outcome in results:
@@ -410,4 +451,6 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
         ),
         None,
     )
-    return RunResult(config, results, runs, started, time.monotonic() - clock, agent_info)
+    result = RunResult(config, results, runs, started, time.monotonic() - clock, agent_info)
+    result.cpu = cpu.read()
+    return result

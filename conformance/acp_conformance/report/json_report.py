@@ -86,6 +86,9 @@ def to_data(result: RunResult) -> dict[str, Any]:
         },
         "startedAt": dt.datetime.fromtimestamp(result.started, dt.UTC).isoformat(),
         "durationSeconds": round(result.duration, 3),
+        # What the run cost the machine: a maintainer sees whether the agent or the checker
+        # took the time, and the peers matrix keeps CPU-heavy agents apart.
+        "cpuSeconds": result.cpu.to_json() if result.cpu is not None else None,
         "status": result.status,
         "verdictLine": result.verdict_line(),
         "exitCode": result.exit_code,

@@ -51,6 +51,10 @@ def test_json_report_has_every_requirement_and_failure_transcripts(
     # Where the time went: every scenario check says how long it took.
     scenario_outcomes = [o for r in data["requirements"] for o in r["outcomes"] if o.get("runId")]
     assert scenario_outcomes and all(o["seconds"] >= 0 for o in scenario_outcomes)
+    # And what it cost: the fixture agents were started, answered and reaped, so their CPU
+    # is on record (each Python start costs some), as is the checker's own.
+    cpu = data["cpuSeconds"]
+    assert cpu["agents"] > 0 and cpu["checker"] > 0, cpu
 
 
 @pytest.mark.subprocess

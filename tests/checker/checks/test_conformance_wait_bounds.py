@@ -96,6 +96,31 @@ def test_once_a_turn_hung_on_the_unreachable_model_later_prompts_wait_less(
 
 
 @pytest.mark.subprocess
+def test_under_llm_none_turn_scenarios_wait_beside_the_jobs_slots() -> None:
+    # One --jobs slot: the sessions scenario computes in it while the turns scenario, whose
+    # prompt hangs on the unreachable model, waits beside it instead of after it.
+    timeout = 4.0
+    config = RunConfig(
+        argv=raw_agent("--quirk", "model-hangs"),
+        only=["session.new-returns-id", "prompt.text-accepted"],
+        timeout=timeout,
+        jobs=1,
+    )
+    result = anyio.run(execute, config)
+    item = result.results["prompt.text-accepted"]
+    assert item.verdict is Verdict.NOT_APPLICABLE and "unreachable" in item.reason, item.reason
+    assert result.results["session.new-returns-id"].verdict is Verdict.PASS
+    sessions = [run for run in result.runs if run.scenario == "sessions"]
+    turns = [run for run in result.runs if run.scenario == "turns"]
+    assert sessions and turns
+    turns_began = min(run.recorder.started_wall for run in turns)
+    sessions_ended = max(run.exit.at for run in sessions if run.exit is not None)
+    # One after the other, the turns scenario would start once the sessions one had stopped
+    # its processes; beside it, it starts while they run.
+    assert turns_began < sessions_ended, (turns_began, sessions_ended)
+
+
+@pytest.mark.subprocess
 def test_a_prompt_that_answers_at_once_is_judged_as_before_under_llm_none() -> None:
     # The shortened bound applies only after a hung turn: an agent whose model call fails at
     # once is still judged on its answer (an internal error: not applicable either).
