@@ -17,7 +17,7 @@ from .install import DEFAULT_STEP_TIMEOUT, Installer
 from .layout import DEFAULT_CACHE, resolve
 from .matrix import AgentRun, write_matrix
 from .probe import probe
-from .schedule import run_side_by_side
+from .schedule import PastCheck, run_side_by_side
 
 
 def _selected(only: Sequence[str], *, with_own: bool) -> list[Peer]:
@@ -92,7 +92,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         resolved,
         lambda one: check_peer(one, options),
         lanes=args.peers_at_once,
-        last_seconds=lambda one: _last_seconds(one.peer, options.out_dir),
+        last_check=lambda one: _last_check(one.peer, options.out_dir),
     )
     clients = _client_rows(args)
     _write(runs, options.out_dir, first, clients)
@@ -102,11 +102,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _last_seconds(peer: Peer, out_dir: Path) -> float | None:
-    """How long the peer's check took in an earlier run into ``out_dir`` (None: no report)."""
+def _last_check(peer: Peer, out_dir: Path) -> PastCheck | None:
+    """What the peer's check cost in an earlier run into ``out_dir`` (None: no report)."""
     report = load_previous(peer, out_dir).report
-    seconds = report.get("durationSeconds") if report is not None else None
-    return float(seconds) if isinstance(seconds, int | float) else None
+    if report is None:
+        return None
+    seconds = report.get("durationSeconds")
+    if not isinstance(seconds, int | float):
+        return None
+    cpu = report.get("cpuSeconds")
+    cpu_seconds = None
+    if isinstance(cpu, dict):
+        parts = [cpu.get("agents"), cpu.get("checker")]
+        if all(isinstance(part, int | float) for part in parts):
+            cpu_seconds = float(sum(parts))  # type: ignore[arg-type]
+    return PastCheck(float(seconds), cpu_seconds)
 
 
 def _client_rows(args: argparse.Namespace) -> list[dict[str, object]]:

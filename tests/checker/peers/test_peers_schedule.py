@@ -1,19 +1,24 @@
-"""The order peers are checked in side by side: long checks beside quick ones, results in the
-table's order (acp_conformance.peers.schedule)."""
+"""The order peers are checked in side by side: CPU-heavy checks beside light ones, results
+in the table's order (acp_conformance.peers.schedule)."""
 
 from __future__ import annotations
 
 import threading
 
 import pytest
-from acp_conformance.peers.schedule import LONG_CHECK_SECONDS, run_side_by_side
+from acp_conformance.peers.schedule import (
+    HEAVY_CPU_SECONDS,
+    LONG_CHECK_SECONDS,
+    PastCheck,
+    run_side_by_side,
+)
 
-LONG, SHORT = LONG_CHECK_SECONDS * 2, 1.0
+LONG, SHORT = PastCheck(LONG_CHECK_SECONDS * 2), PastCheck(1.0)
 WAIT = 10.0
 
 
 def _ordered_run(
-    costs: dict[str, float | None], lanes: int
+    costs: dict[str, PastCheck | None], lanes: int
 ) -> tuple[list[str], list[tuple[str, ...]]]:
     """Run the items with ``lanes`` lanes; each item finishes only when the test lets it, one
     at a time in the order they started, so what ran beside what is deterministic."""
@@ -40,7 +45,7 @@ def _ordered_run(
         return name.upper()
 
     names = list(costs)
-    results = run_side_by_side(names, run, lanes=lanes, last_seconds=costs.get)
+    results = run_side_by_side(names, run, lanes=lanes, last_check=costs.get)
     assert results == [name.upper() for name in names]  # the table's order
     return started, beside
 
@@ -51,15 +56,32 @@ def test_without_earlier_reports_the_table_order_is_kept() -> None:
 
 
 def test_long_checks_start_first_and_run_beside_quick_ones() -> None:
-    costs: dict[str, float | None] = {"q1": SHORT, "l1": LONG, "q2": SHORT, "l2": LONG}
+    costs: dict[str, PastCheck | None] = {"q1": SHORT, "l1": LONG, "q2": SHORT, "l2": LONG}
     started, beside = _ordered_run(costs, lanes=2)
     assert started[:2] == ["l1", "q1"]  # the longest first, a quick one beside it
     assert ("l1", "l2") not in beside  # the two long checks never overlap
 
 
 def test_one_lane_runs_longest_first() -> None:
-    started, _ = _ordered_run({"q": SHORT, "l": LONG, "m": 20.0}, lanes=1)
+    started, _ = _ordered_run({"q": SHORT, "l": LONG, "m": PastCheck(20.0)}, lanes=1)
     assert started == ["l", "m", "q"]
+
+
+def test_cpu_not_time_decides_what_runs_side_by_side() -> None:
+    heavy = HEAVY_CPU_SECONDS * 2
+    costs: dict[str, PastCheck | None] = {
+        # The longest check of all, but it waits on an unreachable model: light.
+        "waits": PastCheck(80.0, cpu_seconds=20.0),
+        "busy1": PastCheck(60.0, cpu_seconds=heavy),
+        "busy2": PastCheck(55.0, cpu_seconds=heavy * 0.9),
+        # Quick, but it keeps both CPUs busy while it runs: run it where it slows no one.
+        "hungry": PastCheck(15.0, cpu_seconds=28.0),
+        "idle": PastCheck(15.0, cpu_seconds=2.0),
+    }
+    started, beside = _ordered_run(costs, lanes=2)
+    assert started[:2] == ["busy1", "idle"]  # the heaviest first, the lightest beside it
+    assert ("busy1", "busy2") not in beside  # the heavy checks never overlap
+    assert started.index("waits") < started.index("hungry")  # light per second first
 
 
 def test_a_failing_check_is_raised_and_nothing_more_starts() -> None:
@@ -70,5 +92,5 @@ def test_a_failing_check_is_raised_and_nothing_more_starts() -> None:
         raise RuntimeError(f"{name} broke")
 
     with pytest.raises(RuntimeError, match="a broke"):
-        run_side_by_side(["a", "b", "c"], run, lanes=1, last_seconds=lambda _name: None)
+        run_side_by_side(["a", "b", "c"], run, lanes=1, last_check=lambda _name: None)
     assert ran == ["a"]
