@@ -85,9 +85,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         profile=first,
     )
     resolved = [resolve(peer, args.cache) for peer in _selected(args.only, with_own=True)]
-    # The agents mostly wait (on their start-up, on the checker's bounded waits), so a few
-    # run side by side, the long ones beside quick ones (peers/schedule.py); each has its own
-    # report and log file, and the table keeps its order.
+    # Most agents mostly wait (on their start-up, on the checker's bounded waits), so a few
+    # run side by side, paired by the CPU they used last time; the few that keep every CPU
+    # busy run alone (peers/schedule.py). Each has its own report and log file, and the
+    # table keeps its order.
     runs = run_side_by_side(
         resolved,
         lambda one: check_peer(one, options),

@@ -8,8 +8,10 @@ import threading
 import pytest
 from acp_conformance.peers.schedule import (
     HEAVY_CPU_SECONDS,
+    HUNGRY_CPU_SECONDS,
     LONG_CHECK_SECONDS,
     PastCheck,
+    pick_next,
     run_side_by_side,
 )
 
@@ -82,6 +84,59 @@ def test_cpu_not_time_decides_what_runs_side_by_side() -> None:
     assert started[:2] == ["busy1", "idle"]  # the heaviest first, the lightest beside it
     assert ("busy1", "busy2") not in beside  # the heavy checks never overlap
     assert started.index("waits") < started.index("hungry")  # light per second first
+
+
+HUNGRY = PastCheck(90.0, cpu_seconds=HUNGRY_CPU_SECONDS * 1.5)
+HUNGRY2 = PastCheck(75.0, cpu_seconds=HUNGRY_CPU_SECONDS * 1.2)
+WAITER = PastCheck(90.0, cpu_seconds=HEAVY_CPU_SECONDS / 2)  # long, but mostly waiting
+
+
+BUSY = PastCheck(20.0, cpu_seconds=HEAVY_CPU_SECONDS * 0.9)  # not heavy, but busy while it runs
+
+
+def test_a_hungry_check_starts_only_on_an_empty_machine_and_nothing_starts_beside_it() -> None:
+    past = [WAITER, HUNGRY, SHORT]
+    assert pick_next([0, 1, 2], running=(), past=past) == 1  # hungry ones first
+    assert pick_next([0, 2], running={1}, past=past) is None  # even a waiter stays out
+    assert pick_next([1, 2], running={0}, past=past) is None  # it waits for the lanes to empty
+
+
+def test_hungry_checks_go_first_heaviest_first_then_the_longest_heavy_one() -> None:
+    long_light = PastCheck(120.0, cpu_seconds=HEAVY_CPU_SECONDS / 4)
+    heavy = PastCheck(60.0, cpu_seconds=HEAVY_CPU_SECONDS * 1.2)
+    past = [SHORT, HUNGRY2, heavy, HUNGRY, WAITER, long_light]
+    assert pick_next([0, 1, 2, 3, 4, 5], running=(), past=past) == 3
+    assert pick_next([0, 1, 2, 4, 5], running=(), past=past) == 1
+    assert pick_next([0, 2, 4, 5], running=(), past=past) == 2  # heavy before long
+    assert pick_next([0, 4, 5], running={2}, past=past) == 5  # the lightest beside it
+    assert pick_next([0, 4], running=(), past=past) == 4  # no heavy left: the longest
+
+
+def test_an_old_report_without_cpu_figures_never_makes_a_check_hungry() -> None:
+    past = [PastCheck(LONG_CHECK_SECONDS * 4), SHORT]
+    assert pick_next([1], running={0}, past=past) == 1
+
+
+def test_a_free_lane_waits_while_a_hungry_check_runs() -> None:
+    started: list[str] = []
+    release = threading.Event()
+    waiting = threading.Event()
+
+    def run(name: str) -> str:
+        started.append(name)
+        if name == "hungry":
+            # The other lane found nothing it may start and waits: only then let it go on.
+            assert waiting.wait(WAIT)
+            assert started == ["hungry"]
+            release.set()
+        return name
+
+    costs: dict[str, PastCheck | None] = {"light": SHORT, "hungry": HUNGRY, "busy": BUSY}
+    results = run_side_by_side(
+        list(costs), run, lanes=2, last_check=costs.get, on_lane_waiting=waiting.set
+    )
+    assert results == ["light", "hungry", "busy"]
+    assert started[0] == "hungry" and release.is_set()
 
 
 def test_a_failing_check_is_raised_and_nothing_more_starts() -> None:
