@@ -20,7 +20,7 @@ import anyio
 import anyio.abc
 
 from iac_code.rpc.framing import LineFramer, OversizedLine
-from iac_code.tools.process_group import ProcessTree
+from iac_code.tools.process_group import ProcessTree, spawn_shielded
 
 __all__ = ["BoundedWrites", "ServerProcess"]
 
@@ -84,16 +84,9 @@ class ServerProcess:
         it; shielded, the cancel lands at the caller's next await, whose cleanup stops the
         server and everything it started (``McpStdioClient.start``).
         """
-        with anyio.CancelScope(shield=True):
-            process = await anyio.open_process(
-                list(argv),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=cwd,
-                env=dict(env),
-                start_new_session=True,
-            )
+        process = await spawn_shielded(
+            argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         return cls(process, name, logger)
 
     @property

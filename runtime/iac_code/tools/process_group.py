@@ -220,6 +220,35 @@ async def _pump(stream: anyio.abc.ByteReceiveStream, buffer: OutputBuffer) -> No
             buffer.add(chunk)
 
 
+async def spawn_shielded(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path | None,
+    env: Mapping[str, str],
+    stdin: int,
+    stderr: int,
+) -> anyio.abc.Process:
+    """Start ``argv`` in a process group of its own, with stdout piped.
+
+    The spawn is shielded from cancellation: the child runs from the fork on, but the caller
+    gets its process object only some loop turns later (asyncio still connects the pipes).
+    A cancel landing in between (the agent shutting down on a busy machine) would leave no
+    one holding the process, and its children running; shielded, the cancel lands at the
+    caller's next await, whose cleanup stops the whole tree.
+    """
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(
+            list(argv),
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+        )
+    return process
+
+
 async def run_in_process_group(
     argv: Sequence[str],
     *,
@@ -233,21 +262,9 @@ async def run_in_process_group(
 
     Cancelling the caller stops the process group and waits for it before re-raising.
     """
-    # The spawn is shielded: the command runs from the fork on, but the call gets its process
-    # object some loop turns later (asyncio still connects the pipes). Cancelled in between
-    # (the agent shutting down on a busy machine), asyncio would kill the shell alone and
-    # leave its background jobs running; once the spawn is done, cancelling lands below,
-    # where the whole tree is stopped.
-    with anyio.CancelScope(shield=True):
-        process = await anyio.open_process(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,
-        )
+    process = await spawn_shielded(
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT
+    )
     tree = ProcessTree(process.pid)
     buffer = OutputBuffer(output_cap)
     timed_out = False
