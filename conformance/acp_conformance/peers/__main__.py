@@ -112,11 +112,9 @@ def _last_check(peer: Peer, out_dir: Path) -> PastCheck | None:
     if not isinstance(seconds, int | float):
         return None
     cpu = report.get("cpuSeconds")
-    cpu_seconds = None
-    if isinstance(cpu, dict):
-        parts = [cpu.get("agents"), cpu.get("checker")]
-        if all(isinstance(part, int | float) for part in parts):
-            cpu_seconds = float(sum(parts))  # type: ignore[arg-type]
+    parts = [cpu.get("agents"), cpu.get("checker")] if isinstance(cpu, dict) else []
+    numbers = [float(part) for part in parts if isinstance(part, int | float)]
+    cpu_seconds = sum(numbers) if parts and len(numbers) == len(parts) else None
     return PastCheck(float(seconds), cpu_seconds)
 
 

@@ -4,7 +4,8 @@ Most peers take seconds; a few take a minute or more, and what slows two checks 
 is CPU, not time: a Node agent starting a model client for every ``session/new`` of the
 fuzzing keeps a CPU busy, while an agent whose prompts wait on an unreachable model hardly
 uses one. So, knowing what each peer's check cost the last time (its report from an earlier
-run in the same folder: how long it took and how many CPU seconds it used), three kinds:
+run in the same folder: how long it took and how many CPU seconds it used), a free lane
+decides in this order:
 
 - a *hungry* check (``HUNGRY_CPU_SECONDS`` of CPU: it keeps both CPUs of a 2-CPU machine
   busy for most of its run) runs alone. Beside anything else, even an agent that mostly
