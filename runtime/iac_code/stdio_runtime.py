@@ -2,7 +2,8 @@
 
 Imported by the start-up fast path in a background thread, so importing this module is
 where the heavy imports (anyio, pydantic, the models ``initialize`` and ``session/new``
-need) happen; ``anthropic`` is still left for the first prompt.
+need) happen; ``anthropic`` is loaded later, in the background once a session is open (see
+``iac_code.llm.preload``).
 """
 
 from __future__ import annotations
@@ -68,11 +69,21 @@ def warm_handler_modules() -> None:
 
 
 class _CountedHandler:
-    """The connection's handler, telling the preload gate while a request is handled."""
+    """The connection's handler: tells the preload gate while a request is handled, and
+    starts the model SDK preload once the client has opened a session.
 
-    def __init__(self, inner: VersionedRouter, gate: IdleGate) -> None:
+    Only a session can lead to a prompt, so a client that never opens one (a probe that asks
+    ``initialize`` and leaves, a test kit checking the handshake) never pays the seconds of
+    CPU the SDK costs. An editor opens its session right after ``initialize``, and the
+    preload still has the seconds its user takes to type.
+    """
+
+    def __init__(self, inner: VersionedRouter, gate: IdleGate, agent: IacAgent) -> None:
         self._inner = inner
         self._gate = gate
+        self._agent = agent
+        self._preload_started = False
+        self.start_preload_once_a_session_is_open()  # sessions the fast path answered
 
     async def handle_request(self, ctx: RequestContext, method: str, params: object) -> object:
         self._gate.enter()
@@ -80,9 +91,15 @@ class _CountedHandler:
             return await self._inner.handle_request(ctx, method, params)
         finally:
             self._gate.leave()
+            self.start_preload_once_a_session_is_open()
 
     async def handle_notification(self, method: str, params: object) -> None:
         await self._inner.handle_notification(method, params)
+
+    def start_preload_once_a_session_is_open(self) -> None:
+        if not self._preload_started and self._agent.sessions:
+            self._preload_started = True
+            self._agent.models.start_preload()
 
 
 def run_stdio_server(
@@ -109,10 +126,9 @@ def run_stdio_server(
             agent.adopt_fast_session(fast.session_id, fast.cwd)
             background[0].start_soon(agent.announce_commands, fast.session_id)
         agents.append(agent)
-        # initialize has been answered (or is the next request): load the model SDK while
-        # the agent waits for the client, pausing whenever a request is being handled.
-        agent.models.start_preload()
-        return _CountedHandler(router, GATE)
+        # The model SDK loads while the agent waits for the client, once a session is open,
+        # pausing whenever a request is being handled.
+        return _CountedHandler(router, GATE, agent)
 
     async def on_shutdown() -> None:
         for agent in agents:

@@ -1,16 +1,18 @@
 """Loading the model SDK in the background while the agent has nothing to do.
 
 ``import anthropic`` costs one to two seconds of CPU on the machines this runs on (far more
-under load). Paid on the first prompt, it is the longest wait a user sees. So, once the agent
-is idle after ``initialize``, a daemon thread imports the SDK, builds the client and runs one
-request through it against an in-memory transport, so that every lazy cache on the way to the
-first real request is filled too.
+under load). Paid on the first prompt, it is the longest wait a user sees. So, once the client
+has opened a session (nothing else can lead to a prompt) and the agent is idle, a daemon
+thread imports the SDK, builds the client and runs one request through it against an
+in-memory transport, so that every lazy cache on the way to the first real request is filled
+too.
 
 "Idle" means quiet for :data:`QUIET_SECONDS`: no request in progress and none finished in that
 time. An editor goes quiet right after ``initialize`` and ``session/new`` while its user types,
 so the preload still ends long before the first prompt; a script or test kit that starts an
 agent for a handful of back-to-back requests (a conformance checker starts dozens) is gone
 before the agent ever goes quiet, and no process pays a second of CPU for an SDK it never uses.
+Nor does one that stays but never opens a session (the stdio handler starts the preload).
 
 A thread shares the GIL with the event loop, and a thread busy importing would slow down every
 request answered meanwhile. Two things keep it out of the way:

@@ -242,12 +242,13 @@ def run_preload_load(ctx: BenchContext) -> list[Row]:
     with ctx.spawn(workspace, llm_url="http://127.0.0.1:9") as agent:
         initialize(agent, ctx.timeout)
         wait_until_ready(agent, ctx.timeout)  # the runtime is up
-        # The preload begins once the agent has been quiet for a while (a burst of requests
-        # right after start-up would only postpone it): wait that long, so the series below
-        # runs beside the preload, which is what this row is about.
+        project: dict[str, object] = {"cwd": str(workspace.project), "mcpServers": []}
+        # The preload begins once a session is open and the agent has been quiet for a while
+        # (a burst of requests would only postpone it): open one, then wait that long, so the
+        # series below runs beside the preload, which is what this row is about.
+        new_session(agent, workspace.project, ctx.timeout)
         time.sleep(QUIET_SECONDS + PRELOAD_GAP)
         cpu_before = cpu_seconds(agent.pid) or 0.0
-        project: dict[str, object] = {"cwd": str(workspace.project), "mcpServers": []}
         during = _series(agent, project)
         during_cpu = (cpu_seconds(agent.pid) or 0.0) - cpu_before
         _wait_cpu_quiet(agent.pid)
@@ -263,7 +264,8 @@ def run_preload_load(ctx: BenchContext) -> list[Row]:
                 target=f"≤ {PRELOAD_RATIO}x warm",
                 verdict=at_most(ratio, PRELOAD_RATIO),
                 notes=f"{PRELOAD_REQUESTS} of each, alternating, {ms(PRELOAD_GAP)} apart,"
-                f" while the SDK loads (from {ms(QUIET_SECONDS)} of quiet after start-up)"
+                f" while the SDK loads (from {ms(QUIET_SECONDS)} of quiet after the first"
+                " session/new)"
                 f" (agent CPU meanwhile {during_cpu:.2f} s) vs the same once the agent is quiet;"
                 f" p90 {ms(a.p90)} vs {ms(b.p90)}",
                 data={
