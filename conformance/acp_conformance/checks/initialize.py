@@ -27,10 +27,16 @@ async def _initialize_fresh(ctx: CheckContext, version: Any) -> Response:
 async def _fresh_v1_answer(ctx: CheckContext) -> Response:
     """A new process's answer to a version 1 initialize; init.responds and
     init.version-negotiation judge the same answer, so one process is asked (each process
-    of a slow-starting agent costs seconds)."""
+    of a slow-starting agent costs seconds). A process that answered with a result goes on as
+    the scenario's shared agent: its initialize is the one the shared agent would be sent."""
     memo = ctx.runtime.memo
     if "fresh-v1" not in memo:
-        memo["fresh-v1"] = await _initialize_fresh(ctx, 1), ctx.current
+        run = await ctx.spawn(initialize=False)
+        params = ctx.runtime.initialize_params(run, 1)
+        response = await run.live.request("initialize", params)
+        if not ctx.runtime.adopt_as_shared(run, params, response):
+            ctx.own_runs.append(run)  # stopped when this check ends, like any one-off
+        memo["fresh-v1"] = response, run
     response, ctx.current = memo["fresh-v1"]
     return response
 

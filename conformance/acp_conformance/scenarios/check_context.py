@@ -288,6 +288,19 @@ class ScenarioRuntime:
             self._shared = await self.spawn()
         return self._shared
 
+    def adopt_as_shared(self, run: AgentRun, params: dict[str, Any], response: Response) -> bool:
+        """Make ``run``, which a check started and sent its first ``initialize`` (``params``,
+        answered by ``response``), the scenario's shared agent, sparing a process; only when
+        there is none yet and the run is what `shared` would have started: answered with a
+        result, and no authenticate is due."""
+        if self._shared is not None or self.config.auth_method:
+            return False
+        if response.is_error or not isinstance(response.result, dict):
+            return False
+        run.init_params, run.init_result = params, response.result
+        self._shared = run
+        return True
+
     async def turn_agent(
         self, *, permission: PermissionMode = "allow", llm_script: Any = None
     ) -> AgentRun:
