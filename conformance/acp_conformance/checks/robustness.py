@@ -17,7 +17,7 @@ import anyio
 
 from ..citations import ERROR_CODES, STDIO, acp, house, jsonrpc
 from ..fuzzing import drawn_params, mutations, resolved_schema
-from ..harness.agent_client import AgentExited, AgentTimeout, Response
+from ..harness.agent_client import AgentExited, AgentTimeout, Pending, Response
 from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import Tier, requirement
 from ..scenarios._expect import brief
@@ -46,6 +46,13 @@ GRACE_AFTER_LATER_ANSWER = 5.0
 
 #: Drawing and sending every case takes longer than one exchange: 40 x --timeout.
 FUZZ_BUDGET = 40
+
+#: Fuzzed requests in flight at once; their answers are still judged one by one. An agent
+#: that needs about a second per session/new (claude-agent-acp starts a model client for each)
+#: went through its ~180 draws one after another in 27-45 s. JSON-RPC lets a client send
+#: without waiting, as editors do, so an agent that breaks with four requests open is broken;
+#: a death is blamed on the requests that got no answer, the earliest first.
+IN_FLIGHT = 4
 
 
 @dataclass
@@ -165,39 +172,6 @@ async def _still_alive(run: AgentRun, sent: int) -> None:
         ) from exc
 
 
-async def _send_invalid(
-    run: AgentRun, method: str, params: Any, label: str, *, sent: int
-) -> Response:
-    """Send a schema-invalid request; wait for its answer until ``GRACE_AFTER_LATER_ANSWER``
-    after the agent answered a barrier sent behind it (an agent that drops a request it
-    cannot parse shows that in seconds, not in a full ``--timeout``)."""
-    pending = await run.live.start_request(method, params, deliberate=True)
-    what = f"{method} ({label}) with params {params!r:.300}"
-    try:
-        return await pending.wait(GRACE_AFTER_LATER_ANSWER)
-    except AgentExited as exc:
-        raise _Dead(failed(f"the agent died after {what}", sent=sent)) from exc
-    except AgentTimeout:
-        pass
-    try:
-        await run.live.barrier()
-    except AgentExited as exc:
-        raise _Dead(failed(f"the agent died after {what}", sent=sent)) from exc
-    except AgentTimeout as exc:
-        why = f"no answer to {what}, nor to a request sent after it"
-        raise _Dead(soft_failed(why, NO_DEADLINE, sent=sent)) from exc
-    try:
-        return await pending.wait(GRACE_AFTER_LATER_ANSWER)
-    except AgentExited as exc:
-        raise _Dead(failed(f"the agent died after {what}", sent=sent)) from exc
-    except AgentTimeout as exc:
-        why = (
-            f"no answer to {what}: the agent answered a request sent after it, and nothing "
-            f"followed within {GRACE_AFTER_LATER_ANSWER:g} s"
-        )
-        raise _Dead(soft_failed(why, NO_DEADLINE, sent=sent)) from exc
-
-
 class _Dead(Exception):
     """The agent stopped answering; carries the failing outcome."""
 
@@ -205,17 +179,79 @@ class _Dead(Exception):
         self.outcome = outcome
 
 
-async def _send(
-    run: AgentRun, method: str, params: Any, label: str, *, deliberate: bool, sent: int
-) -> Response:
+@dataclass
+class _Case:
+    """One fuzzed request: what it calls, how its params were made, the params."""
+
+    method: str
+    label: str
+    params: Any
+
+    def __str__(self) -> str:
+        return f"{self.method} ({self.label}) with params {self.params!r:.300}"
+
+
+def _named(cases: list[_Case]) -> str:
+    """The requests a death is blamed on, the earliest sent first (most agents answer in
+    order, so it is the likeliest cause)."""
+    if len(cases) == 1:
+        return str(cases[0])
+    others = "; ".join(str(c) for c in cases[1:])
+    return f"{cases[0]}, the first of {len(cases)} requests sent together (the others: {others})"
+
+
+async def _exchange(run: AgentRun, cases: list[_Case], *, invalid: bool) -> list[Response]:
+    """Every case's answer, in order, ``IN_FLIGHT`` requests at a time; raises `_Dead` when
+    the agent dies or stops answering. Invalid cases get `_answer_to_invalid`'s shorter
+    patience; valid ones the full ``--timeout`` each."""
+    answers: list[Response] = []
+    previous: list[_Case] = []  # the batch answered last: a death before any write is theirs
+    for first in range(0, len(cases), IN_FLIGHT):
+        batch = cases[first : first + IN_FLIGHT]
+        written: list[tuple[_Case, Pending]] = []
+        try:
+            for case in batch:
+                handle = await run.live.start_request(case.method, case.params, deliberate=invalid)
+                written.append((case, handle))
+            for case, handle in written:
+                if invalid:
+                    answers.append(await _answer_to_invalid(run, handle, case, len(answers)))
+                else:
+                    answers.append(await handle.wait())
+        except AgentExited as exc:
+            # The requests still without an answer are the suspects; an agent that answered
+            # everything it was sent and then died is blamed on what it answered last.
+            open_ = [case for case, handle in written if not handle.arrived.is_set()]
+            why = f"the agent died after {_named(open_ or [c for c, _ in written] or previous)}"
+            raise _Dead(failed(why, sent=len(answers))) from exc
+        except AgentTimeout as exc:
+            what = f"no answer to {cases[len(answers)]}"
+            raise _Dead(soft_failed(what, NO_DEADLINE, sent=len(answers))) from exc
+        previous = batch
+    return answers
+
+
+async def _answer_to_invalid(run: AgentRun, handle: Pending, case: _Case, sent: int) -> Response:
+    """The answer to a schema-invalid request, waited for until ``GRACE_AFTER_LATER_ANSWER``
+    after the agent answered a barrier sent behind it (an agent that drops a request it
+    cannot parse shows that in seconds, not in a full ``--timeout``)."""
     try:
-        return await run.live.request(method, params, deliberate=deliberate)
-    except AgentExited as exc:
-        what = f"the agent died after {method} ({label}) with params {params!r:.300}"
-        raise _Dead(failed(what, sent=sent)) from exc
+        return await handle.wait(GRACE_AFTER_LATER_ANSWER)
+    except AgentTimeout:
+        pass
+    try:
+        await run.live.barrier()
     except AgentTimeout as exc:
-        what = f"no answer to {method} ({label}) with params {params!r:.300}"
-        raise _Dead(soft_failed(what, NO_DEADLINE, sent=sent)) from exc
+        why = f"no answer to {case}, nor to a request sent after it"
+        raise _Dead(soft_failed(why, NO_DEADLINE, sent=sent)) from exc
+    try:
+        return await handle.wait(GRACE_AFTER_LATER_ANSWER)
+    except AgentTimeout as exc:
+        why = (
+            f"no answer to {case}: the agent answered a request sent after it, and nothing "
+            f"followed within {GRACE_AFTER_LATER_ANSWER:g} s"
+        )
+        raise _Dead(soft_failed(why, NO_DEADLINE, sent=sent)) from exc
 
 
 @requirement(
@@ -238,18 +274,22 @@ async def drawn_params_get_valid_answers(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     session_id = await ctx.new_session(run)
     rng = random.Random(7)
-    sent, problems = 0, []
+    sending = [
+        _Case(method, label, _ground(params, ctx, session_id, rng))
+        for method, method_cases in cases.items()
+        for label, params in method_cases.valid
+    ]
     try:
-        for method, method_cases in cases.items():
-            for label, params in method_cases.valid:
-                grounded = _ground(params, ctx, session_id, rng)
-                response = await _send(run, method, grounded, label, deliberate=False, sent=sent)
-                sent += 1
-                if (why := _problem(method, response, backend)) is not None:
-                    problems.append((response.frame.seq, f"{method} ({label}): {why}"))
-        await _still_alive(run, sent)
+        answers = await _exchange(run, sending, invalid=False)
+        await _still_alive(run, len(answers))
     except _Dead as dead:
         return dead.outcome
+    problems = [
+        (response.frame.seq, f"{case.method} ({case.label}): {why}")
+        for case, response in zip(sending, answers, strict=True)
+        if (why := _problem(case.method, response, backend)) is not None
+    ]
+    sent = len(answers)
     if problems:
         return failed(
             f"{len(problems)} of {sent} answers were not a valid result or error: {problems[0][1]}",
@@ -258,7 +298,7 @@ async def drawn_params_get_valid_answers(ctx: CheckContext) -> Outcome:
         )
     return passed(
         f"{sent} schema-valid requests (hypothesis-jsonschema draws) over {len(cases)} methods "
-        "answered with a valid result or error"
+        f"answered with a valid result or error ({IN_FLIGHT} in flight at a time)"
     )
 
 
@@ -276,18 +316,22 @@ async def mutated_params_get_errors(ctx: CheckContext) -> Outcome:
     if not cases or ctx.config.fuzz_examples == 0:
         return not_applicable("no fuzzable methods (or --fuzz-examples 0)")
     run = await ctx.agent()
-    sent, accepted = 0, []
+    sending = [
+        _Case(method, label, defuse_mcp_servers(params, ctx))
+        for method, method_cases in cases.items()
+        for label, params in method_cases.invalid
+    ]
     try:
-        for method, method_cases in cases.items():
-            for label, params in method_cases.invalid:
-                variant = defuse_mcp_servers(params, ctx)
-                response = await _send_invalid(run, method, variant, label, sent=sent)
-                sent += 1
-                if not response.is_error:
-                    accepted.append((response.frame.seq, f"{method} accepted params with {label}"))
-        await _still_alive(run, sent)
+        answers = await _exchange(run, sending, invalid=True)
+        await _still_alive(run, len(answers))
     except _Dead as dead:
         return dead.outcome
+    accepted = [
+        (response.frame.seq, f"{case.method} accepted params with {case.label}")
+        for case, response in zip(sending, answers, strict=True)
+        if not response.is_error
+    ]
+    sent = len(answers)
     if accepted:
         return failed(
             f"{len(accepted)} of {sent} schema-invalid requests succeeded: {accepted[0][1]}",
