@@ -18,6 +18,7 @@ from .layout import DEFAULT_CACHE, resolve
 from .matrix import AgentRun, write_matrix
 from .probe import probe
 from .schedule import PastCheck, run_side_by_side
+from .typical_costs import TYPICAL_COSTS
 
 
 def _selected(only: Sequence[str], *, with_own: bool) -> list[Peer]:
@@ -104,10 +105,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _last_check(peer: Peer, out_dir: Path) -> PastCheck | None:
-    """What the peer's check cost in an earlier run into ``out_dir`` (None: no report)."""
+    """What the peer's check cost in an earlier run into ``out_dir``; without a report, what
+    it typically costs (None: not known either)."""
     report = load_previous(peer, out_dir).report
     if report is None:
-        return None
+        return TYPICAL_COSTS.get(peer.name)
     seconds = report.get("durationSeconds")
     if not isinstance(seconds, int | float):
         return None

@@ -262,6 +262,9 @@ def test_run_checks_two_agents_side_by_side_and_keeps_the_table_order(
         return AgentRun(resolved.peer, load("report_beta.json"))
 
     monkeypatch.setattr(peers_main, "check_peer", fake_check)
+    # Without typical costs either, nothing is known of the two, so both start at once (the
+    # figures on record would have opencode run alone).
+    monkeypatch.setattr(peers_main, "TYPICAL_COSTS", {})
     argv = ["run", "--out", str(tmp_path), "--profile", "acp", "--peers-at-once", "2"]
     assert main([*argv, "--only", "sdk-echo", "--only", "opencode"]) == 0
     page = parse((tmp_path / "acp" / "peers-matrix.html").read_text(encoding="utf-8"))

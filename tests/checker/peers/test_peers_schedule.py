@@ -145,3 +145,30 @@ def test_a_failing_check_is_raised_and_nothing_more_starts() -> None:
     with pytest.raises(RuntimeError, match="a broke"):
         run_side_by_side(["a", "b", "c"], run, lanes=1, last_check=lambda _name: None)
     assert ran == ["a"]
+
+
+def test_a_first_run_into_an_empty_folder_schedules_by_the_typical_costs(tmp_path) -> None:
+    # Without earlier reports the table's order used to decide, and the hungry opencode ran
+    # beside claude-agent-acp (both ~110 s); the typical figures stand in for the reports.
+    from acp_conformance.peers.__main__ import _last_check
+    from acp_conformance.peers.agents import PEERS_BY_NAME
+    from acp_conformance.peers.typical_costs import TYPICAL_COSTS
+
+    assert set(TYPICAL_COSTS) == set(PEERS_BY_NAME) | {"iac-code"}
+    past = [_last_check(peer, tmp_path) for peer in PEERS_BY_NAME.values()]
+    assert past == [TYPICAL_COSTS[name] for name in PEERS_BY_NAME]
+    names = list(PEERS_BY_NAME)
+    first = pick_next(list(range(len(names))), set(), past)
+    assert first is not None and names[first] == "opencode"
+    assert pick_next(list(range(len(names))), {first}, past) is None  # it runs alone
+
+
+def test_an_earlier_report_wins_over_the_typical_cost(tmp_path) -> None:
+    import json
+
+    from acp_conformance.peers.__main__ import _last_check
+    from acp_conformance.peers.agents import PEERS_BY_NAME
+
+    report = {"durationSeconds": 12.5, "cpuSeconds": {"agents": 3.0, "checker": 1.0}}
+    (tmp_path / "opencode.report.json").write_text(json.dumps(report))
+    assert _last_check(PEERS_BY_NAME["opencode"], tmp_path) == PastCheck(12.5, 4.0)

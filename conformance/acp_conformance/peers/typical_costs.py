@@ -1,0 +1,30 @@
+"""What each peer's check typically costs, for the scheduler's first run in a new folder.
+
+The scheduler (``schedule.py``) pairs checks by what they cost the last time, read from the
+earlier reports in ``--out``. A first run into an empty folder has none, and without them
+the table's order decides: the CPU-hungry opencode then ran beside claude-agent-acp and
+both took ~110 s instead of ~55-70 s alone. These figures stand in until a report exists
+(an earlier report always wins). They are a 2-CPU machine's (2026-12-05, ``--jobs 2``):
+wall seconds, and CPU seconds of the agents and the checker together. Refresh them from a
+matrix run's reports when a peer's version or the checker's load changes much.
+"""
+
+from __future__ import annotations
+
+from .schedule import PastCheck
+
+TYPICAL_COSTS: dict[str, PastCheck] = {
+    "iac-code": PastCheck(21.0, 22.0),
+    "iac-code-0.16.0": PastCheck(83.0, 95.0),
+    "sdk-echo": PastCheck(11.0, 10.0),
+    "ts-sdk-echo": PastCheck(2.0, 2.0),
+    "gemini-cli": PastCheck(66.0, 28.0),
+    "qwen-code": PastCheck(80.0, 86.0),
+    "claude-agent-acp": PastCheck(70.0, 31.0),
+    "codex-acp": PastCheck(22.0, 5.0),
+    "opencode": PastCheck(54.0, 135.0),
+    "ts-sdk-http": PastCheck(16.0, 12.0),
+    "ts-sdk-ws": PastCheck(6.0, 5.0),
+    "iac-code-http": PastCheck(53.0, 36.0),
+    "iac-code-ws": PastCheck(22.0, 18.0),
+}
