@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import resource
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -343,7 +343,11 @@ async def _run_scenario(
     config: RunConfig,
     progress: Progress,
     evidence: RunEvidence,
+    checks_done: Callable[[], None] = lambda: None,
 ) -> tuple[list[AgentRun], list[tuple[Check, Outcome]]]:
+    """Run one scenario's checks in order, then stop its processes and remove its sandbox.
+    ``checks_done`` is called once the last check has its outcome, before the stopping: the
+    ladder waits (an agent that ignores stdin EOF costs a grace per process) need no slot."""
     results: list[tuple[Check, Outcome]] = []
     async with anyio.create_task_group() as tg:
         runtime = ScenarioRuntime(config, SCENARIOS[name], tg, evidence)
@@ -358,6 +362,7 @@ async def _run_scenario(
                     runtime.retire(outcome.run_id)
                 results.append((chk, outcome))
         finally:
+            checks_done()
             await runtime.close()
             tg.cancel_scope.cancel()
     return runtime.runs, results
@@ -391,6 +396,19 @@ def _aborted(
     return result
 
 
+def _once(release: Callable[[], None], *, skip: bool) -> Callable[[], None]:
+    """``release``, callable many times but acting once (never when ``skip``)."""
+    done = skip
+
+    def call() -> None:
+        nonlocal done
+        if not done:
+            done = True
+            release()
+
+    return call
+
+
 async def execute(config: RunConfig, progress: Progress | None = None) -> RunResult:
     started = time.time()
     clock = time.monotonic()
@@ -416,8 +434,17 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
         # --jobs scenarios rather than in one of their slots, where they would hold up
         # scenarios that compute (gemini-cli: 82 s alone, three 30 s waits one after another).
         waits = config.llm == "none" and SCENARIOS[name].llm
-        async with contextlib.nullcontext() if waits else limiter:
-            scenario_runs, results = await _run_scenario(name, checks, config, progress, evidence)
+        # The slot is given back when the checks are done, not when the processes are stopped
+        # (claude-agent-acp ignores stdin EOF: ~1 s of waiting per process, 18 per run).
+        if not waits:
+            await limiter.acquire()
+        give_back = _once(limiter.release, skip=waits)
+        try:
+            scenario_runs, results = await _run_scenario(
+                name, checks, config, progress, evidence, checks_done=give_back
+            )
+        finally:
+            give_back()
         runs.extend(scenario_runs)
         for chk, outcome in results:
             if chk.requirement in outcomes:
