@@ -10,7 +10,13 @@ import itertools
 import json
 
 from ..citations import ERROR_CODES, STDIO, acp, house, jsonrpc
-from ..harness.agent_client import BARRIER_METHOD, AgentConnection, AgentTimeout, id_key
+from ..harness.agent_client import (
+    BARRIER_METHOD,
+    AgentConnection,
+    AgentTimeout,
+    Pending,
+    id_key,
+)
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
 from ..requirements import Tier, requirement
@@ -23,6 +29,12 @@ from ..scenarios.quiet_probes import silence_until_barrier
 #: line too; an error for it still missing this long after that answer will not come. This
 #: replaces a full ``--timeout`` of silence per bad line (90 s against agents that ignore them).
 GRACE_AFTER_LATER_ANSWER = 2.0
+#: The grace is scaled to the evidence: this many times the round trip of that later request,
+#: never below ``GRACE_FLOOR``. An error for a bad line needs no more work than that answer
+#: (no model, no session), so an agent that answered in 5 ms and still owes it after 0.5 s
+#: is not sending it; an agent answering in 100 ms (a remote one) keeps the full 2 s.
+GRACE_PER_ROUND_TRIP = 20.0
+GRACE_FLOOR = 0.5
 
 
 #: Each later request gets its own id: one connection may see several bad lines.
@@ -52,10 +64,9 @@ async def _response_to_raw(conn: AgentConnection, line: bytes, expected_id: obje
     except AgentTimeout:
         # No answer to the later request either: the full bound has run out.
         return await conn.wait_for(names_the_line, since=since, what=what, timeout=0)
+    grace = _grace(later)
     try:
-        return await conn.wait_for(
-            names_the_line, since=since, what=what, timeout=GRACE_AFTER_LATER_ANSWER
-        )
+        return await conn.wait_for(names_the_line, since=since, what=what, timeout=grace)
     except AgentTimeout:
         idless = next(
             (
@@ -73,8 +84,15 @@ async def _response_to_raw(conn: AgentConnection, line: bytes, expected_id: obje
             ) from None
         raise AgentTimeout(
             f"agent did not send {what}: it answered a request sent after that line, and no "
-            f"error followed within {GRACE_AFTER_LATER_ANSWER:g} s of that answer"
+            f"error followed within {grace:.2g} s of that answer"
         ) from None
+
+
+def _grace(later: Pending) -> float:
+    """How long after the later request's answer an error for the bad line may still come."""
+    assert later.response is not None
+    round_trip = later.response.frame.t - later.request.t
+    return min(GRACE_AFTER_LATER_ANSWER, max(GRACE_FLOOR, GRACE_PER_ROUND_TRIP * round_trip))
 
 
 def _error_code(frame: Frame) -> object:
@@ -104,16 +122,21 @@ async def integer_and_string_ids_are_echoed(ctx: CheckContext) -> Outcome:
         ("conformance-id-é", "session/new", session),
         (0, "session/new", session),
     ]
+    # Sent together, as an editor may: an agent that takes a second per session/new
+    # (claude-agent-acp) answers the three in little more than one.
+    pendings = [await conn.start_request(method, params, id=rid) for rid, method, params in probes]
+    sent_ids = {id_key(rid) for rid, _, _ in probes}
     frames: list[int] = []
-    for rid, method, params in probes:
-        pending = await conn.start_request(method, params, id=rid)
+    for (rid, _, _), pending in zip(probes, pendings, strict=True):
         try:
             response = await pending.wait()
         except AgentTimeout:
             stray = [
                 f
-                for f in conn.agent_frames(pending.request.seq)
-                if isinstance(f.message, dict) and "method" not in f.message
+                for f in conn.agent_frames(pendings[0].request.seq)
+                if isinstance(f.message, dict)
+                and "method" not in f.message
+                and id_key(f.message.get("id")) not in sent_ids
             ]
             if stray:
                 return failed(

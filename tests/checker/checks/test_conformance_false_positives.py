@@ -173,3 +173,12 @@ def test_an_error_without_an_id_member_is_named_so_not_called_missing() -> None:
     item = result.results["jsonrpc.parse-error"]
     assert item.verdict is Verdict.FAIL, item.reason
     assert "has no id member" in item.reason, item.reason
+
+
+@pytest.mark.subprocess
+def test_a_parse_error_sent_after_later_answers_still_counts() -> None:
+    # The grace after the later request's answer is scaled to its round trip (ms here) but
+    # never below 0.5 s: an error 0.2 s late is still the line's answer.
+    result = run_checker(raw_agent("--quirk", "late-parse-errors"), only=["jsonrpc.parse-error"])
+    item = result.results["jsonrpc.parse-error"]
+    assert item.verdict is Verdict.PASS, item.reason
