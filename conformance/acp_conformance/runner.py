@@ -95,7 +95,8 @@ class CpuUse:
 class CpuClock:
     """Measures `CpuUse` from here on. Agent processes count once the checker has reaped
     them (``RUSAGE_CHILDREN``), which the shutdown ladder does for every one it started; an
-    agent's own children count when the agent waited for them."""
+    agent's own children count when the agent waited for them, and the ones it left behind
+    through what the ladder read before killing them (``ExitRecord.leftover_cpu``)."""
 
     def __init__(self) -> None:
         self._start = self._now()
@@ -106,9 +107,9 @@ class CpuClock:
         own = resource.getrusage(resource.RUSAGE_SELF)
         return children.ru_utime + children.ru_stime, own.ru_utime + own.ru_stime
 
-    def read(self) -> CpuUse:
+    def read(self, leftover: float = 0.0) -> CpuUse:
         agents, checker = self._now()
-        return CpuUse(agents - self._start[0], checker - self._start[1])
+        return CpuUse(agents - self._start[0] + leftover, checker - self._start[1])
 
 
 @dataclass
@@ -479,5 +480,5 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
         None,
     )
     result = RunResult(config, results, runs, started, time.monotonic() - clock, agent_info)
-    result.cpu = cpu.read()
+    result.cpu = cpu.read(sum(run.exit.leftover_cpu for run in runs if run.exit is not None))
     return result

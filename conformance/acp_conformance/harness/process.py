@@ -19,6 +19,8 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process
 
+from .group_cpu import leftover_cpu_seconds
+
 
 class Rung(StrEnum):
     """Which step of the shutdown ladder ended the process."""
@@ -47,6 +49,9 @@ class ExitRecord:
     #: How long the process was given to exit after stdin closed, when that was shorter than
     #: the other rungs' wait (None: the same wait).
     eof_wait: float | None = None
+    #: CPU seconds the group's leftover processes had used when they were killed (their
+    #: parent never reaped them, so ``RUSAGE_CHILDREN`` does not see them).
+    leftover_cpu: float = 0.0
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -56,6 +61,8 @@ class ExitRecord:
         }
         if self.eof_wait is not None:
             out["eofWait"] = self.eof_wait
+        if self.leftover_cpu:
+            out["leftoverCpuSeconds"] = round(self.leftover_cpu, 2)
         return out
 
 
@@ -125,7 +132,9 @@ class AgentProcess:
         else:
             rung = await self._climb_ladder(grace, eof_wait)
         orphans = _group_alive(self.pid)
+        leftover_cpu = 0.0
         if orphans:
+            leftover_cpu = leftover_cpu_seconds(self.pid)
             _signal_group(self.pid, signal.SIGKILL)
         await self._close_pipes()
         self.exit = ExitRecord(
@@ -133,6 +142,7 @@ class AgentProcess:
             returncode=self.process.returncode,
             orphans=orphans,
             eof_wait=eof_wait if eof_wait < grace else None,
+            leftover_cpu=leftover_cpu,
         )
         return self.exit
 
