@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import time
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -344,29 +344,41 @@ async def _run_scenario(
     config: RunConfig,
     progress: Progress,
     evidence: RunEvidence,
-    checks_done: Callable[[], None] = lambda: None,
+    slot: contextlib.AbstractAsyncContextManager[object],
 ) -> tuple[list[AgentRun], list[tuple[Check, Outcome]]]:
-    """Run one scenario's checks in order, then stop its processes and remove its sandbox.
-    ``checks_done`` is called once the last check has its outcome, before the stopping: the
-    ladder waits (an agent that ignores stdin EOF costs a grace per process) need no slot."""
+    """Run one scenario's checks in order, holding ``slot``, then stop its processes and
+    remove its sandbox. The slot is given back before the stopping: the ladder's waits (an
+    agent that ignores stdin EOF, as claude-agent-acp does, costs ~1 s per process) need
+    none, so the next scenario starts meanwhile."""
     results: list[tuple[Check, Outcome]] = []
     async with anyio.create_task_group() as tg:
         runtime = ScenarioRuntime(config, SCENARIOS[name], tg, evidence)
         try:
-            for chk, requirement in checks:
-                progress.check_started(name, chk.requirement)
-                outcome = await _run_check(chk, requirement, runtime)
-                if outcome.verdict in (Verdict.FAIL, Verdict.HARNESS_ERROR):
-                    # Whatever went wrong may linger in that process: a later check that
-                    # would reuse it (the turn agent, say) gets a fresh one instead, so one
-                    # failure stays one.
-                    runtime.retire(outcome.run_id)
-                results.append((chk, outcome))
+            async with slot:
+                await _run_checks(checks, runtime, progress, results)
         finally:
-            checks_done()
             await runtime.close()
             tg.cancel_scope.cancel()
     return runtime.runs, results
+
+
+async def _run_checks(
+    checks: list[Planned],
+    runtime: ScenarioRuntime,
+    progress: Progress,
+    results: list[tuple[Check, Outcome]],
+) -> None:
+    """Each check in turn, its outcome appended to ``results`` as it comes."""
+    name = runtime.scenario.name
+    for chk, requirement in checks:
+        progress.check_started(name, chk.requirement)
+        outcome = await _run_check(chk, requirement, runtime)
+        if outcome.verdict in (Verdict.FAIL, Verdict.HARNESS_ERROR):
+            # Whatever went wrong may linger in that process: a later check that would
+            # reuse it (the turn agent, say) gets a fresh one instead, so one failure
+            # stays one.
+            runtime.retire(outcome.run_id)
+        results.append((chk, outcome))
 
 
 def _run_wide(chk: Check, record: RunRecord) -> list[Outcome]:
@@ -397,19 +409,6 @@ def _aborted(
     return result
 
 
-def _once(release: Callable[[], None], *, skip: bool) -> Callable[[], None]:
-    """``release``, callable many times but acting once (never when ``skip``)."""
-    done = skip
-
-    def call() -> None:
-        nonlocal done
-        if not done:
-            done = True
-            release()
-
-    return call
-
-
 async def execute(config: RunConfig, progress: Progress | None = None) -> RunResult:
     started = time.time()
     clock = time.monotonic()
@@ -435,17 +434,8 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
         # --jobs scenarios rather than in one of their slots, where they would hold up
         # scenarios that compute (gemini-cli: 82 s alone, three 30 s waits one after another).
         waits = config.llm == "none" and SCENARIOS[name].llm
-        # The slot is given back when the checks are done, not when the processes are stopped
-        # (claude-agent-acp ignores stdin EOF: ~1 s of waiting per process, 18 per run).
-        if not waits:
-            await limiter.acquire()
-        give_back = _once(limiter.release, skip=waits)
-        try:
-            scenario_runs, results = await _run_scenario(
-                name, checks, config, progress, evidence, checks_done=give_back
-            )
-        finally:
-            give_back()
+        slot = contextlib.nullcontext() if waits else limiter
+        scenario_runs, results = await _run_scenario(name, checks, config, progress, evidence, slot)
         runs.extend(scenario_runs)
         for chk, outcome in results:
             if chk.requirement in outcomes:

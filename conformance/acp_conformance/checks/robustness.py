@@ -197,7 +197,7 @@ def _named(cases: list[_Case]) -> str:
     if len(cases) == 1:
         return str(cases[0])
     others = "; ".join(str(c) for c in cases[1:])
-    return f"{cases[0]}, the first of {len(cases)} requests sent together (the others: {others})"
+    return f"{cases[0]}, the earliest of {len(cases)} suspects (the others: {others})"
 
 
 async def _exchange(run: AgentRun, cases: list[_Case], *, invalid: bool) -> list[Response]:
