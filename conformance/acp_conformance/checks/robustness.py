@@ -48,10 +48,10 @@ GRACE_AFTER_LATER_ANSWER = 5.0
 FUZZ_BUDGET = 40
 
 #: Fuzzed requests in flight at once; their answers are still judged one by one. An agent
-#: that needs about a second per session/new (claude-agent-acp starts a model client for each)
-#: went through its ~180 draws one after another in 27-45 s. JSON-RPC lets a client send
-#: without waiting, as editors do, so an agent that breaks with four requests open is broken;
-#: a death is blamed on the requests that got no answer, the earliest first.
+#: that needs about a second per session/new (claude-agent-acp starts a Claude Code process
+#: for each) went through its ~180 draws one after another in 27-45 s. JSON-RPC lets a client
+#: send without waiting, as editors do, so an agent that breaks with four requests open is
+#: broken; a death is blamed on the requests that got no answer, the earliest first.
 IN_FLIGHT = 4
 
 
