@@ -9,12 +9,15 @@ the process exits 0. Any failure says why on the terminal and exits 1 with nothi
 from __future__ import annotations
 
 import getpass
+import os
 import sys
 from typing import TYPE_CHECKING, TextIO
 
 from iac_code import secret_env
 from iac_code.credentials import (
+    CHECK_DEADLINE_SECONDS,
     DEFAULT_BASE_URL,
+    CredentialError,
     KeyCheckError,
     check_api_key,
     credentials_path,
@@ -42,14 +45,18 @@ def run_login(settings: Settings, *, out: TextIO | None = None) -> int:
         return 1
     print("Checking the key ...", file=stream, flush=True)
     try:
-        check_api_key(key, settings.base_url)
-    except KeyCheckError as exc:
-        print(str(exc), file=stream, flush=True)
+        check_api_key(key, settings.base_url, deadline=_check_deadline())
+    except (KeyCheckError, CredentialError) as exc:
+        print(
+            f"{exc} Nothing was saved." if isinstance(exc, CredentialError) else str(exc),
+            file=stream,
+            flush=True,
+        )
         return 1
     try:
         path = store_api_key(settings.home, key)
     except OSError as exc:
-        print(f"Could not save the key: {exc}", file=stream, flush=True)
+        print(f"Could not save the key: {exc.strerror or exc}", file=stream, flush=True)
         return 1
     print(f"Logged in. The key is saved in {path} (readable by you only).", file=stream)
     if secret_env.get("ANTHROPIC_API_KEY"):
@@ -62,10 +69,26 @@ def run_login(settings: Settings, *, out: TextIO | None = None) -> int:
     return 0
 
 
+def _check_deadline() -> float:
+    """The key check's overall deadline: IAC_CODE_LOGIN_DEADLINE_SECONDS, or the default."""
+    raw = os.environ.get("IAC_CODE_LOGIN_DEADLINE_SECONDS", "")
+    try:
+        value = float(raw)
+    except ValueError:
+        return CHECK_DEADLINE_SECONDS
+    return value if value > 0 else CHECK_DEADLINE_SECONDS
+
+
 def run_logout(settings: Settings, *, out: TextIO | None = None) -> int:
     stream = out or sys.stderr
-    if remove_api_key(settings.home):
-        print(f"Logged out: removed {credentials_path(settings.home)}.", file=stream)
+    path = credentials_path(settings.home)
+    try:
+        removed = remove_api_key(settings.home)
+    except OSError as exc:
+        print(f"Could not remove {path}: {exc.strerror or exc}.", file=stream, flush=True)
+        return 1
+    if removed:
+        print(f"Logged out: removed {path}.", file=stream)
     else:
         print("Not logged in: there was no saved key.", file=stream)
     stream.flush()

@@ -74,7 +74,12 @@ from iac_code.agent.timestamps import utc_now
 from iac_code.agent.tool_runner import ToolRunner
 from iac_code.agent.turn import Turn, TurnDependencies, close_open_tool_calls
 from iac_code.child_env import child_env_policy
-from iac_code.credentials import remove_api_key
+from iac_code.credentials import (
+    NO_KEY_MESSAGE,
+    CredentialError,
+    remove_api_key,
+    resolve_api_key_async,
+)
 from iac_code.llm.retry import RetryNotice
 from iac_code.rpc.context import current_request
 from iac_code.rpc.errors import ConnectionClosedError
@@ -370,9 +375,15 @@ class IacAgent(AgentHandlers):
                 "Unknown authentication method.",
                 data={"methodId": f"must be {info.API_KEY_AUTH_METHOD_ID}"},
             )
-        if not self.models.api_key():
+        try:
+            key = await resolve_api_key_async(self.settings)
+        except CredentialError as exc:
             raise AuthRequiredError(
-                "ANTHROPIC_API_KEY is not set in the agent's environment.",
+                str(exc), data={"authMethods": info.auth_method_ids(self.client_capabilities)}
+            ) from None
+        if not key:
+            raise AuthRequiredError(
+                NO_KEY_MESSAGE,
                 data={"authMethods": info.auth_method_ids(self.client_capabilities)},
             )
         return AuthenticateResponse()

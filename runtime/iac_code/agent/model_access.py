@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from iac_code.credentials import stored_api_key
+from iac_code.credentials import CredentialError, resolve_api_key, resolve_api_key_async
 from iac_code.llm.contract import (
     MessageFinished,
     ModelClient,
@@ -53,25 +53,45 @@ class ModelAccess:
         self._settings = settings
         #: An injected client (tests, bench) or the one created on first use.
         self._client = client
+        self._injected = client is not None
+        #: The key the self-made client was built with (a new saved key means a new client).
+        self._client_key: str | None = None
         self._on_retry = on_retry
 
     def api_key(self) -> str | None:
-        """The environment's (or config file's) key, else the one saved by the terminal login.
+        """The key `credentials.resolve_api_key` finds (environment first, then the one
+        saved by the terminal login); raises `CredentialError` for an unusable one.
 
-        The saved key is read each time it is needed, so a login done in a terminal while
-        this agent runs is used by the next prompt.
+        The saved key is looked up each time (cached by the file's stat), so a login done
+        in a terminal while this agent runs is used by the next prompt. Reads a file: on the
+        event loop use `ready_client` instead.
         """
-        return self._settings.api_key or stored_api_key(self._settings.home)
+        return resolve_api_key(self._settings)
 
     def client(self) -> ModelClient | None:
         """The model client, or None without an API key (``anthropic`` is imported here)."""
         if self._client is None:
-            api_key = self.api_key()
-            if not api_key:
-                return None
-            from iac_code.llm.anthropic_client import AnthropicModelClient
+            return self._client_for(self.api_key())
+        return self._client
 
-            self._client = AnthropicModelClient(api_key=api_key, base_url=self._settings.base_url)
+    async def ready_client(self) -> ModelClient | None:
+        """`client` for the event loop: the key is looked up in a worker thread, and a
+        client built from a saved key that has since changed is replaced."""
+        if self._injected:
+            return self._client
+        key = await resolve_api_key_async(self._settings)
+        if self._client is not None and key == self._client_key:
+            return self._client
+        self._client = None
+        return self._client_for(key)
+
+    def _client_for(self, api_key: str | None) -> ModelClient | None:
+        if not api_key:
+            return None
+        from iac_code.llm.anthropic_client import AnthropicModelClient
+
+        self._client = AnthropicModelClient(api_key=api_key, base_url=self._settings.base_url)
+        self._client_key = api_key
         return self._client
 
     def start_preload(self) -> bool:
@@ -80,8 +100,13 @@ class ModelAccess:
         Only for the SDK client this creates itself, and only with an API key: without
         one no prompt can reach the model, so the seconds of CPU would be spent for nothing.
         """
-        if self._client is not None or not self.api_key():
+        if self._client is not None:
             return False
+        try:
+            if not self.api_key():
+                return False
+        except CredentialError:
+            return False  # said to the client on its first prompt
         from iac_code.llm.preload import PRELOADER
 
         client = self.client()
@@ -94,6 +119,8 @@ class ModelAccess:
     def forget_client(self) -> None:
         """Drop the current client; the next use creates one from the settings again."""
         self._client = None
+        self._injected = False
+        self._client_key = None
 
     async def stream(
         self, client: ModelClient, request: ModelRequest

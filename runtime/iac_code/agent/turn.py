@@ -25,6 +25,7 @@ from iac_code.agent.content import check_prompt, title_from_prompt
 from iac_code.agent.history import interrupted_result_event, missing_tool_results, model_messages
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.agent.timestamps import utc_now
+from iac_code.credentials import NO_KEY_MESSAGE, CredentialError
 from iac_code.llm.contract import (
     ModelAuthError,
     ModelError,
@@ -147,10 +148,16 @@ class Turn:
 
     async def _run(self, prompt: list[dict[str, Any]], message_id: str | None) -> PromptResponse:
         check_prompt(prompt)
-        client = self.port.model.client()
+        try:
+            client = await self.port.model.ready_client()
+        except CredentialError as exc:
+            raise AuthRequiredError(
+                str(exc),
+                data={"authMethods": info.auth_method_ids(self.port.client_capabilities())},
+            ) from None
         if client is None:
             raise AuthRequiredError(
-                "Set ANTHROPIC_API_KEY to use the model.",
+                NO_KEY_MESSAGE,
                 data={"authMethods": info.auth_method_ids(self.port.client_capabilities())},
             )
         session = self.session

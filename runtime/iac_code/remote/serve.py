@@ -57,7 +57,7 @@ class AgentHandlerFactory:
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._shared = _SharedModelClient(settings) if settings.api_key else None
+        self._shared = _SharedModelClient(settings) if _usable_env_key(settings) else None
 
     def __call__(
         self, connection: Connection, background: TaskGroup
@@ -73,6 +73,20 @@ class AgentHandlerFactory:
     async def aclose(self) -> None:
         if self._shared is not None:
             await self._shared.aclose_shared()
+
+
+def _usable_env_key(settings: Settings) -> bool:
+    """An environment key that passes the credential check. Without one no client is shared:
+    each connection's agent looks the key up itself (the saved one), and says why an
+    unusable key is refused, as over stdio."""
+    from iac_code.credentials import CredentialError, resolve_api_key
+
+    if not settings.api_key:
+        return False
+    try:
+        return bool(resolve_api_key(settings))
+    except CredentialError:
+        return False
 
 
 class _SharedModelClient:

@@ -61,6 +61,7 @@ from acp_bindings.v2.models import (
 from iac_code.agent import info as v1_info
 from iac_code.agent.commands import available_commands
 from iac_code.agent.content import check_prompt
+from iac_code.credentials import NO_KEY_MESSAGE, CredentialError
 from iac_code.router import validate_params
 from iac_code.rpc.connection import ConnectionClosedError
 from iac_code.rpc.context import current_request
@@ -259,22 +260,24 @@ class V2Handlers(AgentHandlers):
     async def session_prompt(self, params: PromptRequest) -> PromptResponse:
         raw = _wire(params)
         session_id = raw["sessionId"]
-        session = self.agent.sessions.get(session_id)
-        if session is None:
-            raise ResourceNotFoundError("Unknown session.", data={"sessionId": session_id})
-        if session.turn is not None or session_id in self._turns:
-            raise InvalidParamsError(
-                "A prompt is already running in this session.",
-                data={"sessionId": "a prompt is already running"},
-            )
+        self._check_prompt_can_start(session_id)
         # Everything that would fail the v1 prompt before its turn starts is checked here,
         # because after the answer a failure can only be reported as a stop reason.
         check_prompt(raw["prompt"])
-        if not self.agent.settings.api_key:
+        # The same lookup as v1 (environment, then the key saved by `iac-code login`).
+        try:
+            client = await self.agent.models.ready_client()
+        except CredentialError as exc:
             raise AuthRequiredError(
-                "Set ANTHROPIC_API_KEY to use the model.",
-                data={"authMethods": [v1_info.API_KEY_AUTH_METHOD_ID]},
+                str(exc), data={"authMethods": [v1_info.API_KEY_AUTH_METHOD_ID]}
+            ) from None
+        if client is None:
+            raise AuthRequiredError(
+                NO_KEY_MESSAGE, data={"authMethods": [v1_info.API_KEY_AUTH_METHOD_ID]}
             )
+        # The lookup awaited (a file read off the loop): the session may have closed, or
+        # another prompt started, meanwhile.
+        self._check_prompt_can_start(session_id)
         message_id = translate.new_message_id()
         v1_params = _v1(
             V1PromptRequest,
@@ -285,6 +288,16 @@ class V2Handlers(AgentHandlers):
             lambda: self._run_turn(session_id, v1_params, accepted, message_id, raw["prompt"])
         )
         return PromptResponse.model_validate({"messageId": message_id})
+
+    def _check_prompt_can_start(self, session_id: str) -> None:
+        session = self.agent.sessions.get(session_id)
+        if session is None:
+            raise ResourceNotFoundError("Unknown session.", data={"sessionId": session_id})
+        if session.turn is not None or session_id in self._turns:
+            raise InvalidParamsError(
+                "A prompt is already running in this session.",
+                data={"sessionId": "a prompt is already running"},
+            )
 
     async def _run_turn(
         self,
