@@ -25,6 +25,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, ObjectReceiveStream, Ob
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from iac_code.rpc.batches import DEFAULT_MAX_BATCH_BYTES, OversizedBatch, is_array_line
 from iac_code.rpc.framing import LineFramer, OversizedLine, decode_line
 
 __all__ = [
@@ -42,7 +43,8 @@ AnyByteReceiveStream = ByteReceiveStream | ObjectReceiveStream[bytes]
 AnyByteSendStream = ByteSendStream | ObjectSendStream[bytes]
 
 InputEvent = object
-"""A decoded JSON value, or a :class:`DecodeFailure` / :class:`OversizedLine` to answer."""
+"""A decoded JSON value, or a :class:`DecodeFailure` / :class:`OversizedLine` /
+:class:`OversizedBatch` to answer."""
 
 
 class MessageSource(ABC):
@@ -76,11 +78,17 @@ class FrameSink(ABC):
 class NdjsonSource(MessageSource):
     """Lines of a byte stream, each decoded as one JSON value."""
 
-    __slots__ = ("_ended", "_framer", "_stream")
+    __slots__ = ("_ended", "_framer", "_max_batch_bytes", "_stream")
 
-    def __init__(self, stream: AnyByteReceiveStream, max_line_bytes: int) -> None:
+    def __init__(
+        self,
+        stream: AnyByteReceiveStream,
+        max_line_bytes: int,
+        max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    ) -> None:
         self._stream = stream
         self._framer = LineFramer(max_line_bytes)
+        self._max_batch_bytes = max_batch_bytes
         self._ended = False
 
     async def receive_batch(self) -> list[InputEvent]:
@@ -91,19 +99,23 @@ class NdjsonSource(MessageSource):
                 self._ended = True
                 tail = self._framer.close()  # a last line without its "\n" still counts
                 if tail:
-                    return [_decoded(event) for event in tail]
+                    return [self._decoded(event) for event in tail]
                 break
             events = self._framer.feed(data)
             if events:
-                return [_decoded(event) for event in events]
+                return [self._decoded(event) for event in events]
         raise anyio.EndOfStream
 
     async def aclose(self) -> None:
         await self._stream.aclose()
 
-
-def _decoded(event: bytes | OversizedLine) -> InputEvent:
-    return event if isinstance(event, OversizedLine) else decode_line(event)
+    def _decoded(self, event: bytes | OversizedLine) -> InputEvent:
+        if isinstance(event, OversizedLine):
+            return event
+        if len(event) > self._max_batch_bytes and is_array_line(event):
+            # Refused undecoded: the objects of a big array cost ~20 times its bytes.
+            return OversizedBatch(len(event), self._max_batch_bytes)
+        return decode_line(event)
 
 
 class ByteStreamSink(FrameSink):

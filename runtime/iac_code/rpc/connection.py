@@ -17,11 +17,15 @@ fixed order:
 
 Batches (a JSON array of messages on one line) are answered only when
 :attr:`Connection.accepts_batches` is set — the v2 router sets it once protocol v2 is agreed,
-because the v2 draft allows them and v1 does not. A batch is taken apart into its entries,
-which run like single messages; the answers to its requests (and a ``-32600`` for each
-invalid entry) go out together as one array, in the order they finished; a batch of only
-notifications and responses gets no reply, and an empty array one ``-32600`` object. Under v1
-every array is one invalid request, as before.
+because the v2 draft allows them and v1 does not. A batch's entries run one after another in
+their order, as if sent one by one and each awaited (one task per batch, beside the other
+input); the answers to its requests (and a ``-32600`` for each invalid entry) go out together
+as one array, in entry order, and only then does the work a request left for after its
+answer (a v2 prompt's turn) begin, so an entry never sees the effect of a later one before
+its own answer. A batch of only notifications and responses gets no reply, and an empty array
+one ``-32600`` object. A batch over the limits of :mod:`iac_code.rpc.batches` (bytes, entries,
+held answers) is refused with one ``-32600`` and runs nothing. Under v1 every array is one
+invalid request, as before.
 """
 
 from __future__ import annotations
@@ -40,6 +44,15 @@ from acp_bindings.errors import (
     error_from_wire,
 )
 
+from iac_code.rpc.batches import (
+    DEFAULT_MAX_BATCH_ANSWER_BYTES,
+    DEFAULT_MAX_BATCH_BYTES,
+    DEFAULT_MAX_BATCH_ENTRIES,
+    BatchAnswers,
+    OversizedBatch,
+    oversized_batch_error,
+    too_many_entries_error,
+)
 from iac_code.rpc.channels import (
     AnyByteReceiveStream,
     AnyByteSendStream,
@@ -144,35 +157,11 @@ class OutboundCall:
 
 
 class _InboundRequest:
-    __slots__ = ("batch", "context", "scope")
+    __slots__ = ("context", "scope")
 
-    def __init__(self, context: RequestContext, batch: _Batch | None = None) -> None:
+    def __init__(self, context: RequestContext) -> None:
         self.context = context
         self.scope = anyio.CancelScope()
-        self.batch = batch
-
-
-class _Batch:
-    """The answers of one inbound batch, collected until its last request is answered."""
-
-    __slots__ = ("answers", "delivered", "outstanding", "sealed", "written")
-
-    def __init__(self) -> None:
-        self.answers: list[bytes] = []
-        self.outstanding = 0
-        self.sealed = False  # every entry has been taken apart
-        self.written = anyio.Event()
-        self.delivered = False  # the array was queued (False: the output had closed)
-
-    @property
-    def complete(self) -> bool:
-        return self.sealed and self.outstanding == 0
-
-    def frame(self) -> bytes | None:
-        """The one array line of every answer, or None when nothing needs answering."""
-        if not self.answers:
-            return None
-        return b"[" + b",".join(answer.rstrip(b"\n") for answer in self.answers) + b"]\n"
 
 
 class Connection:
@@ -193,6 +182,9 @@ class Connection:
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_queued_frames: int = DEFAULT_MAX_QUEUED_FRAMES,
         max_pending_output_bytes: int = DEFAULT_MAX_PENDING_BYTES,
+        max_batch_entries: int = DEFAULT_MAX_BATCH_ENTRIES,
+        max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+        max_batch_answer_bytes: int = DEFAULT_MAX_BATCH_ANSWER_BYTES,
         shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
         on_close: Callable[[], Awaitable[None]] | None = None,
         logger: logging.Logger | None = None,
@@ -204,8 +196,12 @@ class Connection:
         #: like on their stdout and expect no answer to it, such as MCP servers.
         self._on_invalid_input = on_invalid_input
         self._source = (
-            source if isinstance(source, MessageSource) else NdjsonSource(source, max_line_bytes)
+            source
+            if isinstance(source, MessageSource)
+            else NdjsonSource(source, max_line_bytes, max_batch_bytes)
         )
+        self._max_batch_entries = max_batch_entries
+        self._max_batch_answer_bytes = max_batch_answer_bytes
         self._sink = sink if isinstance(sink, FrameSink) else ByteStreamSink(sink)
         self._shutdown_grace = shutdown_grace
         self._on_close = on_close
@@ -352,6 +348,9 @@ class Connection:
         if isinstance(value, DecodeFailure):
             await self._reject(None, ParseError(data={"reason": value.reason}))
             return
+        if isinstance(value, OversizedBatch):
+            await self._reject(None, oversized_batch_error(value))
+            return
         if isinstance(value, list) and self.accepts_batches:
             await self._on_batch(value)
             return
@@ -369,43 +368,66 @@ class Connection:
         if not entries:
             await self._reject(None, InvalidRequestError(data={"reason": "an empty batch"}))
             return
-        batch = _Batch()
-        for entry in entries:
-            message = classify(entry)
-            if isinstance(message, Request):
-                if message.id in self._inbound:
-                    reason = "a request with this id is in progress"
-                    batch.answers.append(
-                        _error_frame(message.id, InvalidRequestError(data={"reason": reason}))
-                    )
-                else:
-                    self._begin_request(message, batch)
-            elif isinstance(message, Notification):
-                self._start_notification(message)
-            elif isinstance(message, Response):
-                self._resolve_response(message)
-            elif message.response_like:
-                self._on_broken_response(message)
-            else:
-                error = InvalidRequestError(data={"reason": message.reason})
-                if self._on_invalid_input is not None:
-                    self._on_invalid_input(error)
-                else:
-                    batch.answers.append(_error_frame(message.id, error))
-        batch.sealed = True
-        if batch.complete:
-            await self._write_batch(batch)
+        if len(entries) > self._max_batch_entries:
+            await self._reject(None, too_many_entries_error(len(entries), self._max_batch_entries))
+            return
+        assert self._task_group is not None
+        self._running_handlers += 1
+        self._task_group.start_soon(self._run_batch, entries)
 
-    async def _write_batch(self, batch: _Batch) -> None:
-        frame = batch.frame()
+    async def _run_batch(self, entries: list[Any]) -> None:
+        """Run the entries in order, write their answers as one array, then start what the
+        answered requests left for after their answer (in entry order)."""
+        answers = BatchAnswers(self._max_batch_answer_bytes)
+        answered: list[RequestContext] = []
         try:
-            if frame is not None:
-                await self._writer.enqueue(frame)
-            batch.delivered = True
-        except ConnectionClosedError:
-            self._logger.debug("batch answer dropped: output closed")
+            entries.reverse()  # popped from the end: each entry's objects go once it ran
+            while entries:
+                message = classify(entries.pop())
+                if isinstance(message, Request):
+                    if message.id in self._inbound:
+                        reason = "a request with this id is in progress"
+                        error = InvalidRequestError(data={"reason": reason})
+                        answers.add(message.id, _error_frame(message.id, error))
+                        continue
+                    inbound = _InboundRequest(RequestContext(self, message.id, message.method))
+                    self._inbound[message.id] = inbound
+                    frame, succeeded = await self._handle(message, inbound)
+                    if answers.add(message.id, frame) and succeeded:
+                        answered.append(inbound.context)
+                elif isinstance(message, Notification):
+                    if message.method == CANCEL_REQUEST_METHOD:
+                        self._cancel_inbound(message.params)
+                    else:
+                        scope = anyio.CancelScope()
+                        self._notification_scopes.add(scope)
+                        await self._notify_handler(message, scope)
+                elif isinstance(message, Response):
+                    self._resolve_response(message)
+                elif message.response_like:
+                    self._on_broken_response(message)
+                else:
+                    error = InvalidRequestError(data={"reason": message.reason})
+                    if self._on_invalid_input is not None:
+                        self._on_invalid_input(error)
+                    else:
+                        answers.add(message.id, _error_frame(message.id, error))
+            array = answers.frame()
+            if array is not None and not await self._answer(None, array):
+                return
+            assert self._task_group is not None
+            for context in answered:
+                self._running_handlers += 1
+                self._task_group.start_soon(self._run_after_batch, context)
         finally:
-            batch.written.set()
+            self._handler_finished()
+
+    async def _run_after_batch(self, context: RequestContext) -> None:
+        try:
+            context._bind()
+            await self._run_after_response(context)
+        finally:
+            self._handler_finished()
 
     async def _on_invalid(self, message: InvalidMessage) -> None:
         if not message.response_like:
@@ -428,16 +450,27 @@ class Connection:
             return
         self._begin_request(request)
 
-    def _begin_request(self, request: Request, batch: _Batch | None = None) -> None:
+    def _begin_request(self, request: Request) -> None:
         assert self._task_group is not None
-        inbound = _InboundRequest(RequestContext(self, request.id, request.method), batch)
+        inbound = _InboundRequest(RequestContext(self, request.id, request.method))
         self._inbound[request.id] = inbound
-        if batch is not None:
-            batch.outstanding += 1
         self._running_handlers += 1
         self._task_group.start_soon(self._run_request, request, inbound)
 
     async def _run_request(self, request: Request, inbound: _InboundRequest) -> None:
+        try:
+            frame, succeeded = await self._handle(request, inbound)
+            written = await self._answer(request.id, frame)
+            if written and succeeded:
+                await self._run_after_response(inbound.context)
+        finally:
+            # Counted as running until the answer is queued, so shutdown never closes the
+            # writer in front of it.
+            self._handler_finished()
+
+    async def _handle(self, request: Request, inbound: _InboundRequest) -> tuple[bytes, bool]:
+        """Run the handler of a request registered in ``_inbound``; its answer frame, and
+        whether it succeeded. The request leaves ``_inbound`` when its handler returns."""
         assert self.handler is not None
         context = inbound.context
         context._bind()
@@ -445,53 +478,34 @@ class Connection:
         result: Any = None
         error: dict[str, Any] | None = None
         try:
-            try:
-                with inbound.scope:
-                    try:
-                        result = await self.handler.handle_request(
-                            context, request.method, request.params
-                        )
-                        answered = True
-                    except Exception as exc:
-                        error = error_object_for(exc, method=request.method, logger=self._logger)
-            finally:
-                # From here a $/cancel_request for this id finds nothing and is ignored.
-                del self._inbound[request.id]
-            if not answered and error is None:
-                # Our scope swallowed the cancellation: $/cancel_request or cancel_all().
-                error = RequestCancelledError().to_wire()
-            if error is None and at_least_chars(result, LARGE_FRAME_CHARS):
-                frame = await anyio.to_thread.run_sync(self._response_frame, request, result, error)
-            else:
-                frame = self._response_frame(request, result, error)
-            if inbound.batch is not None:
-                written = await self._answer_in_batch(inbound.batch, frame)
-            else:
-                written = await self._answer(request.id, frame)
-            if written and error is None:
-                await self._run_after_response(context)
+            with inbound.scope:
+                try:
+                    result = await self.handler.handle_request(
+                        context, request.method, request.params
+                    )
+                    answered = True
+                except Exception as exc:
+                    error = error_object_for(exc, method=request.method, logger=self._logger)
         finally:
-            # Counted as running until the answer is queued, so shutdown never closes the
-            # writer in front of it.
-            self._handler_finished()
+            # From here a $/cancel_request for this id finds nothing and is ignored.
+            del self._inbound[request.id]
+        if not answered and error is None:
+            # Our scope swallowed the cancellation: $/cancel_request or cancel_all().
+            error = RequestCancelledError().to_wire()
+        if error is None and at_least_chars(result, LARGE_FRAME_CHARS):
+            frame = await anyio.to_thread.run_sync(self._response_frame, request, result, error)
+        else:
+            frame = self._response_frame(request, result, error)
+        return frame, error is None
 
-    async def _answer(self, request_id: RequestId, frame: bytes) -> bool:
+    async def _answer(self, request_id: RequestId | None, frame: bytes) -> bool:
+        """Queue an answer (a batch's array has no id); False when the output had closed."""
         try:
             await self._writer.enqueue(frame)
         except ConnectionClosedError:
             self._logger.debug("response to %r dropped: output closed", request_id)
             return False
         return True
-
-    async def _answer_in_batch(self, batch: _Batch, frame: bytes) -> bool:
-        """Add the answer to its batch; the last one writes the array. True once written."""
-        batch.answers.append(frame)
-        batch.outstanding -= 1
-        if batch.complete:
-            await self._write_batch(batch)
-        else:
-            await batch.written.wait()
-        return batch.delivered
 
     async def _run_after_response(self, context: RequestContext) -> None:
         for callback in context._take_after_response():
@@ -525,6 +539,13 @@ class Connection:
         self._task_group.start_soon(self._run_notification, notification, scope)
 
     async def _run_notification(self, notification: Notification, scope: anyio.CancelScope) -> None:
+        try:
+            await self._notify_handler(notification, scope)
+        finally:
+            self._handler_finished()
+
+    async def _notify_handler(self, notification: Notification, scope: anyio.CancelScope) -> None:
+        """Run a notification's handler under ``scope`` (registered by the caller)."""
         assert self.handler is not None
         try:
             with scope:
@@ -533,7 +554,6 @@ class Connection:
             self._logger.exception("notification handler for %s failed", notification.method)
         finally:
             self._notification_scopes.discard(scope)
-            self._handler_finished()
 
     def _cancel_inbound(self, params: object) -> None:
         request_id = params.get("requestId") if isinstance(params, dict) else None

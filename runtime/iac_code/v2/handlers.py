@@ -101,10 +101,13 @@ _CLOSE_WAIT_S = 30.0
 class _AcceptedPrompt:
     """A prompt answered with its ``messageId`` whose turn has not reported idle yet."""
 
-    __slots__ = ("cancelled", "done", "turn")
+    __slots__ = ("cancelled", "done", "started", "turn")
 
     def __init__(self) -> None:
         self.cancelled = False
+        #: The turn began (its first update went out). Until then a session/close or delete
+        #: withdraws it: in a batch, the close runs before the prompt's answer is written.
+        self.started = False
         self.done = anyio.Event()
         self.turn: Turn | None = None
 
@@ -231,6 +234,11 @@ class V2Handlers(AgentHandlers):
         if accepted is None:
             return
         accepted.cancel()
+        if not accepted.started:
+            # Answered in the same batch and not begun: withdrawn, it will send nothing
+            # (waiting for it would wait for this very batch's answer to be written).
+            del self._turns[session_id]
+            return
         with anyio.move_on_after(_CLOSE_WAIT_S):
             await accepted.done.wait()
 
@@ -309,6 +317,9 @@ class V2Handlers(AgentHandlers):
     ) -> None:
         """Run the turn after the answer went out, framed by ``running`` and ``idle``."""
         try:
+            if self._turns.get(session_id) is not accepted:
+                return  # withdrawn by a close or delete before it began: nothing to report
+            accepted.started = True
             await self._run_accepted(session_id, v1_params, accepted, message_id, prompt)
         finally:
             accepted.done.set()
