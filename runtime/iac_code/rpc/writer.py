@@ -18,6 +18,12 @@ frame handed to :meth:`FrameWriter.enqueue` until it is written. While that coun
 another frame — so a turn streaming into an unread pipe stops pulling from the model
 instead of queueing its whole output. Memory then stays bounded by the cap plus one frame
 per producer.
+
+Why count frames too: bytes alone let many *small* answers through. A client that never
+reads and floods tiny requests got 158,000 of them accepted (1.4 GiB): each answer was ~100
+bytes against the 16 MiB cap, but each was also a task parked in :meth:`enqueue` holding its
+request and coroutine (kilobytes). So "room" also needs at most ``max_pending_frames``
+frames unwritten; whatever produces them, the input stops being read past either cap.
 """
 
 from __future__ import annotations
@@ -30,10 +36,17 @@ import anyio
 from iac_code.rpc.channels import FrameSink
 from iac_code.rpc.errors import ConnectionClosedError
 
-__all__ = ["DEFAULT_MAX_PENDING_BYTES", "DEFAULT_MAX_QUEUED_FRAMES", "FrameWriter"]
+__all__ = [
+    "DEFAULT_MAX_PENDING_BYTES",
+    "DEFAULT_MAX_PENDING_FRAMES",
+    "DEFAULT_MAX_QUEUED_FRAMES",
+    "FrameWriter",
+]
 
 DEFAULT_MAX_QUEUED_FRAMES = 1024
 DEFAULT_MAX_PENDING_BYTES = 16 * 2**20
+#: Unwritten frames beyond which there is no room, whatever their size (see the module doc).
+DEFAULT_MAX_PENDING_FRAMES = 4096
 
 
 class FrameWriter:
@@ -51,6 +64,7 @@ class FrameWriter:
         *,
         max_queued_frames: int = DEFAULT_MAX_QUEUED_FRAMES,
         max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
+        max_pending_frames: int = DEFAULT_MAX_PENDING_FRAMES,
         logger: logging.Logger,
     ) -> None:
         size: float = math.inf if max_queued_frames <= 0 else max_queued_frames
@@ -64,22 +78,29 @@ class FrameWriter:
         self.max_pending_bytes = max_pending_bytes
         self.pending_bytes = 0
         """Bytes of frames given to :meth:`enqueue` and not yet written (or dropped)."""
+        self.max_pending_frames = max_pending_frames
+        self.pending_frames = 0
+        """How many frames those bytes are."""
         self._room = anyio.Event()
         self._room.set()
 
     @property
     def has_room(self) -> bool:
-        return self.pending_bytes <= self.max_pending_bytes
+        return (
+            self.pending_bytes <= self.max_pending_bytes
+            and self.pending_frames < self.max_pending_frames
+        )
 
     async def wait_for_room(self) -> None:
-        """Return once the pending bytes are at most ``max_pending_bytes`` (or writing ended)."""
+        """Return once the pending bytes and frames are under their caps (or writing ended)."""
         while not self.has_room and not self.done.is_set():
             if self._room.is_set():
                 self._room = anyio.Event()
             await self._room.wait()  # set by _settle, and by run() when it stops
 
-    def _settle(self, size: int) -> None:
+    def _settle(self, size: int, frames: int = 1) -> None:
         self.pending_bytes -= size
+        self.pending_frames -= frames
         if self.has_room:
             self._room.set()
 
@@ -89,6 +110,7 @@ class FrameWriter:
         if not self.has_room:
             await self.wait_for_room()
         self.pending_bytes += len(frame)
+        self.pending_frames += 1
         try:
             # Fast path without a checkpoint: the frame's place is fixed immediately and a
             # burst of notifications does not yield to the event loop once per frame.
@@ -132,7 +154,7 @@ class FrameWriter:
                         self._logger.warning("output closed by the peer: %r", exc)
                         return
                     finally:
-                        self._settle(sum(map(len, batch)))
+                        self._settle(sum(map(len, batch)), len(batch))
         finally:
             self.done.set()
             self._room.set()
