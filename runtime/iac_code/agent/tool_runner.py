@@ -273,7 +273,7 @@ class ToolRunner:
         try:
             result = await self.port.request_client("session/request_permission", params)
         except RpcError as exc:
-            log.warning("permission request failed: %s", exc)
+            log.warning("permission request failed: %.200s", exc)
             return Verdict(False, reason="the client could not be asked")
         except ConnectionClosedError:
             # Nobody is left to answer. Telling the model "the user declined" would be

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 import anyio
@@ -406,6 +407,9 @@ class Connection:
                     self._resolve_response(message)
                 elif message.response_like:
                     self._on_broken_response(message)
+                elif self._is_bare_answer(message):
+                    reason = "an answer needs result or error"
+                    self._on_broken_response(replace(message, reason=reason))
                 else:
                     error = InvalidRequestError(data={"reason": message.reason})
                     if self._on_invalid_input is not None:
@@ -430,10 +434,19 @@ class Connection:
             self._handler_finished()
 
     async def _on_invalid(self, message: InvalidMessage) -> None:
+        if self._is_bare_answer(message):
+            self._on_broken_response(replace(message, reason="an answer needs result or error"))
+            return
         if not message.response_like:
             await self._reject(message.id, InvalidRequestError(data={"reason": message.reason}))
             return
         self._on_broken_response(message)
+
+    def _is_bare_answer(self, message: InvalidMessage) -> bool:
+        """An id-only object naming a request of ours that waits: its malformed answer (the
+        waiter fails, so a permission is denied and a question declined, instead of -32600
+        and a turn that hangs until cancelled)."""
+        return message.bare_id and isinstance(message.id, int) and message.id in self._pending
 
     def _on_broken_response(self, message: InvalidMessage) -> None:
         self._logger.warning("malformed response from the peer (%s)", message.reason)

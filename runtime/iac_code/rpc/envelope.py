@@ -75,6 +75,11 @@ class InvalidMessage:
     id: RequestId | None
     reason: str
     response_like: bool = False
+    #: An object with a valid id and neither ``method`` nor ``result``/``error``: a request
+    #: that lost its method, or an answer that lost its outcome (``JSON.stringify`` drops
+    #: ``result: undefined``). The connection decides by the id: one of its own outbound
+    #: requests waiting for an answer makes it a malformed answer to that request.
+    bare_id: bool = False
 
 
 Message = Request | Notification | Response | InvalidMessage
@@ -101,7 +106,8 @@ def classify(value: object) -> Message:
         return InvalidMessage(None, "id must not hold a lone UTF-16 surrogate")
     method = value.get("method")
     if method is None:
-        return InvalidMessage(valid_id, "method is required")
+        bare = "method" not in value and valid_id is not None
+        return InvalidMessage(valid_id, "method is required", bare_id=bare)
     if not isinstance(method, str):
         return InvalidMessage(valid_id, "method must be a string")
     params = value.get("params")

@@ -242,6 +242,19 @@ class ToolOutcome:
         )
 
 
+def _cap_error_copies(outcome: ToolOutcome, limit: int) -> None:
+    """An error's message is also in ``content`` and ``rawOutput``, which are sent to the
+    client and stored in the session: cap them like the model's copy. The message may be
+    the peer's (a client's 10 MB error answer to ``ask_user`` was stored twice, whole)."""
+    for item in outcome.content:
+        block = item.get("content") if item.get("type") == "content" else None
+        if isinstance(block, dict) and isinstance(block.get("text"), str):
+            block["text"] = cap_text(block["text"], limit)
+    error = outcome.raw_output.get("error")
+    if isinstance(error, str):
+        outcome.raw_output["error"] = cap_text(error, limit)
+
+
 # --- The tool base ---------------------------------------------------------------------------
 
 
@@ -310,6 +323,8 @@ class Tool(abc.ABC):
         except Exception as exc:  # a tool bug or an unexpected OS error must not end the turn
             outcome = ToolOutcome.error(f"{self.name} failed: {type(exc).__name__}: {exc}")
         outcome.model_content = cap_text(outcome.model_content, ctx.limits.result_cap_chars)
+        if outcome.is_error:
+            _cap_error_copies(outcome, ctx.limits.result_cap_chars)
         return outcome
 
     def spec(self) -> JsonDict:
