@@ -18,7 +18,9 @@ GET without ``Accept: text/event-stream``     406
 GET on a stream that already has a reader     409
 GET ``Last-Event-ID`` older than the replay   410
 too many connections, server shutting down,
-bodies being received over their total cap    503 + Retry-After
+bodies being received over their total cap
+(large bodies: over the cap minus the reserve
+kept for small ones)                          503 + Retry-After
 other HTTP methods                            405
 ===========================================  ======
 """
@@ -138,6 +140,15 @@ class AcpHttpEndpoint:
             )
         )
 
+    def _body_buffer_cap(self, body_size: int) -> int:
+        """How full the shared body buffer may be for a body of ``body_size`` bytes so far:
+        large bodies leave the reserve to small ones, so slow uploads cannot lock out
+        ``initialize`` and the answers clients owe the agent."""
+        cap = self.limits.max_buffered_body_bytes
+        if body_size <= self.limits.small_body_bytes:
+            return cap
+        return cap - min(self.limits.small_body_reserve_bytes, cap // 8)
+
     async def _read_message(self, request: Request) -> dict[str, Any]:
         limit = self.limits.max_body_bytes
         declared = request.headers.get("content-length")
@@ -152,7 +163,7 @@ class AcpHttpEndpoint:
                 async for chunk in request.stream():
                     if len(body) + len(chunk) > limit:
                         raise _Refused(transport_error(413, f"Body larger than {limit} bytes"))
-                    cap = self.limits.max_buffered_body_bytes
+                    cap = self._body_buffer_cap(len(body) + len(chunk))
                     if self.registry.receiving_body_bytes + len(chunk) > cap:
                         raise self._buffer_full()
                     self.registry.receiving_body_bytes += len(chunk)

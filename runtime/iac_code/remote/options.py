@@ -34,6 +34,11 @@ class RemoteLimits:
     #: Bytes of POST bodies being received, over all connections together; a request whose
     #: body would go past it is answered 503 with Retry-After.
     max_buffered_body_bytes: int = 64 * 2**20
+    #: The last bytes of that cap (this much, at most an eighth of it) are kept for small
+    #: bodies (at most ``small_body_bytes`` each, such as ``initialize`` or a permission
+    #: answer): slow large uploads together hold at most the cap minus the reserve.
+    small_body_reserve_bytes: int = 8 * 2**20
+    small_body_bytes: int = 64 * 2**10
     #: Longest connection, session or request id accepted in a header or message.
     max_id_length: int = 1024
     #: How long ``initialize`` may take before the POST answers 504.

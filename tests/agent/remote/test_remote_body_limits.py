@@ -101,6 +101,34 @@ async def test_bodies_over_the_total_cap_are_refused_503_and_a_normal_request_st
                 await stream.aclose()
 
 
+async def test_slow_large_bodies_leave_room_for_small_requests(
+    home: Path, llm_server: ScriptedLLMServer
+) -> None:
+    # Issue 34 item 11: slow uploads used to fill the whole cap, and then every initialize
+    # got 503 until their deadline. Large bodies now stop short of the small-body reserve.
+    cap, reserve = 4 * 2**20, 2**19
+    limits = RemoteLimits(
+        max_buffered_body_bytes=cap, small_body_reserve_bytes=reserve, body_timeout_seconds=60
+    )
+    part = b" " * 2**20
+    async with agent_server(home, llm_server.url, limits=limits) as server:
+        with anyio.fail_after(TIMEOUT):
+            slow = [await _open_post(server.url, 8 * 2**20 - 1, part) for _ in range(3)]
+            await _wait_receiving(server.registry, 3 * 2**20)
+            # A fourth would fill the cap (and lock small requests out): it stops at the
+            # reserve instead.
+            fourth = await _open_post(server.url, 8 * 2**20 - 1, part)
+            async with fourth:
+                answer = await _read_until_closed(fourth)
+            assert answer.startswith(b"HTTP/1.1 503"), answer[:200]
+            async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+                for _ in range(3):  # small requests fit into the reserve, one after another
+                    assert (await http.post(server.url, json=INITIALIZE)).status_code == 200
+            assert server.registry.receiving_body_bytes == 3 * 2**20
+            for stream in slow:
+                await stream.aclose()
+
+
 def test_the_flags_set_the_body_limits() -> None:
     from iac_code.cli import build_parser, remote_limits
 
