@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import anyio
 from acp_bindings.agent import AgentHandlers
 from acp_bindings.errors import AuthRequiredError, InternalError, InvalidParamsError
 from acp_bindings.models import (
@@ -109,6 +110,14 @@ UNKNOWN_SESSION = "unknown session"
 def wire(params: BaseModel) -> dict[str, Any]:
     """A validated model as a camelCase dict (only the fields the client sent)."""
     return params.model_dump(by_alias=True, exclude_unset=True, mode="json")
+
+
+def _fold_events(session: Session, events: list[dict[str, Any]]) -> None:
+    for event in events:
+        # Sessions stored before lone surrogates were replaced recover on load.
+        event = clean_json(event)
+        session.events.append(event)
+        session.apply_event(event)
 
 
 def _absolute_dir(value: object, field: str, *, must_exist: bool = True) -> Path:
@@ -210,11 +219,17 @@ class IacAgent(AgentHandlers):
     def _open(
         self, session_id: str, cwd: Path, extra_dirs: list[Path], events: list[dict[str, Any]]
     ) -> Session:
+        session = self._new_session(session_id, cwd, extra_dirs)
+        _fold_events(session, events)
+        self.sessions[session_id] = session
+        return session
+
+    def _new_session(self, session_id: str, cwd: Path, extra_dirs: list[Path]) -> Session:
         try:
             lock = self.store.lock(session_id)
         except SessionLockedError as exc:
             raise session_in_use(session_id) from exc
-        session = Session(
+        return Session(
             session_id=session_id,
             cwd=cwd,
             additional_directories=extra_dirs,
@@ -222,17 +237,30 @@ class IacAgent(AgentHandlers):
             models=self.settings.models,
             lock=lock,
         )
-        for event in events:
-            # Sessions stored before lone surrogates were replaced recover on load.
-            event = clean_json(event)
-            session.events.append(event)
-            session.apply_event(event)
+
+    async def _open_stored(self, session_id: str, cwd: Path, extra_dirs: list[Path]) -> Session:
+        """Open a stored session, its log read and folded in a worker thread: a long log
+        (hundreds of MiB) would otherwise hold the event loop, every other session, for
+        seconds. The session is registered only once it is complete."""
+        session = self._new_session(session_id, cwd, extra_dirs)
+        try:
+            await anyio.to_thread.run_sync(self._replay_stored, session)
+        except BaseException:
+            session.release()
+            raise
         self.sessions[session_id] = session
         return session
 
-    def _load_persisted(
-        self, session_id: object, cwd_value: object
-    ) -> tuple[Any, list[dict[str, Any]]]:
+    def _replay_stored(self, session: Session) -> None:
+        try:
+            events = self.store.load_events(session.session_id)
+        except SessionNotFoundError as exc:
+            raise InvalidParamsError(
+                "Unknown session.", data={"sessionId": UNKNOWN_SESSION}
+            ) from exc
+        _fold_events(session, events)
+
+    def _persisted_meta(self, session_id: object, cwd_value: object) -> Any:
         cwd = _absolute_dir(cwd_value, "cwd", must_exist=False)
         meta = self.store.get_meta(session_id) if isinstance(session_id, str) else None
         if meta is None:
@@ -242,13 +270,7 @@ class IacAgent(AgentHandlers):
                 "The session belongs to another working directory.",
                 data={"cwd": f"does not match the session's cwd {meta.cwd}"},
             )
-        try:
-            events = self.store.load_events(meta.session_id)
-        except SessionNotFoundError as exc:
-            raise InvalidParamsError(
-                "Unknown session.", data={"sessionId": UNKNOWN_SESSION}
-            ) from exc
-        return meta, events
+        return meta
 
     def _repair(self, session: Session) -> list[dict[str, Any]]:
         return close_open_tool_calls(self.port, session)
@@ -432,13 +454,13 @@ class IacAgent(AgentHandlers):
         return ResumeSessionResponse.model_validate(self._session_state(session))
 
     async def _activate(self, params: LoadSessionRequest | ResumeSessionRequest) -> Session:
-        meta, events = self._load_persisted(params.session_id, params.cwd)
+        meta = self._persisted_meta(params.session_id, params.cwd)
         active = self.sessions.get(meta.session_id)
         if active is not None:
             return active  # already open here: load re-replays, resume is a no-op
         check_session_capacity(len(self.sessions), self.settings.max_open_sessions)
         extra = _extra_dirs(params.additional_directories or meta.additional_directories)
-        session = self._open(meta.session_id, Path(meta.cwd), extra, events)
+        session = await self._open_stored(meta.session_id, Path(meta.cwd), extra)
         session.title = meta.title
         self._repair(session)
         await self._start_mcp(session, params.mcp_servers)
@@ -456,8 +478,7 @@ class IacAgent(AgentHandlers):
         fork_meta = self.store.fork(meta.session_id, fork_id, cwd=str(cwd))
         if params.additional_directories:
             self.store.update_meta(fork_id, additional_directories=[str(d) for d in extra])
-        events = self.store.load_events(fork_id)
-        session = self._open(fork_id, cwd, extra, events)
+        session = await self._open_stored(fork_id, cwd, extra)
         session.title = fork_meta.title
         self._repair(session)
         await self._start_mcp(session, params.mcp_servers)

@@ -29,7 +29,7 @@ from .errors import (
 )
 from .ids import is_valid_session_id
 from .index import SessionIndex
-from .jsonl import encode_line, parse_lines
+from .jsonl import encode_line, parse_lines, parse_stream
 from .locking import LOCK_TABLE_FILE, LockTable, SessionLock
 from .meta import SessionMeta, normalize_timestamp, utc_now
 
@@ -300,10 +300,21 @@ class SessionStore:
 
         A torn last line (crash while writing) is left out and cut off the file, so that
         later appends start on a clean line; corrupt lines elsewhere are skipped and logged.
+        The file is streamed in chunks (`jsonl.parse_stream`): memory is the events, not
+        three copies of the file, and a huge torn tail is skipped unbuffered. It reads the
+        whole log: call it off the event loop.
         """
         path = self._existing_dir(session_id) / EVENTS_FILE
-        data = self._read_events_bytes(session_id)
-        parsed = parse_lines(data)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except (FileNotFoundError, NotADirectoryError):
+            if self.get_meta(session_id) is None:
+                raise SessionNotFoundError(session_id) from None
+            return []  # a session whose log was never written has no events
+        try:
+            parsed = parse_stream(lambda size: os.read(fd, size))
+        finally:
+            os.close(fd)
         if parsed.bad_lines:
             logger.warning(
                 "session %r: skipped %d corrupt event line(s) (lines %s)",
@@ -311,8 +322,8 @@ class SessionStore:
                 len(parsed.bad_lines),
                 ", ".join(map(str, parsed.bad_lines[:10])),
             )
-        if parsed.complete_length < len(data):
-            self._repair_torn_tail(session_id, path, len(data), parsed.complete_length)
+        if parsed.complete_length < parsed.total_length:
+            self._repair_torn_tail(session_id, path, parsed.total_length, parsed.complete_length)
         return parsed.records
 
     def _read_events_bytes(self, session_id: str) -> bytes:
