@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from acp_scripted_llm import ScriptedLLMServer, Turn
+from acp_scripted_llm.script import error_turn
 from iac_code.agent.info import API_KEY_AUTH_METHOD_ID
 from iac_code.credentials import credentials_path, store_api_key
 
@@ -65,7 +66,9 @@ def _prompt_errors(home: Path, llm_url: str, api_key: str | None) -> tuple[list[
             if version == 1:
                 agent.call("initialize", {"protocolVersion": 1})
                 errors.append(
-                    agent.call("authenticate", {"methodId": API_KEY_AUTH_METHOD_ID}).error
+                    agent.call("authenticate", {"methodId": API_KEY_AUTH_METHOD_ID}).frame.get(
+                        "error"
+                    )
                 )
             else:
                 agent.call("initialize", V2_INIT)
@@ -76,7 +79,7 @@ def _prompt_errors(home: Path, llm_url: str, api_key: str | None) -> tuple[list[
             reply = agent.call(
                 "session/prompt", {"sessionId": session_id, "prompt": HI}, timeout=MODEL_WAIT
             )
-            errors.append(reply.error)
+            errors.append(reply.frame.get("error"))
             # The agent stays up and answers the next request.
             assert agent.call("session/list", {}).result is not None
             frames += agent.frames
@@ -242,3 +245,16 @@ def test_logout_when_the_credentials_file_is_a_directory(tmp_path: Path) -> None
     assert done.returncode == 1
     assert "Could not remove" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_valid_key_never_appears_in_frames_or_debug_logs(tmp_path: Path) -> None:
+    # The key reaches the endpoint (a rejection, then a working turn) with DEBUG logging on:
+    # neither the SDK's nor the agent's log lines, nor any frame, hold it.
+    home = tmp_path / "home"
+    script = [error_turn(401, "invalid x-api-key"), Turn().text("fine").to_dict()]
+    with ScriptedLLMServer(script) as llm:
+        errors, written = _prompt_errors(home, llm.url, CANARY)
+        assert {r.api_key for r in llm.model_requests} == {CANARY}
+    assert errors[1]["code"] == -32000  # v1: the endpoint's rejection
+    assert errors[2] is None  # v2: the prompt was accepted
+    assert CANARY_BODY[:4] not in written
