@@ -5,16 +5,14 @@ with one clear error. Raw NDJSON peer over in-memory streams, every wait bounded
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import pytest
 from acp_bindings.errors import MethodNotFoundError
 from iac_code.rpc import RequestContext
-from iac_code.rpc.connection import Connection
-from iac_code.rpc.memory import RawPeer, raw_peer_connection
+
+from tests.agent.rpc.test_rpc_batches import serving
 
 pytestmark = pytest.mark.anyio
 
@@ -42,18 +40,6 @@ class Recorder:
 
     async def handle_notification(self, method: str, params: object) -> None:
         self.log.append(("note", method))
-
-
-@asynccontextmanager
-async def serving(handler: Recorder, **options: Any) -> AsyncIterator[tuple[Connection, RawPeer]]:
-    batches = options.pop("batches", True)
-    connection, peer = raw_peer_connection(handler, **options)
-    connection.accepts_batches = batches
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as group:
-            group.start_soon(connection.serve)
-            yield connection, peer
-            peer.close_input()
 
 
 def call(request_id: object, method: str, params: object = None) -> dict[str, Any]:

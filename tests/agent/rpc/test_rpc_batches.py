@@ -15,7 +15,7 @@ import anyio
 import pytest
 from acp_bindings.errors import MethodNotFoundError
 from iac_code.rpc import RequestContext
-from iac_code.rpc.connection import Connection
+from iac_code.rpc.connection import Connection, RequestHandler
 from iac_code.rpc.memory import RawPeer, raw_peer_connection
 
 pytestmark = pytest.mark.anyio
@@ -50,9 +50,10 @@ class Handler:
 
 @asynccontextmanager
 async def serving(
-    handler: Handler, *, batches: bool = True
+    handler: RequestHandler, *, batches: bool = True, **options: Any
 ) -> AsyncIterator[tuple[Connection, RawPeer]]:
-    connection, peer = raw_peer_connection(handler)
+    """The connection (``options`` are its keyword arguments) served while the block runs."""
+    connection, peer = raw_peer_connection(handler, **options)
     connection.accepts_batches = batches
     with anyio.fail_after(10):
         async with anyio.create_task_group() as group:

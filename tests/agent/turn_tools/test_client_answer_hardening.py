@@ -48,22 +48,34 @@ def _agent_errors_for(client: WireClient, request_id: object) -> list[Frame]:
     ]
 
 
+ASK = Turn().tool_use("ask_user", {"question": "Which?", "choices": ["a", "b"]}, id="q1")
+WRITE = Turn().tool_use("write_file", {"path": "out.txt", "content": "x"}, id="w1")
+
+
+async def _one_tool_turn(
+    home: Path, workspace: Path, llm: ScriptedLLMServer, tool_turn: Turn, method: str, answer: Any
+) -> tuple[WireClient, Frame, Frame]:
+    """A prompt whose model calls one tool that sends ``method``, answered by ``answer``:
+    the client, the agent's request and the tool call's final update."""
+    llm.script.add(tool_turn, Turn().text("ok").stop("end_turn"))
+    async with in_memory_agent(home, llm_url=llm.url, capabilities=FORMS) as run:
+        client = run.client
+        client.handlers[method] = answer
+        session = await client.new_session(workspace)
+        with anyio.fail_after(WAIT):
+            reply = await client.prompt(session, "go")
+        [asked] = client.requests_for(method)
+        final = final_update(client, "q1" if tool_turn is ASK else "w1")
+    assert reply["stopReason"] == "end_turn"  # the turn went on
+    return client, asked, final
+
+
 async def test_a_permission_answer_without_result_or_error_denies(
     workspace: Path, home: Path, llm: ScriptedLLMServer
 ) -> None:
-    llm.script.add(
-        Turn().tool_use("write_file", {"path": "out.txt", "content": "x"}, id="w1"),
-        Turn().text("ok").stop("end_turn"),
+    client, asked, final = await _one_tool_turn(
+        home, workspace, llm, WRITE, "session/request_permission", answer_without_outcome
     )
-    async with in_memory_agent(home, llm_url=llm.url) as run:
-        client = run.client
-        client.handlers["session/request_permission"] = answer_without_outcome
-        session = await client.new_session(workspace)
-        with anyio.fail_after(WAIT):
-            reply = await client.prompt(session, "write it")
-        [asked] = client.requests_for("session/request_permission")
-        final = final_update(client, "w1")
-    assert reply["stopReason"] == "end_turn"
     assert final["status"] == "failed"
     assert not (workspace / "out.txt").exists()
     assert _agent_errors_for(client, asked["id"]) == []  # no -32600 sent back for it
@@ -72,19 +84,9 @@ async def test_a_permission_answer_without_result_or_error_denies(
 async def test_a_question_answer_without_result_or_error_fails_the_question(
     workspace: Path, home: Path, llm: ScriptedLLMServer
 ) -> None:
-    llm.script.add(
-        Turn().tool_use("ask_user", {"question": "Which?", "choices": ["a", "b"]}, id="q1"),
-        Turn().text("ok").stop("end_turn"),
+    client, asked, final = await _one_tool_turn(
+        home, workspace, llm, ASK, "elicitation/create", answer_without_outcome
     )
-    async with in_memory_agent(home, llm_url=llm.url, capabilities=FORMS) as run:
-        client = run.client
-        client.handlers["elicitation/create"] = answer_without_outcome
-        session = await client.new_session(workspace)
-        with anyio.fail_after(WAIT):
-            reply = await client.prompt(session, "ask")
-        [asked] = client.requests_for("elicitation/create")
-        final = final_update(client, "q1")
-    assert reply["stopReason"] == "end_turn"
     assert final["status"] == "failed"
     text = result_text(tool_results_in(llm.model_requests[-1].messages)["q1"])
     assert "could not be asked" in text and "malformed" in text
@@ -94,23 +96,12 @@ async def test_a_question_answer_without_result_or_error_fails_the_question(
 async def test_a_huge_error_answer_to_a_question_is_stored_capped(
     workspace: Path, home: Path, llm: ScriptedLLMServer
 ) -> None:
-    llm.script.add(
-        Turn().tool_use("ask_user", {"question": "Which?", "choices": ["a", "b"]}, id="q1"),
-        Turn().text("ok").stop("end_turn"),
+    async def fail_hugely(client: WireClient, frame: Frame) -> Any:
+        return ErrorAnswer(-32603, "E" * 10_000_000)
+
+    _client, _asked, final = await _one_tool_turn(
+        home, workspace, llm, ASK, "elicitation/create", fail_hugely
     )
-    huge = "E" * 10_000_000
-    async with in_memory_agent(home, llm_url=llm.url, capabilities=FORMS) as run:
-        client = run.client
-
-        async def fail_hugely(client: WireClient, frame: Frame) -> Any:
-            return ErrorAnswer(-32603, huge)
-
-        client.handlers["elicitation/create"] = fail_hugely
-        session = await client.new_session(workspace)
-        with anyio.fail_after(WAIT):
-            reply = await client.prompt(session, "ask")
-        final = final_update(client, "q1")
-    assert reply["stopReason"] == "end_turn"
     cap = ToolLimits().result_cap_chars  # what the model is sent
     events_file = next((home / "sessions").rglob("events.jsonl"))
     stored = events_file.stat().st_size
