@@ -82,6 +82,7 @@ class ModelAccess:
         key = await resolve_api_key_async(self._settings)
         if self._client is not None and key == self._client_key:
             return self._client
+        # Not closed: another session's turn may still be streaming through it.
         self._client = None
         return self._client_for(key)
 
