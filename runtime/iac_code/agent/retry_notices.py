@@ -1,4 +1,5 @@
-"""Telling the client that a model request failed and is being retried.
+"""Telling the client that a model request failed and is being retried, or that the model
+has been silent for a while (:func:`quiet_update`, the same two shapes).
 
 A retry (429, 5xx/529, a timeout) can add seconds to a turn; the user should see why, not
 only the log. Each retry becomes one ``session/update`` of the session whose turn waits:
@@ -80,5 +81,32 @@ def retry_update(notice: RetryNotice, *, notices: bool) -> dict[str, Any]:
         "sessionUpdate": "agent_thought_chunk",
         "content": {"type": "text", "text": text + "\n"},
         "messageId": f"retry-{uuid.uuid4().hex}",
+        "_meta": meta,
+    }
+
+
+def quiet_text(seconds: float, deadline: float) -> str:
+    return (
+        f"The model has sent nothing for {seconds:.0f} s; still waiting (the prompt ends"
+        f" with an error after {deadline:g} s of silence)."
+    )
+
+
+def quiet_update(seconds: float, deadline: float, *, notices: bool) -> dict[str, Any]:
+    """The ``update`` telling the client that the model is silent, shaped as for retries."""
+    meta = {"iac_code": {"quiet": {"seconds": round(seconds, 3), "deadlineSeconds": deadline}}}
+    text = quiet_text(seconds, deadline)
+    if notices:
+        return {
+            "sessionUpdate": "notice",
+            "severity": "warning",
+            "title": "The model has not answered yet.",
+            "description": text,
+            "_meta": meta,
+        }
+    return {
+        "sessionUpdate": "agent_thought_chunk",
+        "content": {"type": "text", "text": text + "\n"},
+        "messageId": f"quiet-{uuid.uuid4().hex}",
         "_meta": meta,
     }
