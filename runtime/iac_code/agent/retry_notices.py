@@ -59,30 +59,15 @@ def retry_text(notice: RetryNotice) -> str:
 def retry_update(notice: RetryNotice, *, notices: bool) -> dict[str, Any]:
     """The ``update`` object announcing ``notice``, in the shape the client can take."""
     meta = {
-        "iac_code": {
-            "retry": {
-                "attempt": notice.attempt,
-                "maxAttempts": notice.max_attempts,
-                "delaySeconds": round(notice.delay, 3),
-                "statusCode": notice.error.status_code,
-            }
+        "retry": {
+            "attempt": notice.attempt,
+            "maxAttempts": notice.max_attempts,
+            "delaySeconds": round(notice.delay, 3),
+            "statusCode": notice.error.status_code,
         }
     }
-    text = retry_text(notice)
-    if notices:
-        return {
-            "sessionUpdate": "notice",
-            "severity": "warning",
-            "title": "The model request is being retried.",
-            "description": text,
-            "_meta": meta,
-        }
-    return {
-        "sessionUpdate": "agent_thought_chunk",
-        "content": {"type": "text", "text": text + "\n"},
-        "messageId": f"retry-{uuid.uuid4().hex}",
-        "_meta": meta,
-    }
+    title = "The model request is being retried."
+    return _warning(title, retry_text(notice), meta, notices=notices, kind="retry")
 
 
 def quiet_text(seconds: float, deadline: float) -> str:
@@ -94,19 +79,27 @@ def quiet_text(seconds: float, deadline: float) -> str:
 
 def quiet_update(seconds: float, deadline: float, *, notices: bool) -> dict[str, Any]:
     """The ``update`` telling the client that the model is silent, shaped as for retries."""
-    meta = {"iac_code": {"quiet": {"seconds": round(seconds, 3), "deadlineSeconds": deadline}}}
-    text = quiet_text(seconds, deadline)
+    meta = {"quiet": {"seconds": round(seconds, 3), "deadlineSeconds": deadline}}
+    title = "The model has not answered yet."
+    return _warning(title, quiet_text(seconds, deadline), meta, notices=notices, kind="quiet")
+
+
+def _warning(
+    title: str, text: str, meta: dict[str, Any], *, notices: bool, kind: str
+) -> dict[str, Any]:
+    """A warning ``notice`` for clients that take notices, else a thought chunk of its own
+    (``messageId`` prefixed with ``kind``); ``meta`` goes under ``_meta.iac_code``."""
     if notices:
         return {
             "sessionUpdate": "notice",
             "severity": "warning",
-            "title": "The model has not answered yet.",
+            "title": title,
             "description": text,
-            "_meta": meta,
+            "_meta": {"iac_code": meta},
         }
     return {
         "sessionUpdate": "agent_thought_chunk",
         "content": {"type": "text", "text": text + "\n"},
-        "messageId": f"quiet-{uuid.uuid4().hex}",
-        "_meta": meta,
+        "messageId": f"{kind}-{uuid.uuid4().hex}",
+        "_meta": {"iac_code": meta},
     }
