@@ -204,6 +204,18 @@ def check_environment(env: Mapping[str, str]) -> None:
     problem = url_problem(base_url) if base_url else None
     if problem:
         raise SettingsError(f"environment variable ANTHROPIC_BASE_URL {problem}")
+    # Read by the search tools (iac_code.tools.contract); a typo would pass unnoticed there.
+    seconds = env.get("IAC_CODE_SEARCH_TIMEOUT_S")
+    if seconds:
+        try:
+            valid = _is_positive(float(seconds))
+        except ValueError:
+            valid = False
+        if not valid:
+            raise SettingsError(
+                "environment variable IAC_CODE_SEARCH_TIMEOUT_S must be a positive number of"
+                f" seconds, not {seconds!r}"
+            )
 
 
 def check_start(env: Mapping[str, str], home: str | None = None) -> list[str]:

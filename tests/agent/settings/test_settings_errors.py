@@ -133,6 +133,19 @@ def test_a_malformed_base_url_is_refused_from_each_source(
     assert f"environment variable ANTHROPIC_BASE_URL {url!r}" in said and reason in said
 
 
+@pytest.mark.parametrize("value", ["soon", "0", "-3", "nan", "inf"])
+def test_a_bad_search_timeout_in_the_environment_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("IAC_CODE_SEARCH_TIMEOUT_S", value)
+    said = _one_line_error(capsys, "acp", "--home", str(tmp_path))
+    assert said == (
+        "iac-code: environment variable IAC_CODE_SEARCH_TIMEOUT_S must be a positive number"
+        f" of seconds, not {value!r}"
+    )
+    assert check_start({"IAC_CODE_SEARCH_TIMEOUT_S": "2.5"}, str(tmp_path)) == []
+
+
 @pytest.mark.parametrize(
     "url",
     ["https://api.anthropic.com", "http://127.0.0.1:8080", "http://[::1]:9/proxy/anthropic"],
