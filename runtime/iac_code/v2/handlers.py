@@ -272,6 +272,7 @@ class V2Handlers(AgentHandlers):
         # because after the answer a failure can only be reported as a stop reason.
         check_prompt(raw["prompt"])
         if not self.agent.models.api_key():  # the environment's, or the terminal login's
+            log.warning("prompt in session %s failed: no API key", session_id)
             raise AuthRequiredError(
                 NO_API_KEY_MESSAGE,
                 data={"authMethods": [v1_info.API_KEY_AUTH_METHOD_ID]},

@@ -156,7 +156,9 @@ def test_the_readme_quotes_the_no_key_message() -> None:
     assert NO_API_KEY_MESSAGE in readme
 
 
-async def test_without_a_key_v2_prompts_and_authenticate_say_the_same(tmp_path: Path) -> None:
+async def test_without_a_key_v2_prompts_and_authenticate_say_the_same(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     from tests.agent.handlers.agent_harness import make_settings, open_agent
 
     v2_init = {"protocolVersion": 2, "info": {"name": "t", "version": "1"}, "capabilities": {}}
@@ -169,6 +171,8 @@ async def test_without_a_key_v2_prompts_and_authenticate_say_the_same(tmp_path: 
         refused = await client.call("session/prompt", prompt)
     assert refused.error["code"] == -32000
     assert refused.error["message"] == NO_API_KEY_MESSAGE
+    logged = [r.getMessage() for r in caplog.records if r.name == "iac_code.v2.handlers"]
+    assert logged == [f"prompt in session {session_id} failed: no API key"]
     async with open_agent(tmp_path, [], settings=settings) as client:
         await client.initialize()
         answer = await client.call("authenticate", {"methodId": "anthropic-api-key"})
