@@ -380,7 +380,16 @@ def run_acp(
         finally:
             sys.setswitchinterval(previous)
         prefix, sessions = window.buffer, window.sessions
-    settings = make_settings()
+    from iac_code.settings_core import SettingsError
+
+    try:
+        settings = make_settings()
+    except SettingsError as exc:
+        if initialize_params is None:
+            raise  # nothing answered yet: the one line on stderr and exit 2 (cli.main)
+        from iac_code.settings_refusal import refuse_requests
+
+        return refuse_requests(str(exc), prefix)
     importer.join()
     if importer.error is not None:
         raise importer.error

@@ -53,7 +53,7 @@ from iac_code.agent import info
 from iac_code.agent.commands import available_commands
 from iac_code.agent.history import replay_updates
 from iac_code.agent.limits import check_session_capacity
-from iac_code.agent.model_access import ModelAccess, log_retry
+from iac_code.agent.model_access import ModelAccess, log_quiet, log_retry
 from iac_code.agent.options import (
     SessionConfig,
     apply_config_value,
@@ -65,6 +65,7 @@ from iac_code.agent.port import AgentPort
 from iac_code.agent.retry_notices import (
     client_accepts_notices,
     current_turn_session,
+    quiet_update,
     retry_update,
     turn_of,
 )
@@ -75,6 +76,7 @@ from iac_code.agent.tool_runner import ToolRunner
 from iac_code.agent.turn import Turn, TurnDependencies, close_open_tool_calls
 from iac_code.child_env import child_env_policy
 from iac_code.credentials import remove_api_key
+from iac_code.llm.contract import NO_API_KEY_MESSAGE
 from iac_code.llm.retry import RetryNotice
 from iac_code.rpc.context import current_request
 from iac_code.rpc.errors import ConnectionClosedError
@@ -149,7 +151,9 @@ class IacAgent(AgentHandlers):
         self.store = store or SessionStore(settings.home)
         self.sessions: dict[str, Session] = {}
         self.client_capabilities: dict[str, Any] = {}
-        self.models = ModelAccess(settings, model_client, on_retry=self._on_retry)
+        self.models = ModelAccess(
+            settings, model_client, on_retry=self._on_retry, on_quiet=self._on_quiet
+        )
         #: Everything a turn and its tools may ask of this agent; they get nothing else.
         self.port = AgentPort(
             settings=settings,
@@ -338,6 +342,19 @@ class IacAgent(AgentHandlers):
         except ConnectionClosedError:
             log.debug("retry notice for %s dropped: output closed", session_id)
 
+    async def _on_quiet(self, seconds: float, deadline: float) -> None:
+        """Show the client of the waiting turn that the model has been silent (once per
+        silence; the turn ends with an error at ``deadline``)."""
+        log_quiet(seconds, deadline)
+        session_id = current_turn_session()
+        if session_id is None:
+            return
+        notices = client_accepts_notices(self.client_capabilities)
+        try:
+            await self.notify(session_id, quiet_update(seconds, deadline, notices=notices))
+        except ConnectionClosedError:
+            log.debug("quiet-model notice for %s dropped: output closed", session_id)
+
     # ------------------------------------------------------------------ methods
     # Each handler has the exact signature of its ``AgentHandlers`` stub (mypy checks the
     # overrides; tests/agent/test_agent_handler_signatures.py compares them at runtime) and
@@ -372,7 +389,7 @@ class IacAgent(AgentHandlers):
             )
         if not self.models.api_key():
             raise AuthRequiredError(
-                "ANTHROPIC_API_KEY is not set in the agent's environment.",
+                NO_API_KEY_MESSAGE,
                 data={"authMethods": info.auth_method_ids(self.client_capabilities)},
             )
         return AuthenticateResponse()

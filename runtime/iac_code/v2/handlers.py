@@ -61,6 +61,7 @@ from acp_bindings.v2.models import (
 from iac_code.agent import info as v1_info
 from iac_code.agent.commands import available_commands
 from iac_code.agent.content import check_prompt
+from iac_code.llm.contract import NO_API_KEY_MESSAGE
 from iac_code.router import validate_params
 from iac_code.rpc.connection import ConnectionClosedError
 from iac_code.rpc.context import current_request
@@ -270,9 +271,10 @@ class V2Handlers(AgentHandlers):
         # Everything that would fail the v1 prompt before its turn starts is checked here,
         # because after the answer a failure can only be reported as a stop reason.
         check_prompt(raw["prompt"])
-        if not self.agent.settings.api_key:
+        if not self.agent.models.api_key():  # the environment's, or the terminal login's
+            log.warning("prompt in session %s failed: no API key", session_id)
             raise AuthRequiredError(
-                "Set ANTHROPIC_API_KEY to use the model.",
+                NO_API_KEY_MESSAGE,
                 data={"authMethods": [v1_info.API_KEY_AUTH_METHOD_ID]},
             )
         message_id = translate.new_message_id()
