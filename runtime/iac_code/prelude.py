@@ -228,8 +228,8 @@ def _loads_or_none(line: bytes) -> object:
 
 
 class FastSession:
-    """A session the fast path answered ``session/new`` for; the runtime creates it on disk
-    and sends its ``available_commands_update`` once it takes over."""
+    """A session the fast path created on disk and answered ``session/new`` for; the runtime
+    opens it and sends its ``available_commands_update`` once it takes over."""
 
     __slots__ = ("cwd", "session_id")
 
@@ -281,6 +281,7 @@ class _Window:
     def serve(self, settings: Any, importer: threading.Thread) -> None:
         """Answer plain ``session/new`` requests until the runtime is imported, anything
         else arrives, or the input ends; unanswered bytes stay in ``buffer``."""
+        from iac_code.session_files import create_session
         from iac_code.session_id import new_session_id
 
         while importer.is_alive():
@@ -292,10 +293,15 @@ class _Window:
             plain = plain_session_new(_loads_or_none(line))
             if plain is None or len(self.sessions) >= settings.max_open_sessions:
                 return
-            if not self.sessions and not _store_writable(settings.sessions_dir):
-                return  # the runtime answers with the store's own, precise error
             request_id, cwd = plain
             session = FastSession(new_session_id(), cwd)
+            try:
+                # Durable before the answer: a crash right after it loses nothing.
+                create_session(os.fspath(settings.sessions_dir), session.session_id, cwd)
+            except OSError:
+                # A full or read-only store: the runtime's handler tries again and answers
+                # with the store's own error, the same as for any later session/new.
+                return
             result = session_new_result(session.session_id, settings)
             frame = {"jsonrpc": "2.0", "id": request_id, "result": result}
             _write_all(self.out_fd, _encode(frame))
@@ -313,19 +319,6 @@ class _Window:
                 self.buffer += chunk
                 return True
         return False
-
-
-def _store_writable(sessions_dir: Any) -> bool:
-    """Whether the store could create a session under ``sessions_dir``: it, or its nearest
-    existing ancestor, is a writable folder (nothing is created here: the store makes its
-    folders itself, with its own modes)."""
-    path = os.path.abspath(sessions_dir)
-    while not os.path.lexists(path):
-        parent = os.path.dirname(path)
-        if parent == path:
-            return False
-        path = parent
-    return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK)
 
 
 def _encode(frame: dict[str, Any]) -> bytes:
@@ -366,6 +359,7 @@ def run_acp(
         except (SystemExit, OSError, ValueError, TypeError):
             defaults = None
         import iac_code.agent.options
+        import iac_code.session_files
         import iac_code.session_id  # noqa: F401
     if importer.ident is None:
         importer.start()
