@@ -5,8 +5,9 @@ runtime is imported, and importing :mod:`iac_code.store` costs about 30 ms of th
 an answered session must survive a full disk (the error goes out instead of the answer) and
 a ``kill -9`` right after the answer (a later ``session/load`` and ``session/list`` find it).
 So the fast path creates the session here, with the very files and index record
-:meth:`iac_code.store.SessionStore.create` writes, each fsync-ed together with the folders
-that name them, before it answers. Tests read what this writes back through the store.
+:meth:`iac_code.store.SessionStore.create` writes, and fsyncs what a later load reads
+(``meta.json`` and the two folders' entries) before it answers, as the store does. Tests
+read what this writes back through the store.
 
 Every failure is a plain ``OSError`` after the half-made session folder is removed; the
 fast path then leaves the request to the runtime, whose store gives the error it always
@@ -19,7 +20,12 @@ import errno
 import fcntl
 import json
 import os
+import threading
 import time
+
+TYPE_CHECKING = False  # typing is not imported on the start-up path (mypy knows the name)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # The store's names (iac_code.store.session_store and .index); a test keeps them equal.
 SESSIONS_DIR = "sessions"
@@ -44,8 +50,8 @@ def utc_timestamp() -> str:
 
 def create_session(sessions: str, session_id: str, cwd: str) -> None:
     """Create session ``session_id`` (no events) in the store folder ``sessions`` (the
-    home's ``sessions``); on return it is on disk and fsync-ed: its folder, ``meta.json``,
-    empty ``events.jsonl`` and index record."""
+    home's ``sessions``); on return its folder, ``meta.json``, empty ``events.jsonl`` and
+    index record are written, and what a load reads is fsync-ed."""
     _ensure_dirs(sessions)
     directory = os.path.join(sessions, session_id)
     os.mkdir(directory, _DIR_MODE)
@@ -65,9 +71,8 @@ def create_session(sessions: str, session_id: str, cwd: str) -> None:
             "additionalDirectories": [],
         }
         # meta.json last: its presence marks the folder complete for readers.
-        _replace_synced(os.path.join(directory, META_FILE), _line(meta))
-        _sync_dir(directory)
-        _sync_dir(sessions)
+        meta_path = os.path.join(directory, META_FILE)
+        _replace(meta_path, _line(meta))
         record: dict[str, object] = {
             "id": session_id,
             "cwd": cwd,
@@ -75,6 +80,8 @@ def create_session(sessions: str, session_id: str, cwd: str) -> None:
             "createdAt": now,
         }
         _append_index(sessions, _line(record))
+        # What a load reads: meta.json and the entries naming it and its folder.
+        sync_paths([meta_path, directory, sessions])
     except BaseException:
         _remove_tree(directory)
         raise
@@ -103,7 +110,7 @@ def _ensure_dirs(path: str) -> None:
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path) from None
         return
     os.chmod(path, _DIR_MODE)
-    _sync_dir(parent)
+    _fsync_path(parent)
 
 
 def _open_private(path: str, flags: int) -> int:
@@ -126,20 +133,46 @@ def _create_file(path: str) -> None:
     os.close(_open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
 
 
-def _replace_synced(path: str, data: bytes) -> None:
+def sync_paths(paths: Sequence[str]) -> None:
+    """fsync every path (files or folders), all at once.
+
+    Each fsync waits for a device flush (3-6 ms on these virtual disks even when nothing is
+    dirty); issued together, the journal commits them in one go: about 3x faster than one
+    after the other here. Raises the first error once every flush has ended."""
+    errors: list[OSError] = []
+
+    def sync(path: str) -> None:
+        try:
+            _fsync_path(path)
+        except OSError as error:
+            errors.append(error)
+
+    helpers = [threading.Thread(target=sync, args=(path,)) for path in paths[1:]]
+    for helper in helpers:
+        helper.start()
+    if paths:
+        sync(paths[0])
+    for helper in helpers:
+        helper.join()
+    if errors:
+        raise errors[0]
+
+
+def _replace(path: str, data: bytes) -> None:
+    """Give ``path`` its content through a temporary file and a rename (synced by the caller:
+    the file is new, so no reader can see a mix of old and new)."""
     temporary = os.path.join(
         os.path.dirname(path), f".{os.path.basename(path)}.{os.urandom(6).hex()}.tmp"
     )
     fd = _open_private(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
         _write_all(fd, data)
-        os.fsync(fd)
     finally:
         os.close(fd)
     os.replace(temporary, path)
 
 
-def _sync_dir(path: str) -> None:
+def _fsync_path(path: str) -> None:
     fd = os.open(path, os.O_RDONLY | _O_CLOEXEC)
     try:
         os.fsync(fd)
@@ -149,7 +182,8 @@ def _sync_dir(path: str) -> None:
 
 def _append_index(sessions: str, line: bytes) -> None:
     """Append under the index writers' flock, as the store does (compaction is left to the
-    store's next write); a torn last line gets its newline first."""
+    store's next write); a torn last line gets its newline first. Written, not fsync-ed,
+    like the store's own record of a new session."""
     lock_fd = _open_private(os.path.join(sessions, INDEX_LOCK_FILE), os.O_RDONLY | os.O_CREAT)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX)
@@ -160,13 +194,11 @@ def _append_index(sessions: str, line: bytes) -> None:
                 line = b"\n" + line
             try:
                 _write_all(fd, line)
-                os.fsync(fd)
             except OSError:
                 os.ftruncate(fd, end)  # never leave half a record behind
                 raise
         finally:
             os.close(fd)
-        _sync_dir(sessions)  # the index file itself may be new
     finally:
         os.close(lock_fd)  # releases the flock
 

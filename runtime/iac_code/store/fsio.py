@@ -67,14 +67,11 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def create_private_file(path: Path, data: bytes = b"", *, durable: bool = False) -> None:
-    """Create a new 0600 file holding ``data`` (fsync-ed with ``durable``); raises
-    FileExistsError when it exists."""
+def create_private_file(path: Path, data: bytes = b"") -> None:
+    """Create a new 0600 file holding ``data``; raises FileExistsError when it exists."""
     fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
         write_all(fd, data)
-        if durable:
-            os.fsync(fd)
     finally:
         os.close(fd)
 

@@ -83,20 +83,19 @@ class SessionIndex:
 
     # -- writing ------------------------------------------------------------------------
 
-    def put(self, record: Record, *, durable: bool = False) -> None:
-        """Record a session's current metadata (``SessionMeta.to_json()`` form); ``durable``
-        fsyncs the index (a new session's record)."""
-        self._append(encode_line(record), durable=durable)
+    def put(self, record: Record) -> None:
+        """Record a session's current metadata (``SessionMeta.to_json()`` form)."""
+        self._append(encode_line(record))
 
     def remove(self, session_id: str) -> None:
         """Record that a session was deleted."""
         self._append(encode_line({"id": session_id, "deleted": True}))
 
-    def _append(self, line: bytes, *, durable: bool = False) -> None:
+    def _append(self, line: bytes) -> None:
         with self._exclusive():
             fd = fsio.open_private(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
             try:
-                fsio.append_lines(fd, line, durable=durable)
+                fsio.append_lines(fd, line, durable=False)
                 needs_compaction = self._grown_too_much(fd)
             finally:
                 os.close(fd)

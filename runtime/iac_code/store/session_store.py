@@ -18,6 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
+from iac_code.session_files import sync_paths
+
 from . import fsio
 from .cursor import decode_cursor, encode_cursor
 from .errors import (
@@ -165,14 +167,18 @@ class SessionStore:
         except OSError as error:
             raise _write_error(f"cannot create session {meta.session_id!r}", error) from error
         try:
-            fsio.create_private_file(directory / EVENTS_FILE, events, durable=True)
+            fsio.create_private_file(directory / EVENTS_FILE, events)
             fsio.create_private_file(directory / LOCK_FILE)
-            # A new session is always fsync-ed (folder, files, index record), whatever
-            # ``durable`` says: session/new is answered right after, and an answered session
-            # must survive a crash or a power cut. It costs a few ms once per session.
-            fsio.replace_file(directory / META_FILE, encode_line(meta.to_json()), durable=True)
-            self._index.put(meta.to_index_record(), durable=True)
-            fsio.sync_directory(self.sessions_dir)  # the session folder's (and index's) entry
+            fsio.replace_file(directory / META_FILE, encode_line(meta.to_json()), durable=False)
+            self._index.put(meta.to_index_record())
+            # What a later session/load reads is fsync-ed whatever ``durable`` says, as the
+            # start-up fast path does: session/new or fork is answered right after, and an
+            # answered session must survive a power cut too. The index record is only
+            # written (it survives a crash, not a power cut).
+            loaded = [directory / META_FILE, directory, self.sessions_dir]
+            if events:
+                loaded.append(directory / EVENTS_FILE)  # a fork's copied events
+            sync_paths([str(path) for path in loaded])
         except OSError as error:
             shutil.rmtree(directory, ignore_errors=True)
             raise _write_error(f"cannot create session {meta.session_id!r}", error) from error

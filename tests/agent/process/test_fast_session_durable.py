@@ -110,7 +110,7 @@ def test_a_store_that_refuses_the_session_leaves_the_request_to_the_runtime(
     def disk_full(*args: Any) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(session_files, "_replace_synced", disk_full)
+    monkeypatch.setattr(session_files, "_replace", disk_full)
     importing = _Importing()
     request = _frame(2, "session/new", {"cwd": str(tmp_path), "mcpServers": []})
     try:

@@ -83,7 +83,7 @@ def test_a_refused_write_leaves_no_half_session(
     def refuse(*args: Any) -> None:
         raise OSError(code, os.strerror(code))
 
-    monkeypatch.setattr(session_files, "_replace_synced", refuse)
+    monkeypatch.setattr(session_files, "_replace", refuse)
     with pytest.raises(OSError) as caught:
         session_files.create_session(str(tmp_path / "sessions"), "fast-1", "/w")
     assert caught.value.errno == code
@@ -112,3 +112,40 @@ def test_a_file_where_the_store_folder_belongs_is_refused(tmp_path: Path) -> Non
     (tmp_path / "home").write_text("not a folder")
     with pytest.raises(NotADirectoryError):
         session_files.create_session(str(tmp_path / "home" / "sessions"), "fast-1", "/w")
+
+
+def _record_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="names descriptors via /proc")
+@pytest.mark.parametrize("writer", ["fast path", "store"])
+def test_what_a_load_reads_is_fsynced_before_create_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writer: str
+) -> None:
+    home = tmp_path.resolve() / "home"
+    (home / "sessions").mkdir(parents=True)
+    synced = _record_fsyncs(monkeypatch)
+    if writer == "fast path":
+        session_files.create_session(str(home / "sessions"), "s-1", "/w")
+    else:
+        SessionStore(home).create("s-1", "/w")
+    folder = home / "sessions" / "s-1"
+    assert {str(folder / "meta.json"), str(folder), str(home / "sessions")} <= set(synced)
+
+
+def test_a_path_that_cannot_be_synced_raises_whatever_its_place(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(FileNotFoundError):
+        session_files.sync_paths([str(tmp_path / "missing"), str(tmp_path / "file")])
+    with pytest.raises(FileNotFoundError):
+        session_files.sync_paths([str(tmp_path / "file"), str(tmp_path / "missing")])
+    session_files.sync_paths([str(tmp_path), str(tmp_path / "file")])
