@@ -270,15 +270,8 @@ class IacAgent(AgentHandlers):
         )
 
     def adopt_fast_session(self, session_id: str, cwd: str) -> None:
-        """The start-up fast path answered ``session/new`` with this id: make it real.
-
-        A disk that refuses the new session is logged (the answer is already out); the
-        session then lives in memory, like a session whose later writes fail (SPEC §12).
-        """
-        try:
-            self.store.create(session_id, cwd)
-        except StoreWriteError as exc:
-            log.error("cannot create session %s on disk: %s", session_id, exc)
+        """The start-up fast path created this session on disk (fsync-ed, see
+        :mod:`iac_code.session_files`) and answered ``session/new``: open it here."""
         try:
             self._open(session_id, Path(cwd), [], [])
         except Exception:
