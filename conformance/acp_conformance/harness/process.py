@@ -164,10 +164,34 @@ class AgentProcess:
         return Rung.STUCK
 
     async def _close_pipes(self) -> None:
-        for stream in (self.process.stdout, self.process.stderr):
+        # stdin too: an agent that exited before the ladder (it was never climbed) still has
+        # it open, and an unclosed pipe outlives the event loop.
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             if stream is not None:
                 with anyio.CancelScope(shield=True):
                     try:
                         await stream.aclose()
                     except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                         pass
+        for fd in (0, 1, 2):
+            _drop_pipe(self.process, fd)
+
+    def stop_reading_stdout(self) -> None:
+        """Close the read end of the agent's stdout: an agent still writing (a flood) gets
+        EPIPE instead of blocking on a full pipe until the ladder's SIGTERM."""
+        _drop_pipe(self.process, 1)
+
+
+def _drop_pipe(process: Process, fd: int) -> None:
+    """Close the event loop's transport of one of ``process``'s pipes at once. anyio's stream
+    wrappers leave it open (closing them ends reading, not the pipe), and a stdin transport
+    with unwritten data waits for the agent to read it: ``abort`` does not. Only the asyncio
+    backend has such transports (``_transport`` is private to anyio, hence the guard)."""
+    transport = getattr(process, "_transport", None)
+    pipe = transport.get_pipe_transport(fd) if transport is not None else None
+    if pipe is None or pipe.is_closing():
+        return
+    if hasattr(pipe, "abort"):
+        pipe.abort()
+    else:
+        pipe.close()
