@@ -108,11 +108,11 @@ def hostile_value(raw: bytes, value: Any) -> str | None:
         if isinstance(node, dict | list):
             if depth > MAX_DEPTH:
                 return f"nested deeper than the checker's limit of {MAX_DEPTH} levels"
-            items = list(node.items()) if isinstance(node, dict) else node
-            for item in items:
-                stack.append((item, depth + 1))
-        elif isinstance(node, tuple):  # a (key, value) pair of an object
-            stack.extend((part, depth - 1) for part in node)
+            if isinstance(node, dict):
+                stack.extend((key, depth + 1) for key in node)
+                stack.extend((item, depth + 1) for item in node.values())
+            else:
+                stack.extend((item, depth + 1) for item in node)
         elif surrogates and isinstance(node, str):
             try:
                 node.encode("utf-8")
