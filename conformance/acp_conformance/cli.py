@@ -218,6 +218,14 @@ def build_parser() -> argparse.ArgumentParser:
     prx.add_argument("--html", type=Path, metavar="F", help="write an HTML report on exit")
     prx.add_argument("--log", type=Path, metavar="F", help="append findings to F instead of stderr")
     prx.add_argument(
+        "--judge-wait",
+        type=float,
+        default=3.0,
+        metavar="S",
+        help="after the agent exits, wait at most S seconds for the judge, then exit with the "
+        "agent's code and let it finish the reports in the background (default 3)",
+    )
+    prx.add_argument(
         "--profile",
         choices=tuple(RULE_PROFILES),
         default=DEFAULT_RULE_PROFILE,
@@ -388,6 +396,7 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
         html=args.html.resolve() if args.html else None,
         log=args.log.resolve() if args.log else None,
         profile=args.profile,
+        judge_wait=max(0.0, args.judge_wait),
     )
     return run_relay(argv, options).exit_code
 
