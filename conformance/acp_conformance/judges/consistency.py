@@ -373,7 +373,14 @@ def terminal_auth_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
             return
         if _v2_client_runs_terminal_auth(run):
             return
-        for method, response in _results(run, frozenset({"initialize"})):
+        for method, request, response in answered_requests(run):
+            if method != "initialize" or not isinstance(response.message.get("result"), dict):
+                continue
+            # Each answer is judged by the initialize it answers: the fuzzer sends many, and
+            # one may ask for terminal auth although the first did not.
+            params = request.message.get("params")
+            if isinstance(params, dict) and advertised(surface_value(params, gate)):
+                continue
             methods = response.message["result"].get("authMethods") or []
             terminal = [
                 m.get("id", m.get("methodId"))
