@@ -33,7 +33,7 @@ PROCESS_FRAMES = 10_000
 PROCESS_BYTES = 16 * MiB
 #: Output kept per run, over all its processes (iac-code's own run: 1,720 frames, 778 in its
 #: busiest process).
-RUN_FRAMES = 20_000
+RUN_FRAMES = 30_000
 RUN_BYTES = 64 * MiB
 
 
