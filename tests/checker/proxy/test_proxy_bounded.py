@@ -95,3 +95,33 @@ def test_the_proxy_exits_with_the_agent_and_the_judge_finishes_in_the_background
         time.sleep(0.1)  # bounded poll: the background judge is no child of this test
     data = json.loads(report.read_text())
     assert data["agent"]["exitCode"] == 7
+
+
+#: Runs the judge in a process that prints its own peak resident set (KiB) when done.
+JUDGE_WITH_PEAK = (
+    "import resource, sys\n"
+    "from acp_conformance.proxy.judge import main\n"
+    "code = main(sys.argv[1:])\n"
+    "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+@pytest.mark.subprocess
+def test_the_judge_process_stays_small_for_a_200_mib_line(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    argv = [sys.executable, "-c", JUDGE_WITH_PEAK, "--agent-json", '["agent"]']
+    argv += ["--report-json", str(report), "--log", str(tmp_path / "log")]
+    judge = subprocess.Popen(argv, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert judge.stdin is not None
+    chunk = record("a2c", b"d", b"y" * (1024 * 1024))
+    for _ in range(200):
+        judge.stdin.write(chunk)
+    end = record("a2c", b"e", b"") + record("c2a", b"x", b'{"exitCode": 0}')
+    _, err = judge.communicate(end, timeout=TIMEOUT)
+    assert judge.returncode == 0
+    peak_kib = int(err.split()[-1])
+    print(f"judge peak RSS {peak_kib / 1024:.0f} MiB")
+    assert peak_kib <= 300 * 1024
+    rules = {f["rule"] for f in json.loads(report.read_text())["findings"]}
+    assert rules == {"transport.output-bounded"}
