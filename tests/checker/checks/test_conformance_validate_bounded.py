@@ -3,6 +3,9 @@ lines as problems of the transcript (issue 34, items 1 and 2)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -58,3 +61,26 @@ def test_problems_past_the_listed_ones_are_counted(tmp_path: Path) -> None:
     report, ok = validate_transcript_file(path)
     assert not ok
     assert "1500 problems" in report and "... and 500 more" in report
+
+
+@pytest.mark.subprocess
+def test_validate_as_a_process_stays_small_for_a_128_mib_line(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    with path.open("wb") as out:
+        out.write(INITIALIZE)
+        for _ in range(128):
+            out.write(b"z" * MiB)
+    rss = tmp_path / "rss"
+    probe = Path(__file__).parent / "fixtures" / "rss_probe.py"
+    done = subprocess.run(
+        [sys.executable, str(probe), "validate", str(path)],
+        env={**os.environ, "RSS_PROBE_OUT": str(rss)},
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert b"line cap" in done.stdout
+    peak_kib = int(rss.read_text())
+    print(f"validate peak RSS {peak_kib / 1024:.0f} MiB")
+    assert peak_kib <= 300 * 1024
