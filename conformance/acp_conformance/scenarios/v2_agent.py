@@ -254,10 +254,13 @@ async def _accepted_slow_prompt(
     return answer
 
 
-async def slow_v2_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response] | Outcome:
-    """The v2 turn agent with a new session whose slow scripted turn was just accepted: the
-    starting point of every check that cancels or closes a running turn."""
-    run, skip = await v2_turn_run(ctx, [_SLOW_MODEL_TURN])
+async def slow_v2_turn(
+    ctx: CheckContext, model_turn: dict[str, Any] | None = None
+) -> tuple[AgentRun, str, Response] | Outcome:
+    """The v2 turn agent with a new session whose slow scripted turn (``model_turn``, by
+    default one that outlasts every wait) was just accepted: the starting point of every
+    check that cancels or closes a running turn."""
+    run, skip = await v2_turn_run(ctx, [model_turn or _SLOW_MODEL_TURN])
     if run is None:
         assert skip is not None
         return skip
@@ -282,13 +285,15 @@ def idle_after(run: AgentRun, session_id: str, since: int) -> Frame | None:
     return None
 
 
-async def wait_idle(ctx: CheckContext, run: AgentRun, session_id: str, since: int) -> Frame:
+async def wait_idle(
+    ctx: CheckContext, run: AgentRun, session_id: str, since: int, *, at_least: float = 30
+) -> Frame:
     # The first turn of a fresh agent may load its model SDK: a generous bound, never a MUST
     # timeout of its own (a missing idle fails the requirement for what it is).
     return await run.live.wait_for(
         lambda f: is_idle(f, session_id),
         since=since,
-        timeout=max(ctx.timeout, 30),
+        timeout=max(ctx.timeout, at_least),
         what="state_update idle",
     )
 

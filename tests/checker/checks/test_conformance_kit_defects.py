@@ -103,3 +103,17 @@ def test_a_terminal_method_offered_to_a_v2_client_that_declared_it_is_no_gating_
     verdicts = {rid: (r.verdict, r.reason) for rid, r in result.results.items()}
     assert verdicts["version.v2-terminal-auth-shape"][0] is Verdict.PASS, verdicts
     assert verdicts["gating.terminal-auth-advertised"][0] is not Verdict.FAIL, verdicts
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("defect", ["ignore-cancel", "cancel-end-turn"])
+def test_a_v2_cancel_that_does_not_idle_cancelled_blocks_under_profile_acp(defect: str) -> None:
+    # The v2 twin of cancel.prompt-returns-cancelled: judged on the idle's stop reason the
+    # agent sends, as a MUST (issue 36, item 2).
+    rule = "version.v2-cancel-ends-cancelled"
+    result = run_checker(raw_v2_agent("--defect", defect), only=[rule], profile="acp", **WITH_MODEL)
+    item = result.results[rule]
+    assert item.verdict is Verdict.FAIL, (item.verdict, item.reason)
+    assert item.requirement.tier.value == "MUST" and not item.softened
+    assert "'end_turn'" in item.reason
+    assert result.exit_code == 1
