@@ -46,3 +46,8 @@ def test_an_answer_to_an_initialize_that_asked_for_terminal_auth_passes(tmp_path
 
 def test_terminal_auth_offered_to_an_initialize_that_did_not_ask_fails(tmp_path: Path) -> None:
     assert _verdict(tmp_path, False, True, offer_to_last=True) is Verdict.FAIL
+
+
+def test_an_earlier_initialize_that_asked_does_not_excuse_a_later_one(tmp_path: Path) -> None:
+    # The first initialize of the process asked; the last did not and was still offered it.
+    assert _verdict(tmp_path, True, offer_to_last=True) is Verdict.FAIL
