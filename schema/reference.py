@@ -24,21 +24,23 @@ DIR_ENV = "ACP_REFERENCE_DIR"
 #: Protocol version → newest upstream schema (relative to the reference folder).
 NEWEST_UPSTREAM: dict[str, str] = {
     "v1": "acp-npm-sdk-2.4.0/v1/schema.json",
-    "v2": "acp-v2-draft/schema.json",  # the spec repository's 2.0.0-alpha.3
+    "v2": "acp-npm-sdk-2.4.0/v2/schema.json",  # the newest draft, as the SDK 2.4.0 bundles it
 }
 
 #: The unstable companion of each newest schema (methods the stable one lacks).
 NEWEST_UPSTREAM_UNSTABLE: dict[str, str] = {
     "v1": "acp-npm-sdk-2.4.0/v1/schema.unstable.json",
-    "v2": "acp-v2-draft/schema.unstable.json",
+    "v2": "acp-npm-sdk-2.4.0/v2/schema.unstable.json",
 }
 
 #: Older releases kept as fixtures for history tests ("what did release X add?").
 HISTORY: dict[str, str] = {
     "v1@1.21.0": "acp-v1/schema.json",
     "v1@1.21.0-unstable": "acp-v1/schema.unstable.json",
-    # The v2 draft as the npm SDK 2.4.0 bundles it (schema/v2 followed it before alpha.3).
-    "v2@sdk-2.4.0": "acp-npm-sdk-2.4.0/v2/schema.json",
+    # The spec repository's v2 draft 2.0.0-alpha.3 (2026-08; the last one with JSON-RPC batches
+    # that the reference folder holds).
+    "v2@2.0.0-alpha.3": "acp-v2-draft/schema.json",
+    "v2@2.0.0-alpha.3-unstable": "acp-v2-draft/schema.unstable.json",
 }
 
 

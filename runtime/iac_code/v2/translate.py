@@ -12,11 +12,9 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-#: v1 update kinds with no v2 counterpart; they are not sent on a v2 connection (the v2 draft
-#: 2.0.0-alpha.3 has no modes, notices or compaction updates).
-DROPPED_UPDATE_KINDS = frozenset(
-    {"current_mode_update", "notice", "compaction_update", "compaction_summary_chunk"}
-)
+#: v1 update kinds with no v2 counterpart; they are not sent on a v2 connection (v2 has no
+#: modes; notices and compaction updates exist in both and pass unchanged).
+DROPPED_UPDATE_KINDS = frozenset({"current_mode_update"})
 
 #: The agent keeps one plan per session, so every plan update names the same plan.
 PLAN_ID = "plan"
@@ -25,8 +23,8 @@ _CHUNK_KINDS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_th
 
 
 def command(v1: dict[str, Any]) -> dict[str, Any]:
-    """A v1 available command in v2 shape (its input gains a ``text`` tag)."""
-    entry: dict[str, Any] = dict(v1)
+    """A v1 available command as a v2 ``command`` entry (its input gains a ``text`` tag)."""
+    entry: dict[str, Any] = {"type": "command", **v1}
     hint = v1.get("input")
     if isinstance(hint, dict) and "hint" in hint:
         entry["input"] = {"type": "text", **hint}

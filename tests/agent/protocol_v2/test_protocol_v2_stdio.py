@@ -108,7 +108,7 @@ def test_a_v2_client_creates_a_session_and_prompts_in_v2_shapes(
         session_id = new["sessionId"]
         assert "modes" not in new
         assert {o["configId"] for o in new["configOptions"]} == {"model", "thought_level"}
-        assert all(c["name"] and "type" not in c for c in new["availableCommands"])
+        assert all(c["type"] == "command" for c in new["availableCommands"])
 
         prompt = agent.call(
             "session/prompt",

@@ -15,7 +15,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
 def test_newest_upstream_is_one_setting_apart_from_history() -> None:
     assert reference.newest_upstream("v1").as_posix().endswith("acp-npm-sdk-2.4.0/v1/schema.json")
-    assert reference.newest_upstream("v2").as_posix().endswith("acp-v2-draft/schema.json")
+    assert reference.newest_upstream("v2").as_posix().endswith("acp-npm-sdk-2.4.0/v2/schema.json")
     assert not set(reference.HISTORY.values()) & set(reference.NEWEST_UPSTREAM.values())
 
 
