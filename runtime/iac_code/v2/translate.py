@@ -91,12 +91,34 @@ def tool_call_content(v1: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [diff_content(item) if item.get("type") == "diff" else item for item in v1]
 
 
+#: The final statuses of a tool call; after one of them nothing can be stopped any more.
+_FINAL_TOOL_STATUSES = frozenset({"completed", "failed"})
+
+
 def tool_call(v1: dict[str, Any]) -> dict[str, Any]:
-    """A v1 ``tool_call`` or ``tool_call_update`` body as a v2 tool call upsert."""
+    """A v1 ``tool_call`` or ``tool_call_update`` body as a v2 tool call upsert.
+
+    The agent can stop every call whose tool is running (``tool_call/cancel``), so the
+    ``in_progress`` update offers ``capabilities.cancel`` and the final one withdraws it. A
+    call the client stopped ends ``failed`` in v1 terms with a mark; v2 says ``cancelled``.
+    """
     body = {key: value for key, value in v1.items() if key != "sessionUpdate"}
     if isinstance(body.get("content"), list):
         body["content"] = tool_call_content(body["content"])
+    status = body.get("status")
+    if status == "in_progress":
+        body["capabilities"] = {"cancel": {}}
+    elif status in _FINAL_TOOL_STATUSES:
+        body["capabilities"] = {}
+        if _stopped_by_client(body):
+            body["status"] = "cancelled"
     return body
+
+
+def _stopped_by_client(body: dict[str, Any]) -> bool:
+    meta = body.get("_meta")
+    ours = meta.get("iac_code") if isinstance(meta, dict) else None
+    return isinstance(ours, dict) and ours.get("stoppedByClient") is True
 
 
 def update(v1: dict[str, Any]) -> dict[str, Any] | None:

@@ -198,8 +198,6 @@ def test_v2_resume_replays_history_in_v2_shapes(
         ("session/load", {"sessionId": "s", "cwd": "/", "mcpServers": []}),
         ("session/set_mode", {"sessionId": "s", "modeId": "default"}),
         ("authenticate", {"methodId": "anthropic-api-key"}),
-        ("tool_call/cancel", {"sessionId": "s", "toolCallId": "t"}),
-        ("terminal/cancel", {"sessionId": "s", "terminalId": "t"}),
     ],
 )
 def test_methods_outside_v2_or_not_offered_answer_method_not_found(
