@@ -275,7 +275,7 @@ class ToolRunner:
         key = (session.session_id, announced["toolCallId"])
         # Registered before ``in_progress`` goes out, so a client that stops the call as soon
         # as it sees it running always finds it.
-        self._running[key] = scope = anyio.CancelScope()
+        self._running[key] = stoppable = anyio.CancelScope()
         try:
             await self.port.notify(
                 session.session_id,
@@ -285,11 +285,11 @@ class ToolRunner:
                     "status": "in_progress",
                 },
             )
-            with scope:
+            with stoppable:
                 return await tool.run(tool_input, ctx, access=access)
         finally:
             del self._running[key]
-        # Only reached when ``scope`` was cancelled: the client stopped this call alone.
+        # Only reached when ``stoppable`` was cancelled: the client stopped this call alone.
         log.info("tool call %s stopped by the client", announced["toolCallId"])
         return ToolOutcome.error(STOPPED_RESULT, raw_output={STOPPED_MARK: True})
 
