@@ -53,6 +53,7 @@ def _run_reference_tests(**env: str) -> subprocess.CompletedProcess[str]:
             "no:cacheprovider",
             "-n",
             "0",  # one file: no worker processes
+            "-rs",  # list the skip reasons
             "tests/bindings/schema_drift/test_schema_drift_reference.py",
         ],
         cwd=PROJECT_ROOT,
@@ -69,6 +70,10 @@ def test_the_reference_tests_fail_loudly_when_required_and_absent(tmp_path: Path
     skipped = _run_reference_tests(ACP_REFERENCE_DIR=absent)
     assert skipped.returncode == 0, skipped.stdout
     assert "skipped" in skipped.stdout and "failed" not in skipped.stdout
+    # One line for all of them, saying what to fetch and how.
+    reasons = [line for line in skipped.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert len(reasons) == 1, reasons
+    assert "python -m acp_schema.upstream --sdk" in reasons[0]
     failed = _run_reference_tests(ACP_REFERENCE_DIR=absent, ACP_REFERENCE_REQUIRED="1")
     assert failed.returncode == 1, failed.stdout
     assert "ACP_REFERENCE_REQUIRED=1 but reference material not found" in failed.stdout
