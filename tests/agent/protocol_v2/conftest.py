@@ -10,6 +10,7 @@ import pytest
 from acp_scripted_llm import ScriptedLLMServer, Turn
 
 from tests.agent.protocol_v2.v2_script import (
+    FAIL,
     FINAL_TEXT,
     LONG_BASH,
     LONG_BASH_COMMAND,
@@ -42,6 +43,8 @@ def route(body: dict[str, Any]) -> Turn | dict[str, Any]:
         return Turn().text(FINAL_TEXT, chunks=2)
     if _last_user_text(body).startswith(SLOW):
         return Turn().text("tick " * 200, chunks=200).timing(chunk_delay=0.05)
+    if _last_user_text(body).startswith(FAIL):
+        return Turn().http_error(400, "This request is not acceptable.")
     if _last_user_text(body).startswith(LONG_BASH):
         return Turn().tool_use("bash", {"command": LONG_BASH_COMMAND}, id="long_bash")
     if _last_user_text(body).startswith(WRITE):
