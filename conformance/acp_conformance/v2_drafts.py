@@ -104,29 +104,25 @@ class OlderShape:
     why: str
 
 
+#: Where a command list sits in each message that carries one, as a validation error path.
+_COMMAND_LISTS = (
+    ("session/new", "result", r"\$\.availableCommands"),
+    ("session/resume", "result", r"\$\.availableCommands"),
+    ("session/update", "params", r"\$\.update\.availableCommands"),
+)
+
 #: The newest-only shapes, judged with the draft a run grades: an error the newest schema
 #: reports for one of these is not an error under an older draft.
 OLDER_SHAPES: tuple[OlderShape, ...] = (
-    OlderShape(
-        DraftRange(DRAFTS[0], "alpha.8"),
-        "session/new",
-        "result",
-        re.compile(r"^\$\.availableCommands\[\d+\]: 'type' is a required property$"),
-        "alpha.3 lists commands as plain objects; the newest draft tags each with `type`",
-    ),
-    OlderShape(
-        DraftRange(DRAFTS[0], "alpha.8"),
-        "session/resume",
-        "result",
-        re.compile(r"^\$\.availableCommands\[\d+\]: 'type' is a required property$"),
-        "as for session/new: untagged commands before the newest draft",
-    ),
-    OlderShape(
-        DraftRange(DRAFTS[0], "alpha.8"),
-        "session/update",
-        "params",
-        re.compile(r"^\$\.update\.availableCommands\[\d+\]: 'type' is a required property$"),
-        "as for session/new: untagged commands in available_commands_update",
+    *(
+        OlderShape(
+            DraftRange(DRAFTS[0], "alpha.8"),
+            method,
+            part,
+            re.compile(rf"^{where}\[\d+\]: 'type' is a required property$"),
+            "before the newest draft commands are plain objects; the newest tags each with `type`",
+        )
+        for method, part, where in _COMMAND_LISTS
     ),
     OlderShape(
         # The kit (alpha.5) and the newest draft require the inserted message's id.

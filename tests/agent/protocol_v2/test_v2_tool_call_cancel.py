@@ -14,7 +14,7 @@ import anyio
 import pytest
 from acp_scripted_llm import ScriptedLLMServer
 
-from tests.agent.process.stdio_harness import BlockingAgent, spawn
+from tests.agent.process.stdio_harness import allow_permission, spawn
 from tests.agent.protocol_v2.v2_kit_support import (
     MODEL_WAIT,
     is_idle,
@@ -34,21 +34,6 @@ def _pid_from(path: Path) -> int:
     return int(anyio.run(wait_for_file, path, MODEL_WAIT))
 
 
-def _allow_bash(agent: BlockingAgent, start: int) -> None:
-    asked = agent.wait_frame(
-        lambda f: f.get("method") == "session/request_permission", start=start, timeout=MODEL_WAIT
-    )
-    permission = agent.frames[asked]
-    option = next(o for o in permission["params"]["options"] if o["kind"] == "allow_once")
-    agent.send(
-        {
-            "jsonrpc": "2.0",
-            "id": permission["id"],
-            "result": {"outcome": {"outcome": "selected", "optionId": option["optionId"]}},
-        }
-    )
-
-
 def _call_updates(frames: list[Any], session_id: str) -> list[dict[str, Any]]:
     return [
         u
@@ -65,7 +50,7 @@ def test_tool_call_cancel_stops_one_bash_call_and_the_turn_goes_on(
         start_v2(agent)
         session_id = agent.call("session/new", {"cwd": str(workspace)}).result["sessionId"]
         answered = agent.call("session/prompt", {"sessionId": session_id, "prompt": [prompt]})
-        _allow_bash(agent, answered.index)
+        allow_permission(agent, answered.index, timeout=MODEL_WAIT)
         shell_pid = _pid_from(workspace / "shell.pid")
         sleep_pid = _pid_from(workspace / "sleep.pid")
         running = _call_updates(agent.frames, session_id)

@@ -87,6 +87,15 @@ def test_untagged_commands_pass_only_under_the_drafts_before_the_newest() -> Non
         assert VersionedBackend(2, draft).validate_result("session/new", UNTAGGED_COMMANDS) == []
 
 
+def test_untagged_commands_in_an_update_follow_the_same_drafts() -> None:
+    commands = UNTAGGED_COMMANDS["availableCommands"]
+    update = {"sessionUpdate": "available_commands_update", "availableCommands": commands}
+    params = {"sessionId": "s", "update": update}
+    newest = VersionedBackend(2, NEWEST).validate_params("session/update", params)
+    assert newest == ["$.update.availableCommands[0]: 'type' is a required property"]
+    assert VersionedBackend(2, "alpha.3").validate_params("session/update", params) == []
+
+
 def test_the_prompt_answer_needs_its_message_id_from_the_kit_draft_on() -> None:
     assert VersionedBackend(2, "alpha.3").validate_result("session/prompt", {}) == []
     for draft in (KIT_DRAFT, NEWEST):
