@@ -99,9 +99,6 @@ log = logging.getLogger(__name__)
 _UNKNOWN_SESSION_DATA = {"sessionId": "unknown session"}
 
 
-#: What a v2 client can take, in v1 terms: the update kinds v1 gates behind a capability.
-V1_CLIENT_CAPABILITIES: dict[str, Any] = {"session": {"notices": {}, "compaction": {}}}
-
 #: Bound on how long ``session/close`` waits for a cancelled turn to report its idle.
 _CLOSE_WAIT_S = 30.0
 
@@ -173,7 +170,7 @@ class V2Handlers(AgentHandlers):
                 V1InitializeRequest,
                 {
                     "protocolVersion": v1_info.PROTOCOL_VERSION,
-                    "clientCapabilities": V1_CLIENT_CAPABILITIES,
+                    "clientCapabilities": v2_info.V1_CLIENT_CAPABILITIES,
                 },
             )
         )

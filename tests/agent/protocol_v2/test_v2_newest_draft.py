@@ -14,7 +14,7 @@ from acp_scripted_llm import ScriptedLLMServer
 
 from tests.agent.process.stdio_harness import spawn
 from tests.agent.protocol_v2.v2_kit_support import MODEL_WAIT, is_idle, start_v2, v2_problems
-from tests.agent.protocol_v2.v2_script import FAIL
+from tests.agent.protocol_v2.v2_script import FAIL, RETRY
 
 pytestmark = pytest.mark.subprocess
 
@@ -54,4 +54,27 @@ def test_the_resume_answer_lists_the_commands_as_session_new_does(
     assert resumed["availableCommands"] and all(
         command["type"] == "command" for command in resumed["availableCommands"]
     )
+    assert problems == []
+
+
+def test_a_retried_model_request_is_announced_as_a_v2_notice(
+    llm_server: ScriptedLLMServer, home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    # v2 has no capability for notices: every v2 client gets them as updates of their own.
+    prompt = [{"type": "text", "text": f"{RETRY} {tmp_path.name}"}]
+    with spawn(home, llm_server.url) as agent:
+        start_v2(agent)
+        session_id = agent.call("session/new", {"cwd": str(workspace)}).result["sessionId"]
+        answered = agent.call("session/prompt", {"sessionId": session_id, "prompt": prompt})
+        idle = agent.wait_frame(is_idle, start=answered.index, timeout=MODEL_WAIT)
+        updates = [
+            frame["params"]["update"]
+            for frame in agent.frames[answered.index : idle + 1]
+            if isinstance(frame, dict) and frame.get("method") == "session/update"
+        ]
+        problems = v2_problems(agent)
+    notices = [u for u in updates if u["sessionUpdate"] == "notice"]
+    assert len(notices) == 1 and notices[0]["severity"] == "warning"
+    assert "retrying" in notices[0]["description"]
+    assert updates[-1]["stopReason"] == "end_turn"
     assert problems == []

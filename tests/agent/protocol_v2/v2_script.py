@@ -8,6 +8,8 @@ SLOW = "SLOW:"  # streams for ~10 s unless interrupted
 #: pid into the workspace), then answers from the result.
 LONG_BASH = "LONG_BASH:"
 LONG_BASH_COMMAND = "echo $$ > shell.pid; sleep 300 & echo $! > sleep.pid; wait"
+#: The model endpoint is overloaded once (HTTP 529, retried), then answers.
+RETRY = "RETRY:"
 #: The model endpoint refuses the request (HTTP 400, not retried): the turn fails.
 FAIL = "FAIL:"
 WRITTEN_TEXT = 'resource "aws_vpc" "main" {}\n'
