@@ -341,18 +341,17 @@ def boolean_options_only_for_capable_clients(record: RunRecord) -> list[Outcome]
     return per_run(record, find, "boolean config options sent to a client that cannot show them")
 
 
-def _asks_for_terminal_auth(request: Frame) -> bool:
-    """Whether one initialize request declares terminal auth: v1's
-    ``clientCapabilities.auth.terminal`` flag, or v2's object under ``capabilities.auth``."""
-    params = request.message.get("params")
-    if not isinstance(params, dict):
-        return False
-    v1 = {"clientCapabilities": params.get("clientCapabilities") or {}}
-    if advertised(surface_value(v1, "clientCapabilities.auth.terminal")):
-        return True
-    caps = params.get("capabilities")
-    auth = caps.get("auth") if isinstance(caps, dict) else None
-    return isinstance(auth, dict) and isinstance(auth.get("terminal"), dict)
+def _v2_client_runs_terminal_auth(run: AgentRun) -> bool:
+    """Whether the run's initialize asked in v2 shape for terminal auth (an object under
+    ``capabilities.auth.terminal``, where v1 sets ``clientCapabilities.auth.terminal``)."""
+    for frame in run.frames:
+        msg = frame.message
+        if frame.direction == "c2a" and isinstance(msg, dict) and msg.get("method") == "initialize":
+            params = msg.get("params")
+            caps = params.get("capabilities") if isinstance(params, dict) else None
+            auth = caps.get("auth") if isinstance(caps, dict) else None
+            return isinstance(auth, dict) and isinstance(auth.get("terminal"), dict)
+    return False
 
 
 @requirement(
@@ -370,15 +369,12 @@ def terminal_auth_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
     gate = "clientCapabilities.auth.terminal"
 
     def find(run: AgentRun) -> Iterator[Offence]:
-        # Each answer is judged by its own request: a run may initialize several times with
-        # different capabilities (the fuzzer does), and each answer follows its request.
-        for method, request, response in answered_requests(run):
-            result = response.message.get("result")
-            if method != "initialize" or not isinstance(result, dict):
-                continue
-            if _asks_for_terminal_auth(request):
-                continue
-            methods = result.get("authMethods") or []
+        if advertised(surface_value(client_caps(run) or {}, gate)):
+            return
+        if _v2_client_runs_terminal_auth(run):
+            return
+        for method, response in _results(run, frozenset({"initialize"})):
+            methods = response.message["result"].get("authMethods") or []
             terminal = [
                 m.get("id", m.get("methodId"))
                 for m in methods
