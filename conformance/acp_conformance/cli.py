@@ -19,6 +19,8 @@ from .harness.remote import RemoteTarget
 from .progress import progress_reporter
 from .report.terminal_safe import printable
 from .requirements import DEFAULT_RULE_PROFILE, RULE_PROFILES
+from .v2_drafts import DRAFTS, KIT_DRAFT, parse_draft
+from .v2_drafts import NEWEST as NEWEST_DRAFT
 from .vocabularies import VOCABULARIES
 
 #: The exit code of a run the checker itself could not finish or report (as INCONCLUSIVE).
@@ -99,6 +101,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_RULE_PROFILE,
         help="which rules block: "
         + "; ".join(f"{name}: {text}" for name, text in RULE_PROFILES.items()),
+    )
+    run.add_argument(
+        "--v2-draft",
+        type=_v2_draft,
+        default=NEWEST_DRAFT,
+        metavar="DRAFT",
+        help="the ACP v2 draft graded: "
+        + ", ".join(DRAFTS)
+        + f" (default {NEWEST_DRAFT}; the official kit pins {KIT_DRAFT}, 2.0.0-alpha.N also"
+        " accepted): which v2 rules apply (batches only before newest) and which shapes pass",
     )
     run.add_argument(
         "--tools",
@@ -242,6 +254,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _v2_draft(text: str) -> str:
+    try:
+        return parse_draft(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _profiles_epilog() -> str:
     lines = ["rule profiles (--profile):"]
     lines += [f"  {name:9} {text}" for name, text in RULE_PROFILES.items()]
@@ -285,6 +304,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
         jobs=args.jobs,
         profile=args.profile,
         tools=args.tools,
+        v2_draft=args.v2_draft,
         fuzz_examples=args.fuzz_examples,
         remote=remote,
         strict_coverage=args.strict_coverage,

@@ -43,6 +43,7 @@ from .scenarios.check_context import (
     surface_value,
 )
 from .scenarios.prompt_turns import UNREACHABLE_MODEL
+from .v2_drafts import draft_exemption
 from .validation import SchemaUnavailable, load_backend
 
 
@@ -258,9 +259,14 @@ def _plan(
     return {name: by_scenario[name] for name in names}, run_wide
 
 
+def _exempt(req: Requirement, config: RunConfig) -> str | None:
+    """Why ``req`` does not apply to this run: its transport, or the v2 draft it grades."""
+    return exemption(req, config) or draft_exemption(req.drafts, config.v2_draft)
+
+
 async def _gate(ctx: CheckContext) -> Outcome | None:
     req = ctx.requirement
-    if (reason := exemption(req, ctx.config)) is not None:
+    if (reason := _exempt(req, ctx.config)) is not None:
         return out_of_scope(reason)
     if req.llm and ctx.config.llm == "none":
         return not_applicable("needs a scripted LLM (--llm anthropic|openai)")
@@ -468,7 +474,7 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
     except SchemaUnavailable as exc:
         record.backend_error = str(exc)
     for chk, requirement in run_wide:
-        reason = exemption(requirement, config)
+        reason = _exempt(requirement, config)
         if reason is not None:
             outcomes[chk.requirement].append(out_of_scope(reason))
             continue

@@ -367,7 +367,7 @@ def _violations(record: RunRecord) -> list[tuple[AgentRun, Any]] | str:
         found: list[tuple[AgentRun, Any]] = []
         for run in record.runs:
             # Each run is judged by the schemas of the version it negotiated.
-            judged_by = schemas_for(run, record.backend, index)
+            judged_by = schemas_for(run, record.backend, index, record.config.v2_draft)
             if judged_by is not None:
                 found.extend((run, v) for v in validate_frames(run.frames, *judged_by))
         record.cache["violations"] = found

@@ -49,7 +49,10 @@ def render(result: RunResult, *, width: int | None = None, verbose: bool = False
         f"acp-conformance: {' '.join(result.config.argv)}"
         + (f"  [{agent.get('name')} {agent.get('version', '')}]" if agent else "")
     )
-    lines.append(f"profile {result.config.profile}, tools {result.config.tools}")
+    lines.append(
+        f"profile {result.config.profile}, tools {result.config.tools},"
+        f" v2 draft {result.config.v2_draft}"
+    )
     if result.aborted is not None:
         lines += _aborted(result)
     areas: dict[str, list[RequirementResult]] = {}

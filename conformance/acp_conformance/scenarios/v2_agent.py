@@ -23,6 +23,7 @@ from .. import __version__
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope
+from ..v2_drafts import NEWEST, older_draft_errors
 from ._expect import brief
 from .catalog import PROTOCOL_V2
 from .check_context import AgentRun, CheckContext, bind_script, text_prompt
@@ -114,13 +115,14 @@ async def v2_run(ctx: CheckContext) -> tuple[AgentRun | None, Outcome | None]:
     return run, None
 
 
-def v2_problems(method: str, part: str, value: Any) -> list[str]:
+def v2_problems(method: str, part: str, value: Any, draft: str = NEWEST) -> list[str]:
+    """Schema errors of a v2 message part, as the graded ``draft`` (``--v2-draft``) sees them."""
     validation = _validation()
     if part == "params":
         errors: list[str] = validation.validate_params(method, value, version=V2)
     else:
         errors = validation.validate_result(method, value, version=V2)
-    return errors
+    return older_draft_errors(draft, method, part, errors)
 
 
 def is_idle(frame: Frame, session_id: str) -> bool:

@@ -147,17 +147,17 @@ def _defs_capabilities_ClientCapabilities(v: object) -> bool:
 
 
 def _defs_capabilities_ClientCapabilities__auth(v: object) -> bool:
-    if not (_defs_capabilities_AuthCapabilities(v) or _is_null(v)):
+    if not (_defs_capabilities_ClientAuthCapabilities(v) or _is_null(v)):
         return False
     return True
 
 
-def _defs_capabilities_AuthCapabilities(v: object) -> bool:
+def _defs_capabilities_ClientAuthCapabilities(v: object) -> bool:
     if not isinstance(v, dict):
         return False
     for key, item in v.items():
         if key == "terminal":
-            if not _defs_capabilities_AuthCapabilities__terminal(item):
+            if not _defs_capabilities_ClientAuthCapabilities__terminal(item):
                 return False
         elif key == "_meta":
             if not _is_object_or_null(item):
@@ -165,7 +165,7 @@ def _defs_capabilities_AuthCapabilities(v: object) -> bool:
     return True
 
 
-def _defs_capabilities_AuthCapabilities__terminal(v: object) -> bool:
+def _defs_capabilities_ClientAuthCapabilities__terminal(v: object) -> bool:
     if not (_defs_capabilities_TerminalAuthCapabilities(v) or _is_null(v)):
         return False
     return True
@@ -198,10 +198,10 @@ def _defs_capabilities_ElicitationCapabilities(v: object) -> bool:
         return False
     for key, item in v.items():
         if key == "form":
-            if not _defs_capabilities_AuthCapabilities__terminal(item):
+            if not _defs_capabilities_ClientAuthCapabilities__terminal(item):
                 return False
         elif key == "url":
-            if not _defs_capabilities_AuthCapabilities__terminal(item):
+            if not _defs_capabilities_ClientAuthCapabilities__terminal(item):
                 return False
         elif key == "_meta":
             if not _is_object_or_null(item):
