@@ -26,7 +26,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from acp_schema import codegen_derived, codegen_models, codegen_tables, openapi
+from acp_schema import (
+    codegen_derived,
+    codegen_models,
+    codegen_predicates,
+    codegen_tables,
+    openapi,
+)
 from acp_schema.codegen_common import (
     DEFAULT_TARGET,
     MANIFEST_FILE,
@@ -73,6 +79,10 @@ def build(target: Target = DEFAULT_TARGET) -> dict[str, str]:
         ),
     )
     files.update(codegen_models.build_models(schema_dir, target.schema_label))
+    predicates = codegen_predicates.render_predicates(schema_dir, index)
+    if predicates is not None:  # stdlib-only checks for the agent's start-up fast path
+        body, sources = predicates
+        files["predicates.py"] = with_header(HeaderInfo(target.schema_label, tuple(sources)), body)
     files.update(PLAIN_FILES)
     files[MANIFEST_FILE] = render_manifest(
         target, ["index.json", *schema_files(schema_dir)], shared_sources

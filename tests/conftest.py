@@ -65,3 +65,23 @@ STARTED_FIRST = (
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: not item.nodeid.startswith(STARTED_FIRST))  # a stable sort
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> pytest.TestReport:
+    """Every skip for missing reference material is reported at one place.
+
+    pytest folds skips by (file, line, reason); tests that skip from a fixture report their
+    own line, so hundreds of identical reasons came out as dozens of lines. Pointing them
+    all at ``acp_schema.reference`` leaves one line saying what to fetch and how.
+    """
+    report: pytest.TestReport = yield
+    longrepr = report.longrepr
+    if report.skipped and isinstance(longrepr, tuple) and len(longrepr) == 3:
+        reason = str(longrepr[2])
+        if "reference material not found" in reason:
+            from acp_schema import reference
+
+            code = reference.require.__code__
+            report.longrepr = (code.co_filename, code.co_firstlineno, reason)
+    return report

@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import sys
+import traceback
 from pathlib import Path
 
 import anyio
@@ -16,8 +17,14 @@ from .client import command as client_command
 from .config import RunConfig, UsageError, absolutize
 from .harness.remote import RemoteTarget
 from .progress import progress_reporter
+from .report.terminal_safe import printable
 from .requirements import DEFAULT_RULE_PROFILE, RULE_PROFILES
+from .v2_drafts import DRAFTS, KIT_DRAFT, parse_draft
+from .v2_drafts import NEWEST as NEWEST_DRAFT
 from .vocabularies import VOCABULARIES
+
+#: The exit code of a run the checker itself could not finish or report (as INCONCLUSIVE).
+CHECKER_FAULT = 3
 
 
 def default_jobs() -> int:
@@ -94,6 +101,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_RULE_PROFILE,
         help="which rules block: "
         + "; ".join(f"{name}: {text}" for name, text in RULE_PROFILES.items()),
+    )
+    run.add_argument(
+        "--v2-draft",
+        type=_v2_draft,
+        default=NEWEST_DRAFT,
+        metavar="DRAFT",
+        help="the ACP v2 draft graded: "
+        + ", ".join(DRAFTS)
+        + f" (default {NEWEST_DRAFT}; the official kit pins {KIT_DRAFT}, 2.0.0-alpha.N also"
+        " accepted): which v2 rules apply (batches only before newest) and which shapes pass",
     )
     run.add_argument(
         "--tools",
@@ -213,6 +230,14 @@ def build_parser() -> argparse.ArgumentParser:
     prx.add_argument("--html", type=Path, metavar="F", help="write an HTML report on exit")
     prx.add_argument("--log", type=Path, metavar="F", help="append findings to F instead of stderr")
     prx.add_argument(
+        "--judge-wait",
+        type=float,
+        default=3.0,
+        metavar="S",
+        help="after the agent exits, wait at most S seconds for the judge, then exit with the "
+        "agent's code and let it finish the reports in the background (default 3)",
+    )
+    prx.add_argument(
         "--profile",
         choices=tuple(RULE_PROFILES),
         default=DEFAULT_RULE_PROFILE,
@@ -227,6 +252,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="one JSON-RPC message per line, optionally wrapped as {dir, msg}",
     )
     return parser
+
+
+def _v2_draft(text: str) -> str:
+    try:
+        return parse_draft(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _profiles_epilog() -> str:
@@ -272,6 +304,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
         jobs=args.jobs,
         profile=args.profile,
         tools=args.tools,
+        v2_draft=args.v2_draft,
         fuzz_examples=args.fuzz_examples,
         remote=remote,
         strict_coverage=args.strict_coverage,
@@ -307,9 +340,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         result = anyio.run(execute, config, progress)
     if expected is not None:
         baseline_mod.apply(result, expected)
-    print(terminal.render(result, verbose=args.verbose))
+    print(printable(terminal.render(result, verbose=args.verbose)))
     if args.format == "github":
-        print(github_annotations.render(result))
+        print(printable(github_annotations.render(result)))
     if args.write_baseline:
         entries = baseline_mod.failures_of(result, expected)
         baseline_mod.write(args.write_baseline, entries)
@@ -319,15 +352,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
             + (f"; replace the placeholder reason of {todo} of them" if todo else ""),
             file=sys.stderr,
         )
+    unwritten = 0
     for path, writer in (
         (args.report_json, json_report.write),
         (args.junit, junit_report.write),
         (args.html, html_report.write),
     ):
         if path:
-            writer(result, path)
-            print(f"acp-conformance: wrote {path}", file=sys.stderr)
-    return result.exit_code
+            # One report the checker fails to write must not cost the others.
+            try:
+                writer(result, path)
+            except Exception as exc:
+                unwritten += 1
+                print(f"acp-conformance: cannot write {path}: {exc!r}", file=sys.stderr)
+            else:
+                print(f"acp-conformance: wrote {path}", file=sys.stderr)
+    return CHECKER_FAULT if unwritten else result.exit_code
 
 
 def _keep_hypothesis_files_out_of_cwd() -> None:
@@ -359,7 +399,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from .transcript import validate_transcript_file
 
     report, ok = validate_transcript_file(args.transcript)
-    print(report)
+    print(printable(report))
     return 0 if ok else 1
 
 
@@ -376,6 +416,7 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
         html=args.html.resolve() if args.html else None,
         log=args.log.resolve() if args.log else None,
         profile=args.profile,
+        judge_wait=max(0.0, args.judge_wait),
     )
     return run_relay(argv, options).exit_code
 
@@ -398,6 +439,12 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"acp-conformance: {exc}", file=sys.stderr)
         return 2
+    except Exception:
+        # Whatever a peer sends is judged as its defect; an exception that still gets here
+        # is the checker's own fault, never "not conformant" (1).
+        print("acp-conformance: internal error (a checker bug):", file=sys.stderr)
+        traceback.print_exc(limit=12, file=sys.stderr)
+        return CHECKER_FAULT
 
 
 if __name__ == "__main__":

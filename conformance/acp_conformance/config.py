@@ -42,6 +42,9 @@ class RunConfig:
     cancel_prompt: str | None = None
     #: ``--prompt``: the text of the prompt-content checks' prompts; None: the default.
     prompt_text: str | None = None
+    #: ``--v2-draft``: the v2 draft graded (see :mod:`.v2_drafts`): which v2 rules apply and
+    #: how the v2 schema judges shapes that changed between drafts.
+    v2_draft: str = "newest"
 
     @property
     def shutdown_grace(self) -> float:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import anyio
 
 from .config import RunConfig
-from .harness.agent_client import AgentExited, AgentTimeout, id_key
+from .harness.agent_client import AgentExited, AgentOverflow, AgentTimeout, id_key
 from .harness.recorder import Frame
 from .outcomes import Outcome, Verdict, failed, harness_error
 from .scenarios.check_context import (
@@ -103,6 +103,11 @@ async def _initialize_once(runtime: ScenarioRuntime, config: RunConfig) -> Prefl
             timeout=max(config.timeout, STARTUP_WAIT),
             what="a response to initialize",
         )
+    except AgentOverflow as exc:
+        # The agent's own transport failure (a line over the cap, a flood), not the harness's.
+        outcome = failed(str(exc), frames=[conn.agent_frames()[-1].seq])
+        outcome.run_id = run.id
+        return PreflightFailure(outcome, "transport.output-bounded", run)
     except Exception as exc:  # AgentTimeout or AgentExited: the message says which
         return PreflightFailure(await _no_answer(run, str(exc)), None, run)
     if id_key(frame.message["id"]) != sent:

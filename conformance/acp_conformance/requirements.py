@@ -35,6 +35,10 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .kit import COVERAGE as KIT_COVERAGE
+from .v2_drafts import ALL_DRAFTS, DraftRange
+
+#: Requirements judging protocol version 2 (each carries the v2 drafts it belongs to).
+V2_PREFIX = "version.v2-"
 
 
 class Tier(StrEnum):
@@ -60,6 +64,9 @@ class Requirement:
     #: An iac-code house rule: stricter than ACP itself. Under ``--profile acp`` a blocking
     #: house rule is reported as SHOULD; under ``--profile iac-code`` it keeps its tier.
     house: bool = False
+    #: The v2 drafts the rule belongs to (every v2 requirement has one; None for v1 rules):
+    #: under ``--v2-draft`` outside the range it is not applicable.
+    drafts: DraftRange | None = None
 
     @property
     def area(self) -> str:
@@ -87,6 +94,7 @@ class Requirement:
             "gate": self.gate,
             "needsLlm": self.llm,
             "house": self.house,
+            "v2Drafts": self.drafts.label if self.drafts is not None else None,
         }
 
 
@@ -106,12 +114,18 @@ def _define(
     gate: str | None = None,
     llm: bool = False,
     house: bool = False,
+    drafts: DraftRange | None = None,
 ) -> Requirement:
     if id in _REQUIREMENTS:
         raise ValueError(f"duplicate requirement {id}")
     if (tier is Tier.CAPABILITY) != (gate is not None) and tier is not Tier.SHOULD:
         raise ValueError(f"{id}: CAPABILITY requirements (only) need a gate")
-    req = Requirement(id, tier, statement, reference, gate, llm, house)
+    is_v2 = id.startswith(V2_PREFIX)
+    if drafts is not None and not is_v2:
+        raise ValueError(f"{id}: only v2 requirements ({V2_PREFIX}*) have draft ranges")
+    if is_v2 and drafts is None:
+        drafts = ALL_DRAFTS
+    req = Requirement(id, tier, statement, reference, gate, llm, house, drafts)
     _REQUIREMENTS[id] = req
     return req
 
@@ -191,6 +205,7 @@ def requirement(
     llm: bool = False,
     house: bool = False,
     budget: float = DEFAULT_BUDGET,
+    drafts: DraftRange | None = None,
 ) -> Callable[[CheckFn], CheckFn]:
     """Define a requirement and bind the decorated function to it as its check.
 
@@ -198,9 +213,10 @@ def requirement(
     path into the agent's advertised surface (CAPABILITY requirements); ``llm`` that it needs
     a scripted model turn; ``house`` that it is an iac-code house rule. ``scenario`` is the
     scenario the async check runs in, or :data:`RUN_WIDE` for a synchronous judge of the
-    whole run; ``budget`` bounds the check in multiples of ``--timeout``.
+    whole run; ``budget`` bounds the check in multiples of ``--timeout``. ``drafts`` is the
+    range of v2 drafts a ``version.v2-*`` rule belongs to (default: every draft).
     """
-    _define(id, tier, statement, citation, gate=gate, llm=llm, house=house)
+    _define(id, tier, statement, citation, gate=gate, llm=llm, house=house, drafts=drafts)
     return check(id, scenario=scenario, budget=budget)
 
 

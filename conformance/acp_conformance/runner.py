@@ -13,7 +13,7 @@ import anyio
 
 from . import checks as _checks  # noqa: F401  (registers every check and judge)
 from .config import RunConfig
-from .harness.agent_client import AgentExited, AgentTimeout
+from .harness.agent_client import AgentExited, AgentOverflow, AgentTimeout
 from .harness.remote import AccessDenied
 from .outcomes import (
     NO_DEADLINE,
@@ -43,6 +43,7 @@ from .scenarios.check_context import (
     surface_value,
 )
 from .scenarios.prompt_turns import UNREACHABLE_MODEL
+from .v2_drafts import draft_exemption
 from .validation import SchemaUnavailable, load_backend
 
 
@@ -258,9 +259,14 @@ def _plan(
     return {name: by_scenario[name] for name in names}, run_wide
 
 
+def _exempt(req: Requirement, config: RunConfig) -> str | None:
+    """Why ``req`` does not apply to this run: its transport, or the v2 draft it grades."""
+    return exemption(req, config) or draft_exemption(req.drafts, config.v2_draft)
+
+
 async def _gate(ctx: CheckContext) -> Outcome | None:
     req = ctx.requirement
-    if (reason := exemption(req, ctx.config)) is not None:
+    if (reason := _exempt(req, ctx.config)) is not None:
         return out_of_scope(reason)
     if req.llm and ctx.config.llm == "none":
         return not_applicable("needs a scripted LLM (--llm anthropic|openai)")
@@ -324,7 +330,12 @@ async def _run_check(chk: Check, requirement: Requirement, runtime: ScenarioRunt
     except AgentExited as exc:
         outcome = failed(str(exc))
     except (SetupError, AccessDenied) as exc:
-        outcome = harness_error(f"setup failed: {exc}")
+        if isinstance(exc.__cause__, AgentOverflow):
+            # The agent's output went over the checker's bounds while being set up: the
+            # agent's failure (transport.output-bounded), not the harness's.
+            outcome = failed(str(exc.__cause__))
+        else:
+            outcome = harness_error(f"setup failed: {exc}")
     except Exception as exc:  # a bug in the checker, never the agent's fault
         outcome = harness_error(
             f"checker error: {type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8)
@@ -372,6 +383,16 @@ async def _run_checks(
     name = runtime.scenario.name
     for chk, requirement in checks:
         progress.check_started(name, chk.requirement)
+        flooded = next((run for run in runtime.runs if run.recorder.overflow), None)
+        if flooded is not None:
+            # The agent's output went over the checker's bounds: the scenario ends there,
+            # with that verdict (transport.output-bounded), not one failure per check.
+            outcome = not_applicable(
+                f"not run: the checker stopped reading {flooded.id} (see transport.output-bounded)"
+            )
+            outcome.check = chk.name
+            results.append((chk, outcome))
+            continue
         outcome = await _run_check(chk, requirement, runtime)
         if outcome.verdict in (Verdict.FAIL, Verdict.HARNESS_ERROR):
             # Whatever went wrong may linger in that process: a later check that would
@@ -453,7 +474,7 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
     except SchemaUnavailable as exc:
         record.backend_error = str(exc)
     for chk, requirement in run_wide:
-        reason = exemption(requirement, config)
+        reason = _exempt(requirement, config)
         if reason is not None:
             outcomes[chk.requirement].append(out_of_scope(reason))
             continue

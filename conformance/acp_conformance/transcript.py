@@ -13,15 +13,18 @@ another agent is not failed for them; they are listed as notes.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .config import UsageError
 from .harness.agent_client import id_key
-from .harness.recorder import Direction, Frame
+from .harness.limits import Line, LineSplitter, oversized_reason
+from .harness.recorder import Direction, Frame, parse_line
 from .judges.wire import envelope_problem
-from .validation import load_backend, method_index, validate_frames
+from .validation import TranscriptValidator, load_backend, method_index
+
+READ_CHUNK = 64 * 1024
 
 #: Open requests per direction: id key → (method, position in the transcript).
 OpenIds = dict[Direction, dict[str, tuple[str, int]]]
@@ -70,62 +73,98 @@ def _direction(
     return "a2c"
 
 
-def load_frames(path: Path) -> list[Frame]:
+def iter_frames(path: Path) -> Iterator[Frame]:
+    """The transcript's messages one at a time, read in chunks: a line over the checker's
+    line cap is a problem of its own (only its head is kept), and nothing but the current
+    line is held, whatever the file's size."""
     try:
-        lines = path.read_bytes().splitlines()
+        stream = path.open("rb")
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
     index = method_index()
     backend = load_backend()
     open_ids: OpenIds = {"c2a": {}, "a2c": {}}
-    frames: list[Frame] = []
-    for raw in lines:
-        if not raw.strip():
-            continue
-        try:
-            value = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            frames.append(Frame(len(frames), 0.0, "a2c", raw, decode_error=f"invalid JSON: {exc}"))
-            continue
-        direction: Direction
-        if isinstance(value, dict) and set(value) <= {"dir", "msg", "t"} and "msg" in value:
-            msg = value["msg"]
-            direction = "c2a" if value.get("dir") == "c2a" else "a2c"
-            if isinstance(msg, dict) and "method" in msg and "id" in msg:
-                open_ids[direction][id_key(msg["id"])] = (str(msg["method"]), len(frames))
-        else:
-            msg = value
-            direction = _direction(msg, index, open_ids, len(frames), backend)
-        encoded = json.dumps(msg, ensure_ascii=False).encode()
-        frames.append(
-            Frame(
-                len(frames),
-                float(value.get("t", 0.0)) if isinstance(value, dict) and "msg" in value else 0.0,
-                direction,
-                encoded,
-                msg,
+    seq = 0
+    splitter = LineSplitter()
+    with stream:
+        while True:
+            try:
+                chunk = stream.read(READ_CHUNK)
+            except OSError as exc:
+                raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+            lines = (
+                splitter.feed(chunk) if chunk else [last for last in [splitter.finish()] if last]
             )
-        )
-    return frames
+            for line in lines:
+                if line.oversized or line.data.strip():
+                    yield _frame(seq, line, index, open_ids, backend)
+                    seq += 1
+            if not chunk:
+                return
+
+
+def _frame(seq: int, line: Line, index: Any, open_ids: OpenIds, backend: Any) -> Frame:
+    if line.oversized:
+        why = oversized_reason(line.size, finished=line.terminated)
+        return Frame(seq, 0.0, "a2c", line.data, decode_error=why, oversized=line.size)
+    value, error = parse_line(line.data)
+    if error is not None:
+        return Frame(seq, 0.0, "a2c", line.data, decode_error=error)
+    direction: Direction
+    if isinstance(value, dict) and set(value) <= {"dir", "msg", "t"} and "msg" in value:
+        msg = value["msg"]
+        direction = "c2a" if value.get("dir") == "c2a" else "a2c"
+        if isinstance(msg, dict) and "method" in msg and "id" in msg:
+            open_ids[direction][id_key(msg["id"])] = (str(msg["method"]), seq)
+    else:
+        msg = value
+        direction = _direction(msg, index, open_ids, seq, backend)
+    t = value.get("t", 0.0) if isinstance(value, dict) and "msg" in value else 0.0
+    return Frame(seq, float(t) if isinstance(t, int | float) else 0.0, direction, line.data, msg)
 
 
 def validate_transcript_file(path: Path) -> tuple[str, bool]:
-    """A printable report and whether the transcript is free of problems."""
-    frames = load_frames(path)
-    problems: list[str] = []
-    for frame in frames:
+    """A printable report and whether the transcript is free of problems. The messages are
+    judged as they are read; at most `LISTED` problems and notes are listed (all counted)."""
+    problems = Listing()
+    notes = Listing()
+    validator = TranscriptValidator(load_backend(), method_index())
+    count = 0
+    for frame in iter_frames(path):
+        count += 1
         if not frame.is_json:
-            problems.append(f"#{frame.seq}: {frame.decode_error}")
+            problems.add(f"#{frame.seq}: {frame.decode_error}")
         elif not isinstance(frame.message, dict):
-            problems.append(f"#{frame.seq} {frame.direction}: not a JSON object")
+            problems.add(f"#{frame.seq} {frame.direction}: not a JSON object")
         elif why := envelope_problem(frame.message):
-            problems.append(f"#{frame.seq} {frame.direction} envelope: {why}")
-    notes: list[str] = []
-    for violation in validate_frames(frames, load_backend()):
-        target = notes if violation.part == "error-data" else problems
-        target.append(violation.describe())
-    head = f"{path}: {len(frames)} messages, {len(problems)} problems"
-    if notes:
-        head += f" ({len(notes)} notes: error data outside this project's conventions)"
-    lines = [head, *problems, *(f"note: {n}" for n in notes)]
-    return "\n".join(lines), not problems
+            problems.add(f"#{frame.seq} {frame.direction} envelope: {why}")
+        violation = validator.validate(frame)
+        if violation is not None:
+            target = notes if violation.part == "error-data" else problems
+            target.add(violation.describe())
+    head = f"{path}: {count} messages, {problems.count} problems"
+    if notes.count:
+        head += f" ({notes.count} notes: error data outside this project's conventions)"
+    lines = [head, *problems.shown(), *(f"note: {n}" for n in notes.shown())]
+    return "\n".join(lines), not problems.count
+
+
+#: Problems (and notes) listed in a report; the rest are counted.
+LISTED = 1000
+
+
+class Listing:
+    """The first `LISTED` lines of a kind, and how many there were."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.count = 0
+
+    def add(self, line: str) -> None:
+        self.count += 1
+        if len(self.lines) < LISTED:
+            self.lines.append(line)
+
+    def shown(self) -> list[str]:
+        more = self.count - len(self.lines)
+        return [*self.lines, *([f"... and {more} more"] if more else [])]

@@ -12,12 +12,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .harness.agent_client import id_key
+from .v2_drafts import NEWEST, older_draft_errors
 
 if TYPE_CHECKING:
     from .scenarios.check_context import AgentRun
     from .validation import SchemaBackend
 
 DEFAULT_VERSION = 1
+V2 = 2
 
 
 def negotiated_version(run: AgentRun) -> int:
@@ -54,19 +56,24 @@ def schema_version(run: AgentRun) -> int | None:
 
 
 class VersionedBackend:
-    """``acp_schema.validation`` bound to one protocol version (a ``SchemaBackend``)."""
+    """``acp_schema.validation`` bound to one protocol version (a ``SchemaBackend``).
 
-    def __init__(self, version: int) -> None:
+    For v2, ``draft`` is the draft graded: the project's v2 schema follows the newest one, and
+    the shapes an older draft still allows (:data:`.v2_drafts.OLDER_SHAPES`) pass under it.
+    """
+
+    def __init__(self, version: int, draft: str = NEWEST) -> None:
         self.version = version
+        self.draft = draft if version == V2 else NEWEST
         self._validation = importlib.import_module("acp_schema.validation")
 
     def validate_params(self, method: str, params: Any) -> list[str]:
         errors: list[str] = self._validation.validate_params(method, params, version=self.version)
-        return errors
+        return older_draft_errors(self.draft, method, "params", errors)
 
     def validate_result(self, method: str, result: Any) -> list[str]:
         errors: list[str] = self._validation.validate_result(method, result, version=self.version)
-        return errors
+        return older_draft_errors(self.draft, method, "result", errors)
 
     def validate_error(self, error: Any) -> list[str]:
         errors: list[str] = self._validation.validate_error(error, version=self.version)
@@ -87,13 +94,17 @@ def method_index_for(version: int) -> dict[str, dict[str, Any]]:
 
 
 def schemas_for(
-    run: AgentRun, backend: SchemaBackend, index: dict[str, dict[str, Any]]
+    run: AgentRun,
+    backend: SchemaBackend,
+    index: dict[str, dict[str, Any]],
+    v2_draft: str = NEWEST,
 ) -> tuple[SchemaBackend, dict[str, dict[str, Any]]] | None:
     """The backend and method index to judge ``run`` with (the given ones for v1), or None
-    when the run negotiated a version without schemas (see `schema_version`)."""
+    when the run negotiated a version without schemas (see `schema_version`); a v2 run is
+    judged as the draft ``v2_draft`` (``--v2-draft``) has it."""
     version = schema_version(run)
     if version is None:
         return None
     if version == DEFAULT_VERSION:
         return backend, index
-    return VersionedBackend(version), method_index_for(version)
+    return VersionedBackend(version, v2_draft), method_index_for(version)

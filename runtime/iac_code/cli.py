@@ -24,16 +24,16 @@ if TYPE_CHECKING:
 
 def _env_help() -> str:
     from iac_code.settings import ENVIRONMENT_VARIABLES
+    from iac_code.settings_core import CONFIG_KEYS
 
     width = max(len(name) for name in ENVIRONMENT_VARIABLES)
     lines = [f"  {name.ljust(width)}  {text}" for name, text in ENVIRONMENT_VARIABLES.items()]
     return (
         "environment variables:\n"
         + "\n".join(lines)
-        + "\n\nOptional config file: $IAC_CODE_HOME/config.toml (keys: model, models, base_url,"
-        " log_level, log_file, max_turn_requests, max_tokens, retry_base_delay, child_env_allow,"
-        " secret_env, max_output_backlog_mib, max_open_sessions). Flags override"
-        " the environment, which overrides the config file."
+        + "\n\nOptional config file: $IAC_CODE_HOME/config.toml (keys: "
+        + ", ".join(CONFIG_KEYS)
+        + "). Flags override the environment, which overrides the config file."
     )
 
 
@@ -74,6 +74,29 @@ def _positive_number(text: str) -> float:
     return value
 
 
+def _port(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a port number (0 to 65535)")
+    return value
+
+
+def _base_url(text: str) -> str:
+    import argparse
+
+    from iac_code.settings_core import url_problem
+
+    problem = url_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def _log_level(text: str) -> str:
     import argparse
 
@@ -106,7 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     acp.add_argument("--model", help="default model for new sessions (env IAC_CODE_MODEL)")
-    acp.add_argument("--base-url", help="Anthropic-compatible endpoint (env ANTHROPIC_BASE_URL)")
+    acp.add_argument(
+        "--base-url", type=_base_url, help="Anthropic-compatible endpoint (env ANTHROPIC_BASE_URL)"
+    )
     acp.add_argument(
         "--home", type=Path, help="state folder (env IAC_CODE_HOME, default ~/.iac-code)"
     )
@@ -136,6 +161,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     acp.add_argument(
+        "--model-timeout",
+        type=_positive_number,
+        metavar="SECONDS",
+        help="end a prompt turn with an error when the model sends nothing for this long"
+        " (default 120; config model_timeout)",
+    )
+    acp.add_argument(
         "--max-open-sessions",
         type=_positive_int,
         help="sessions one client may have open at once (default 2000)",
@@ -157,7 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--transport", choices=("stdio", "http"), default="stdio", help="default: stdio"
     )
     remote.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    remote.add_argument("--port", type=int, default=8765, help="port to listen on (8765; 0 = any)")
+    remote.add_argument(
+        "--port", type=_port, default=8765, help="port to listen on (8765; 0 = any)"
+    )
     remote.add_argument(
         "--allow-origin",
         action="append",
@@ -179,9 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="agree to compress WebSocket frames when a client offers it (off: on loopback it"
         " costs more than it saves)",
     )
-    remote.add_argument("--max-connections", type=int, help="live connections (default 256)")
     remote.add_argument(
-        "--idle-timeout", type=float, help="seconds before an unused connection closes (600)"
+        "--max-connections", type=_positive_int, help="live connections (default 256)"
+    )
+    remote.add_argument(
+        "--idle-timeout",
+        type=_positive_number,
+        help="seconds before an unused connection closes (600)",
     )
     remote.add_argument(
         "--body-timeout",
@@ -204,7 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
         command.add_argument("--home", type=Path, help="state folder (env IAC_CODE_HOME)")
         if name == "login":
-            command.add_argument("--base-url", help="endpoint to check the key with")
+            command.add_argument(
+                "--base-url", type=_base_url, help="endpoint to check the key with"
+            )
 
     return parser
 
@@ -212,9 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _account_settings(args: argparse.Namespace) -> Settings:
     from iac_code.settings import load_settings
 
-    settings = load_settings()
-    if args.home is not None:
-        settings = settings.with_overrides(home=args.home)
+    settings = load_settings(home=args.home)
     return settings.with_overrides(base_url=getattr(args, "base_url", None))
 
 
@@ -224,11 +262,10 @@ def acp_settings(args: argparse.Namespace) -> Settings:
 
     from iac_code.settings import load_settings
 
-    settings = load_settings()
-    if args.home is not None:
-        settings = settings.with_overrides(home=args.home)
+    settings = load_settings(home=args.home)
     settings = settings.with_overrides(
         model=args.model,
+        model_timeout=args.model_timeout,
         base_url=args.base_url,
         log_level=args.log_level,
         log_file=args.log_file,
@@ -320,6 +357,7 @@ def _plain_acp_arguments() -> argparse.Namespace:
             "max_line_bytes",
             "max_turn_requests",
             "max_open_sessions",
+            "model_timeout",
             "child_env_allow",
             "max_connections",
             "idle_timeout",
@@ -350,10 +388,53 @@ def _hiding_secrets(settings: Settings) -> Settings:
     return settings
 
 
+#: Said on stderr when ``iac-code acp`` is started by hand in a terminal.
+TERMINAL_NOTICE = (
+    "iac-code acp speaks the Agent Client Protocol (JSON-RPC 2.0, one message per line) on"
+    " stdin/stdout for an editor, not a chat; to see it work, run"
+    " `acp-conformance run --profile iac-code --llm anthropic -- iac-code acp`, or add"
+    " `iac-code acp` to an ACP editor (README: Using the agent from an editor). Ctrl-D quits."
+)
+
+
+def _check_start(home: object = None) -> None:
+    """Judge the environment and ``config.toml`` before anything is answered: a value that
+    cannot be used raises SettingsError (one line, exit 2); unknown keys are said once."""
+    from iac_code import secret_env
+    from iac_code.settings_core import check_start
+
+    for warning in check_start(secret_env.environment(), None if home is None else str(home)):
+        print(f"iac-code: warning: {warning}", file=sys.stderr)
+
+
+def _say_what_this_is() -> None:
+    """A person who runs ``iac-code acp`` in a terminal would otherwise see nothing, and a
+    JSON parse error for whatever they type."""
+    try:
+        on_terminal = sys.stdin.isatty()
+    except (AttributeError, ValueError):  # no stdin, or a closed one
+        return
+    if on_terminal:
+        print(TERMINAL_NOTICE, file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """The ``iac-code`` command. As the process's entry point (``argv`` None) it first takes
     the agent's credentials out of its own environment (:mod:`iac_code.secret_env`); a call
-    with explicit arguments leaves the caller's environment alone."""
+    with explicit arguments leaves the caller's environment alone.
+
+    A configuration value that cannot be used (config file, environment or flag) is one line
+    on stderr and exit status 2."""
+    from iac_code.settings_core import SettingsError
+
+    try:
+        return _main(argv)
+    except SettingsError as exc:
+        print(f"iac-code: {exc}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None) -> int:
     entry_point = argv is None
     if entry_point:
         from iac_code import secret_env
@@ -372,6 +453,8 @@ def main(argv: list[str] | None = None) -> int:
         from iac_code.prelude import run_acp
         from iac_code.settings_core import SessionDefaults
 
+        _check_start()
+        _say_what_this_is()
         return run_acp(settings_for(_plain_acp_arguments()), session_defaults=SessionDefaults)
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -383,11 +466,14 @@ def main(argv: list[str] | None = None) -> int:
         from iac_code.login import run_logout
 
         return run_logout(_account_settings(args))
+    if args.command == "acp":
+        _check_start(args.home)
     if args.command == "acp" and args.transport == "http":
         return _serve_http(args, settings_for(args))
     if args.command == "acp":
         from iac_code.prelude import run_acp
 
+        _say_what_this_is()
         return run_acp(settings_for(args))
     parser.print_help(sys.stderr)
     return 2

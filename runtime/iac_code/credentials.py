@@ -28,8 +28,6 @@ ANTHROPIC_VERSION = "2023-06-01"
 
 #: A credentials file is a few dozen bytes; anything much larger is not ours to read whole.
 MAX_CREDENTIALS_BYTES = 64 * 1024
-#: What a prompt without any key is told (every protocol version and transport alike).
-NO_KEY_MESSAGE = "Set ANTHROPIC_API_KEY, or run `iac-code login`, to use the model."
 #: How many leading characters of a key a message may show.
 PREVIEW_CHARS = 4
 

@@ -22,8 +22,17 @@ def configure_logging(level: str, log_file: Path | None = None) -> None:
     stderr.setFormatter(logging.Formatter(_FORMAT))
     root.addHandler(stderr)
     if log_file is not None:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        file_handler = logging.FileHandler(log_file, encoding="utf-8")
+        try:
+            log_file.parent.mkdir(parents=True, exist_ok=True)
+            file_handler = logging.FileHandler(log_file, encoding="utf-8")
+        except OSError as exc:
+            # Known only now, with initialize already answered: the agent serves on, with
+            # logs on stderr only, rather than dying in front of the editor.
+            reason = exc.strerror or str(exc)
+            logging.getLogger("iac_code.settings").warning(
+                "log_file %s cannot be opened (%s); logging to stderr only", log_file, reason
+            )
+            return
         file_handler.setFormatter(logging.Formatter(_FORMAT))
         root.addHandler(file_handler)
 

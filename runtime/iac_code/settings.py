@@ -15,7 +15,10 @@ from iac_code import secret_env
 from iac_code.settings_core import (
     DEFAULT_MAX_OPEN_SESSIONS,
     DEFAULT_MODEL,
+    DEFAULT_MODEL_NOTICE_AFTER,
+    DEFAULT_MODEL_TIMEOUT,
     DEFAULT_MODELS,
+    check_environment,
     home_path,
     model_choices,
     read_config,
@@ -57,6 +60,10 @@ class Settings:
     #: First backoff wait (seconds) before retrying a transient model failure; later waits
     #: double. Tests and offline demos set it near zero to keep retries instant.
     retry_base_delay: float = 1.0
+    #: Seconds the model may send nothing before the turn ends with an error.
+    model_timeout: float = DEFAULT_MODEL_TIMEOUT
+    #: Seconds the model may send nothing before the user is told the agent still waits.
+    model_notice_after: float = DEFAULT_MODEL_NOTICE_AFTER
     #: Names/patterns passed to child processes although they look like the agent's secrets.
     child_env_allow: tuple[str, ...] = ()
     #: Names/patterns withheld from child processes besides the built-in ones (child_env).
@@ -81,11 +88,16 @@ def _read_config_file(home: Path) -> dict[str, Any]:
     return read_config(str(home))
 
 
-def load_settings(env: dict[str, str] | None = None) -> Settings:
-    """Settings from ``config.toml`` overridden by the environment (flags are applied later)."""
+def load_settings(env: dict[str, str] | None = None, *, home: Path | None = None) -> Settings:
+    """Settings from ``config.toml`` overridden by the environment (flags are applied later).
+
+    ``home`` (the ``--home`` flag) replaces the environment's state folder, config file
+    included. A value that cannot be used raises :class:`~iac_code.settings_core.SettingsError`.
+    """
     # What the process was started with: its credentials are no longer in os.environ.
     env = secret_env.environment() if env is None else dict(env)
-    home = default_home(env)
+    check_environment(env)
+    home = default_home(env) if home is None else home
     config = _read_config_file(home)
     model, models = model_choices(env, config)
     log_file = config.get("log_file")
@@ -107,6 +119,8 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         ),
         max_tokens=int(config.get("max_tokens", 16_000)),
         retry_base_delay=float(config.get("retry_base_delay", 1.0)),
+        model_timeout=float(config.get("model_timeout", DEFAULT_MODEL_TIMEOUT)),
+        model_notice_after=float(config.get("model_notice_after", DEFAULT_MODEL_NOTICE_AFTER)),
         child_env_allow=(
             *_names(config.get("child_env_allow")),
             *_names(env.get("IAC_CODE_CHILD_ENV_ALLOW")),

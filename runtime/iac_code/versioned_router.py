@@ -67,7 +67,9 @@ class VersionedRouter:
         if version == 1:
             self._agent.remember_fast_initialize(params)
         else:
-            self._agent.remember_fast_initialize({})  # v2 clients offer no fs or terminal
+            from iac_code.v2.info import V1_CLIENT_CAPABILITIES  # v2 only: imported on use
+
+            self._agent.remember_fast_initialize({"clientCapabilities": V1_CLIENT_CAPABILITIES})
             self._router(version)  # load the v2 bindings now, not on the first session/new
 
     async def handle_request(self, ctx: RequestContext, method: str, params: object) -> object:

@@ -300,6 +300,33 @@ def _table(header: tuple[str, ...], lines: list[Line]) -> str:
     return "\n".join(rows)
 
 
+#: Protocol version 2 in a few lines (hand-written: the tables above are v1's). Names the
+#: draft ``schema/v2`` follows and how the agent treats what changed between drafts.
+V2_SECTION = """\
+## Protocol version 2 (draft)
+
+A client that asks for `protocolVersion: 2` gets the newest v2 draft (the schema bundled by
+the npm SDK `@agentclientprotocol/sdk` 2.4.0; `schema/v2/`), served by the same agent:
+
+- `tool_call/cancel` stops one running tool call (a `bash` command with its whole process
+  group); its final update says `cancelled`, the model is told it was stopped, and the turn
+  goes on. Every `in_progress` tool call update offers `capabilities.cancel`; the final one
+  withdraws it.
+- `terminal/cancel` answers -32002: on v2 the agent runs commands inside their tool call and
+  reports no terminals, so no terminal id is ever valid.
+- `notice`, `compaction_update` and `compaction_summary_chunk` are sent as v2 updates (no
+  capability gates them in v2); `availableCommands` come with the session/new and
+  session/resume answers; a turn that fails ends idle with `stopReason: "error"` and the
+  error object.
+- Not sent: `background` work on state updates (a turn leaves nothing running: `bash` stops
+  every process it started when its call ends).
+- JSON-RPC batches: the newest draft says ACP uses none, so a v2 client of that draft never
+  sends a JSON array. The agent still answers one as the drafts alpha.3 to alpha.8 define
+  batches (an array of responses by id; -32600 for an empty array or an invalid entry), as
+  tolerance for clients and test kits of those drafts (the official kit pins alpha.5).
+"""
+
+
 def render_markdown() -> str:
     version = _index().get("protocolVersion", 1)
     parts = [
@@ -332,6 +359,7 @@ def render_markdown() -> str:
         "",
         _table(("id", "type", "offered to", "description"), auth_lines()),
         "",
+        V2_SECTION,
     ]
     return "\n".join(parts)
 

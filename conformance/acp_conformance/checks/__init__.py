@@ -21,7 +21,7 @@ An area can appear twice (``v2_turns`` then ``v2_cancel``, ``v2_resume`` then
 
 # isort: off
 from .. import judges
-from ..judges import wire, consistency
+from ..judges import wire, consistency, output
 from ..scenarios import catalog  # first: it fixes the order of the scenarios
 from . import jsonrpc, extensibility, initialize, modes, sessions, prompt, turns, cancel
 from . import gating, robustness, http, websocket
@@ -43,6 +43,7 @@ __all__ = [
     "jsonrpc",
     "judges",
     "modes",
+    "output",
     "prompt",
     "robustness",
     "sessions",

@@ -1,7 +1,9 @@
-"""version.v2-* (batches): the v2 draft allows a non-empty array of JSON-RPC messages on a
-line, so a v2 agent answers batches as JSON-RPC 2.0 §6 says — an empty array gets one -32600,
-a batch of notifications no reply, a batch of requests one array of responses by id, and each
-invalid entry its own -32600. They run on the shared v2 agent of :mod:`..scenarios.v2_agent`.
+"""version.v2-* (batches): the v2 drafts up to alpha.8 allow a non-empty array of JSON-RPC
+messages on a line, so a v2 agent answers batches as JSON-RPC 2.0 §6 says — an empty array
+gets one -32600, a batch of notifications no reply, a batch of requests one array of responses
+by id, and each invalid entry its own -32600. They run on the shared v2 agent of
+:mod:`..scenarios.v2_agent`. The newest draft says ACP uses no batches, so they apply only
+with ``--v2-draft`` alpha.3 to alpha.8 (:data:`..v2_drafts.BATCH_DRAFTS`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..requirements import Tier, requirement
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.v2_agent import V2_SCENARIO, v2_run
+from ..v2_drafts import BATCH_DRAFTS
 
 
 def _is_reply(frame: Frame) -> bool:
@@ -44,6 +47,7 @@ async def _send_batch(run: AgentRun, entries: list[Any]) -> Frame:
         "empty Array and should return nothing at all",
     ),
     scenario=V2_SCENARIO,
+    drafts=BATCH_DRAFTS,
 )
 async def v2_batch_basics(ctx: CheckContext) -> Outcome:
     run, skip = await v2_run(ctx)
@@ -89,6 +93,7 @@ async def v2_batch_basics(ctx: CheckContext) -> Outcome:
         "The Server should respond with an Array containing the corresponding Response objects",
     ),
     scenario=V2_SCENARIO,
+    drafts=BATCH_DRAFTS,
 )
 async def v2_batch_requests(ctx: CheckContext) -> Outcome:
     run, skip = await v2_run(ctx)

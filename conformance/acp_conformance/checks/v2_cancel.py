@@ -18,11 +18,19 @@ from ..scenarios.v2_agent import (
     slow_v2_turn,
     wait_idle,
 )
+from ..v2_drafts import ERROR_STOP_REASON_DRAFTS
 
-#: The stop reasons the v2 draft names; anything else must be a ``_`` extension.
+#: The stop reasons every v2 draft names; anything else must be a ``_`` extension.
 KNOWN_STOP_REASONS = frozenset(
     {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
 )
+
+
+def known_stop_reasons(draft: str) -> frozenset[str]:
+    """The stop reasons ``draft`` names: the newest adds ``error`` (a turn that failed)."""
+    if ERROR_STOP_REASON_DRAFTS.covers(draft):
+        return KNOWN_STOP_REASONS | {"error"}
+    return KNOWN_STOP_REASONS
 
 
 def _answers_notification(frame: Frame) -> bool:
@@ -81,7 +89,8 @@ async def v2_cancel_with_meta_is_not_answered(ctx: CheckContext) -> Outcome:
     return passed("the cancel with _meta ended the turn cancelled, unanswered", frames=frames)
 
 
-def _bad_stop_reasons(frames: list[Frame]) -> list[tuple[int, object]]:
+def _bad_stop_reasons(frames: list[Frame], draft: str) -> list[tuple[int, object]]:
+    known = known_stop_reasons(draft)
     found = []
     for frame in frames:
         msg = frame.message
@@ -95,7 +104,7 @@ def _bad_stop_reasons(frames: list[Frame]) -> list[tuple[int, object]]:
         if update.get("state") != "idle" or "stopReason" not in update:
             continue
         stop = update["stopReason"]
-        if stop in KNOWN_STOP_REASONS or (isinstance(stop, str) and stop.startswith("_")):
+        if stop in known or (isinstance(stop, str) and stop.startswith("_")):
             continue
         found.append((frame.seq, stop))
     return found
@@ -107,7 +116,8 @@ def _bad_stop_reasons(frames: list[Frame]) -> list[tuple[int, object]]:
     "version.v2-stop-reason-known",
     Tier.SHOULD,
     "On a v2 connection every idle state_update's stopReason is one ACP defines (end_turn, "
-    "max_tokens, max_turn_requests, refusal, cancelled) or starts with _.",
+    "max_tokens, max_turn_requests, refusal, cancelled; error in the newest draft) or starts "
+    "with _.",
     v2_schema("StopReason", "values not beginning with _ are reserved for ACP itself"),
     scenario=V2_SCENARIO,
     llm=True,
@@ -117,7 +127,7 @@ async def v2_stop_reasons_are_known_or_custom(ctx: CheckContext) -> Outcome:
     if isinstance(obs, Outcome):
         return obs
     run, _, _, idle = obs
-    bad = _bad_stop_reasons(run.frames)
+    bad = _bad_stop_reasons(run.frames, ctx.config.v2_draft)
     if bad:
         _, stop = bad[0]
         return failed(

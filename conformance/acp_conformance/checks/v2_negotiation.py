@@ -121,7 +121,7 @@ async def v2_session_new(ctx: CheckContext) -> Outcome:
     frames = [response.frame.seq]
     if response.is_error:
         return failed(f"v2 session/new failed: {brief(response.frame)}", frames=frames)
-    errors = v2_problems("session/new", "result", response.result)
+    errors = v2_problems("session/new", "result", response.result, ctx.config.v2_draft)
     if errors:
         return failed("invalid v2 session/new result: " + "; ".join(errors), frames=frames)
     return passed("v2 session/new answered in v2 shape", frames=frames)
@@ -150,7 +150,7 @@ async def v2_prompt_lifecycle(ctx: CheckContext) -> Outcome:
     answer = await run.live.request("session/prompt", text_prompt(session_id, "hello"))
     if answer.is_error:
         return failed(f"v2 session/prompt failed: {brief(answer.frame)}", frames=[answer.frame.seq])
-    errors = v2_problems("session/prompt", "result", answer.result)
+    errors = v2_problems("session/prompt", "result", answer.result, ctx.config.v2_draft)
     if errors:
         return failed("invalid v2 prompt answer: " + "; ".join(errors), frames=[answer.frame.seq])
     try:
@@ -166,10 +166,11 @@ async def v2_prompt_lifecycle(ctx: CheckContext) -> Outcome:
         and isinstance(f.message, dict)
         and f.message.get("method") == "session/update"
     ]
+    draft = ctx.config.v2_draft
     bad = [
         f"#{f.seq}: {e}"
         for f in updates
-        for e in v2_problems("session/update", "params", f.message.get("params"))
+        for e in v2_problems("session/update", "params", f.message.get("params"), draft)
     ]
     if bad:
         return failed("invalid v2 updates: " + "; ".join(bad[:3]), frames=[idle.seq])

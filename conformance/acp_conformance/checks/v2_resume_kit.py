@@ -83,7 +83,7 @@ async def v2_resume_answers_a_valid_result(ctx: CheckContext) -> Outcome:
     frames = [answer.frame.seq]
     if answer.is_error or not isinstance(answer.result, dict):
         return failed(f"v2 session/resume failed: {brief(answer.frame)}", frames=frames)
-    if errors := v2_problems("session/resume", "result", answer.result):
+    if errors := v2_problems("session/resume", "result", answer.result, ctx.config.v2_draft):
         return failed("invalid v2 session/resume result: " + "; ".join(errors), frames=frames)
     options = answer.result.get("configOptions")
     count = len(options) if isinstance(options, list) else 0

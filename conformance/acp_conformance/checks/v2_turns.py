@@ -14,6 +14,7 @@ from ..outcomes import Outcome, failed, passed
 from ..requirements import Tier, requirement
 from ..scenarios._expect import brief
 from ..scenarios.check_context import CheckContext
+from ..scenarios.prompt_turns import CANCELLED_MODEL_TURN, cancelled_turn_wait
 from ..scenarios.v2_agent import (
     V2_SCENARIO,
     echo_turn,
@@ -41,7 +42,9 @@ from ..scenarios.v2_agent import (
     llm=True,
 )
 async def v2_cancel_ends_cancelled(ctx: CheckContext) -> Outcome:
-    turn = await slow_v2_turn(ctx)
+    # A finite scripted turn (see CANCELLED_MODEL_TURN): an agent that ignores the cancel
+    # ends it on its own, and its idle's stop reason is what is judged.
+    turn = await slow_v2_turn(ctx, CANCELLED_MODEL_TURN)
     if isinstance(turn, Outcome):
         return turn
     run, session_id, answer = turn
@@ -49,7 +52,9 @@ async def v2_cancel_ends_cancelled(ctx: CheckContext) -> Outcome:
     # the turn (loading its model client, say).
     cancel = await run.live.notify("session/cancel", {"sessionId": session_id})
     try:
-        idle = await wait_idle(ctx, run, session_id, answer.frame.seq)
+        idle = await wait_idle(
+            ctx, run, session_id, answer.frame.seq, at_least=max(30, cancelled_turn_wait(ctx))
+        )
     except (AgentTimeout, AgentExited) as exc:
         return failed(f"no state_update idle after session/cancel: {exc}", frames=[cancel.seq])
     frames = [answer.frame.seq, cancel.seq, idle.seq]

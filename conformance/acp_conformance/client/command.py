@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import UsageError, absolutize
+from ..report.terminal_safe import printable
 from .launch import AGENT_PLACEHOLDER, AGENT_WORDS_PLACEHOLDER
 from .scenarios import SCENARIOS
 
@@ -174,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
             workdir=workdir,
             stdin_text=None if args.input is None else args.input + "\n",
         )
-    print(terminal.render(result, verbose=args.verbose))
+    print(printable(terminal.render(result, verbose=args.verbose)))
     if args.report_json:
         json_report.write(result, args.report_json)
         print(f"acp-conformance: wrote {args.report_json}", file=sys.stderr)

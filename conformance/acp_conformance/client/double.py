@@ -22,7 +22,11 @@ import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ..harness.limits import LineSplitter, process_budget
+from ..harness.recorder import parse_line
 from .scenarios import SESSION_ID, Script, script_for
+
+READ_CHUNK = 64 * 1024
 
 
 class Wire:
@@ -32,22 +36,48 @@ class Wire:
         self.timeout = timeout
         self._out = out
         self._record = record.open("a", encoding="utf-8")
-        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        #: Lines of the client (and the full length of one over the cap, else 0).
+        self._lines: queue.Queue[tuple[bytes, int] | None] = queue.Queue()
         self._next_id = 0
         self.closed = False
         #: Messages that arrived while the double waited for an answer, handled next.
         self.pending: list[Any] = []
         self.cancel_seen = False
+        self._budget = process_budget()
+        self._unrecorded = 0
         threading.Thread(target=self._read, args=(inp,), daemon=True).start()
 
     def _read(self, inp: BinaryIO) -> None:
-        for raw in inp:
-            self._lines.put(raw.rstrip(b"\r\n"))
+        """Lines of the client's output, each at most the line cap: of a longer one only its
+        head is kept, marked with its length (the client's wire defect, judged as such)."""
+        splitter = LineSplitter()
+        fd = inp.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, READ_CHUNK)
+            except OSError:
+                chunk = b""
+            found = splitter.feed(chunk) if chunk else [x for x in [splitter.finish()] if x]
+            for line in found:
+                self._lines.put((line.data.rstrip(b"\r"), line.size if line.oversized else 0))
+            if not chunk:
+                break
         self._lines.put(None)
 
-    def _note(self, direction: str, raw: bytes) -> None:
-        line = raw.decode("utf-8", errors="replace")
-        self._record.write(json.dumps({"t": time.time(), "dir": direction, "line": line}) + "\n")
+    def _note(self, direction: str, raw: bytes, oversized: int = 0) -> None:
+        """Record one line, within the recording budget (a flooding client's lines past it
+        are counted, not recorded: the record, and the judge reading it, stay bounded)."""
+        if not self._budget.charge(len(raw)):
+            self._unrecorded += 1
+            return
+        entry: dict[str, Any] = {
+            "t": time.time(),
+            "dir": direction,
+            "line": raw.decode("utf-8", errors="replace"),
+        }
+        if oversized:
+            entry["oversized"] = oversized
+        self._record.write(json.dumps(entry) + "\n")
         self._record.flush()
 
     def send(self, message: dict[str, Any]) -> None:
@@ -68,18 +98,20 @@ class Wire:
             if left <= 0:
                 return None
             try:
-                raw = self._lines.get(timeout=left)
+                item = self._lines.get(timeout=left)
             except queue.Empty:
                 return None
-            if raw is None:
+            if item is None:
                 self.closed = True
                 return None
-            if not raw.strip():
+            raw, oversized = item
+            if not raw.strip() and not oversized:
                 continue
-            self._note("c2a", raw)
-            try:
-                msg = json.loads(raw)
-            except ValueError:
+            self._note("c2a", raw, oversized)
+            if oversized:
+                continue
+            msg, error = parse_line(raw)
+            if error is not None:
                 continue
             if isinstance(msg, dict) and msg.get("method") == "session/cancel":
                 self.cancel_seen = True

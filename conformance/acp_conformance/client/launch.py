@@ -15,8 +15,10 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from ..harness.recorder import Direction, Frame, parse_line
+from ..harness.limits import oversized_reason
+from ..harness.recorder import NOT_JSON, Direction, Frame, parse_line
 
 AGENT_PLACEHOLDER = "{agent}"
 #: An argument that is exactly this becomes the double's command as separate words, for
@@ -81,21 +83,40 @@ def client_argv(argv: list[str], agent: str, scenario: str) -> list[str]:
 
 
 def read_record(path: Path) -> list[Frame]:
-    """The double's record as checker frames (in the order the double saw them)."""
+    """The double's record as checker frames (in the order the double saw them). The
+    double keeps the record within its budget, and it is read a line at a time."""
     frames: list[Frame] = []
     if not path.exists():
         return frames
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        raw = str(entry.get("line", "")).encode()
-        message, error = parse_line(raw)
-        direction: Direction = "c2a" if entry.get("dir") == "c2a" else "a2c"
-        frames.append(
-            Frame(len(frames), float(entry.get("t", 0.0)), direction, raw, message, error)
-        )
+    with path.open(encoding="utf-8", errors="replace") as record:
+        for line in record:
+            try:
+                entry = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(entry, dict):
+                continue
+            raw = str(entry.get("line", "")).encode("utf-8", errors="replace")
+            oversized = entry.get("oversized")
+            message: Any
+            error: str | None
+            if isinstance(oversized, int) and oversized > len(raw):
+                message, error = NOT_JSON, oversized_reason(oversized, finished=True)
+            else:
+                oversized = 0
+                message, error = parse_line(raw)
+            direction: Direction = "c2a" if entry.get("dir") == "c2a" else "a2c"
+            t = entry.get("t", 0.0)
+            frame = Frame(
+                len(frames),
+                float(t) if isinstance(t, int | float) else 0.0,
+                direction,
+                raw,
+                message,
+                error,
+            )
+            frame.oversized = oversized
+            frames.append(frame)
     return frames
 
 

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import TaskGroup
 
+from .limits import LineSplitter
 from .process import AgentProcess
 from .recorder import Frame, Recorder
 
@@ -46,6 +47,19 @@ class AgentTimeout(Exception):
 
 class AgentExited(Exception):
     """The agent's stdout closed (it exited or crashed) while the checker was waiting."""
+
+
+class AgentOverflow(AgentExited):
+    """The checker stopped reading the agent: its output went over a bound of
+    :mod:`.limits` (a line over the cap, a flood). Judged once, by
+    ``transport.output-bounded``; the check that was waiting is not judged."""
+
+
+def gone(conn: AgentConnection, what: str) -> AgentExited:
+    """The exception for a wait that ended because stdout closed (or was given up on)."""
+    if conn.recorder.overflow is not None:
+        return AgentOverflow(f"the checker stopped reading the agent: {conn.recorder.overflow}")
+    return AgentExited(what)
 
 
 class NoAnswer:
@@ -130,11 +144,11 @@ class Pending:
         with anyio.move_on_after(bound):
             while not self.arrived.is_set():
                 if self._conn.eof.is_set():
-                    raise AgentExited(f"agent exited before answering {self.method}")
+                    raise gone(self._conn, f"agent exited before answering {self.method}")
                 await self._conn.wait_change()
         if self.response is None:
             if self._conn.eof.is_set():
-                raise AgentExited(f"agent exited before answering {self.method}")
+                raise gone(self._conn, f"agent exited before answering {self.method}")
             self._conn.recorder.abandoned.add(self.request.seq)
             message = (
                 f"no response to {self.method} within {bound:g} s"
@@ -196,23 +210,33 @@ class AgentConnection:
         tg.start_soon(self._read_stderr)
 
     async def _read_stdout(self) -> None:
+        """Lines of stdout into the recorder, within the bounds of :mod:`.limits`: once one
+        is crossed, reading stops and stdout is closed (a flooding agent then gets EPIPE
+        instead of filling the pipe)."""
         stream = self.process.process.stdout
         assert stream is not None
-        buffer = bytearray()
+        splitter = LineSplitter()
         try:
-            while True:
+            while self.recorder.overflow is None:
                 try:
                     chunk = await stream.receive(_READ_CHUNK)
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    last = splitter.finish()
+                    if last is not None:
+                        self._on_agent_line(last.data, terminated=False, size=last.size)
                     break
-                buffer += chunk
-                while (cut := buffer.find(b"\n")) >= 0:
-                    line = bytes(buffer[:cut])
-                    del buffer[: cut + 1]
-                    self._on_agent_line(line, terminated=True)
-            if buffer:
-                self._on_agent_line(bytes(buffer), terminated=False)
+                for line in splitter.feed(chunk):
+                    if not self._on_agent_line(line.data, terminated=True, size=line.size):
+                        break
+                if self.recorder.overflow is None and splitter.pending > splitter.cap:
+                    # A line over the cap: what is kept of it is the evidence; the rest is
+                    # not read at all.
+                    last = splitter.finish()
+                    assert last is not None
+                    self._on_agent_line(last.data, terminated=False, size=last.size)
         finally:
+            if self.recorder.overflow is not None:
+                self.process.stop_reading_stdout()
             self.eof.set()
             self._notify_change()
 
@@ -236,8 +260,17 @@ class AgentConnection:
 
     # -- inbound ------------------------------------------------------------------------
 
-    def _on_agent_line(self, raw: bytes, *, terminated: bool) -> None:
-        frame = self.recorder.add("a2c", raw, terminated=terminated)
+    def _on_agent_line(self, raw: bytes, *, terminated: bool, size: int | None = None) -> bool:
+        """Record and dispatch one line; False once the output budget is spent (the line
+        is then not kept)."""
+        size = len(raw) if size is None else size
+        if not self.recorder.admit(size):
+            self._notify_change()
+            return False
+        oversized = size if size > len(raw) else 0
+        frame = self.recorder.add("a2c", raw, terminated=terminated, oversized=oversized)
+        if oversized:
+            self.recorder.overflow = f"it wrote {frame.decode_error}"
         message = frame.message
         if isinstance(message, dict):
             if "method" in message and "id" in message:
@@ -248,6 +281,7 @@ class AgentConnection:
                     pending.response = Response(pending.method, pending.request, frame)
                     pending.arrived.set()
         self._notify_change()
+        return True
 
     def _dispatch_agent_request(self, frame: Frame) -> None:
         if self._tg is None:
@@ -281,6 +315,8 @@ class AgentConnection:
         """Write one line (a newline is appended) and record it."""
         stream = self.process.process.stdin
         assert stream is not None
+        if self.recorder.overflow is not None:
+            raise gone(self, "agent's stdout is closed")
         async with self._write_lock:
             frame = self.recorder.add("c2a", raw, deliberate=deliberate)
             try:
@@ -383,7 +419,7 @@ class AgentConnection:
                     if frame.direction == "a2c" and predicate(frame):
                         return frame
                 if self.eof.is_set():
-                    raise AgentExited(f"agent exited before sending {what}")
+                    raise gone(self, f"agent exited before sending {what}")
                 await self.wait_change()
         raise AgentTimeout(f"agent did not send {what} within {bound:g} s")
 

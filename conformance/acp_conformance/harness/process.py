@@ -2,7 +2,8 @@
 
 The agent runs in its own session (and therefore its own process group) so that the checker
 can signal the agent together with every child it spawned, and can tell afterwards whether
-anything in that group outlived the agent.
+anything in that group outlived the agent. Children that left the group (``setsid()``) are
+found from ``/proc`` (:mod:`.process_tree`) and stopped with it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import signal
 import subprocess
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -20,6 +22,7 @@ import anyio
 from anyio.abc import Process
 
 from .group_cpu import leftover_cpu_seconds
+from .process_tree import MARKER_VAR, AgentTree
 
 
 class Rung(StrEnum):
@@ -86,13 +89,16 @@ def _signal_group(pgid: int, sig: int) -> None:
 class AgentProcess:
     """A started agent with piped stdin/stdout/stderr."""
 
-    def __init__(self, process: Process) -> None:
+    def __init__(self, process: Process, token: str = "") -> None:
         self.process = process
         self.pid = process.pid
         self.exit: ExitRecord | None = None
+        #: Everything the agent started, setsid() children included (see `AgentTree`).
+        self.tree = AgentTree(process.pid, token or uuid.uuid4().hex)
 
     @classmethod
     async def start(cls, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path) -> AgentProcess:
+        token = uuid.uuid4().hex
         try:
             process = await anyio.open_process(
                 list(argv),
@@ -100,12 +106,12 @@ class AgentProcess:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=str(cwd),
-                env=dict(env),
+                env={**env, MARKER_VAR: token},
                 start_new_session=True,
             )
         except OSError as exc:
             raise AgentStartError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from exc
-        return cls(process)
+        return cls(process, token)
 
     @property
     def returncode(self) -> int | None:
@@ -127,15 +133,20 @@ class AgentProcess:
         if self.exit is not None:
             return self.exit
         eof_wait = grace if eof_grace is None else min(grace, eof_grace)
+        # A look while the agent still runs: a child that left its session (setsid) is
+        # found as its descendant now, not once the agent has exited.
+        self.tree.scan()
         if self.process.returncode is not None:
             rung = Rung.ALREADY_EXITED
         else:
             rung = await self._climb_ladder(grace, eof_wait)
-        orphans = _group_alive(self.pid)
+        stray = self.tree.scan()
+        orphans = _group_alive(self.pid) or bool(stray)
         leftover_cpu = 0.0
         if orphans:
             leftover_cpu = leftover_cpu_seconds(self.pid)
             _signal_group(self.pid, signal.SIGKILL)
+            self.tree.kill()
         await self._close_pipes()
         self.exit = ExitRecord(
             rung=rung,
@@ -164,10 +175,34 @@ class AgentProcess:
         return Rung.STUCK
 
     async def _close_pipes(self) -> None:
-        for stream in (self.process.stdout, self.process.stderr):
+        # stdin too: an agent that exited before the ladder (it was never climbed) still has
+        # it open, and an unclosed pipe outlives the event loop.
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             if stream is not None:
                 with anyio.CancelScope(shield=True):
                     try:
                         await stream.aclose()
                     except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                         pass
+        for fd in (0, 1, 2):
+            _drop_pipe(self.process, fd)
+
+    def stop_reading_stdout(self) -> None:
+        """Close the read end of the agent's stdout: an agent still writing (a flood) gets
+        EPIPE instead of blocking on a full pipe until the ladder's SIGTERM."""
+        _drop_pipe(self.process, 1)
+
+
+def _drop_pipe(process: Process, fd: int) -> None:
+    """Close the event loop's transport of one of ``process``'s pipes at once. anyio's stream
+    wrappers leave it open (closing them ends reading, not the pipe), and a stdin transport
+    with unwritten data waits for the agent to read it: ``abort`` does not. Only the asyncio
+    backend has such transports (``_transport`` is private to anyio, hence the guard)."""
+    transport = getattr(process, "_transport", None)
+    pipe = transport.get_pipe_transport(fd) if transport is not None else None
+    if pipe is None or pipe.is_closing():
+        return
+    if hasattr(pipe, "abort"):
+        pipe.abort()
+    else:
+        pipe.close()

@@ -9,9 +9,12 @@ transcript can be re-evaluated offline exactly as it was evaluated live.
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .limits import MAX_DEPTH, Budgets, oversized_reason
 
 Direction = Literal["c2a", "a2c"]
 
@@ -34,6 +37,9 @@ class Frame:
     #: True for lines the checker sent on purpose to probe bad-input handling; they are
     #: exempt from the checker's own schema self-check.
     deliberate: bool = False
+    #: The line's full length when it went over the line cap and only its head is in
+    #: ``raw`` (0: the whole line is in ``raw``).
+    oversized: int = 0
 
     @property
     def is_json(self) -> bool:
@@ -44,6 +50,8 @@ class Frame:
         body = self.raw.decode("utf-8", errors="replace")
         if len(body) > limit:
             body = body[:limit] + f"... [{len(self.raw)} bytes]"
+        elif self.oversized:
+            body += f"... [{self.oversized} bytes, over the line cap]"
         return body
 
     def to_json(self, limit: int = 2000) -> dict[str, Any]:
@@ -55,19 +63,65 @@ class Frame:
             **({"notJson": self.decode_error} if self.decode_error else {}),
             **({"unterminated": True} if not self.terminated else {}),
             **({"deliberate": True} if self.deliberate else {}),
+            **({"oversized": self.oversized} if self.oversized else {}),
         }
 
 
 def parse_line(raw: bytes) -> tuple[Any, str | None]:
-    """Decode one line as UTF-8 JSON; returns (value, None) or (NOT_JSON, reason)."""
+    """Decode one line as UTF-8 JSON; returns (value, None) or (NOT_JSON, reason).
+
+    Hostile input is judged here, as the sender's wire defect, before anything else sees it:
+    a line nested deeper than ``MAX_DEPTH`` (the parser and the schema validator recurse) and
+    a string escaping a lone surrogate (valid JSON text, but no Unicode string: printing or
+    re-encoding it fails) are "not JSON" with the reason.
+    """
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return NOT_JSON, f"invalid UTF-8 at byte {exc.start}"
     try:
-        return json.loads(text), None
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         return NOT_JSON, f"invalid JSON: {exc.msg} (col {exc.colno})"
+    except RecursionError:
+        return NOT_JSON, f"nested deeper than the checker's limit of {MAX_DEPTH} levels"
+    problem = hostile_value(raw, value)
+    if problem is not None:
+        return NOT_JSON, problem
+    return value, None
+
+
+#: A JSON escape of a surrogate code unit (only these can leave a lone surrogate behind).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def hostile_value(raw: bytes, value: Any) -> str | None:
+    """Why a parsed line must not be handed on (too deep, a lone surrogate), or None. The walk
+    is skipped when the raw line shows it cannot find anything (the usual case)."""
+    deep = raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+    surrogates = _SURROGATE_ESCAPE.search(raw) is not None
+    if not (deep or surrogates):
+        return None
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > MAX_DEPTH:
+                return f"nested deeper than the checker's limit of {MAX_DEPTH} levels"
+            if isinstance(node, dict):
+                stack.extend((key, depth + 1) for key in node)
+                stack.extend((item, depth + 1) for item in node.values())
+            else:
+                stack.extend((item, depth + 1) for item in node)
+        elif surrogates and isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return (
+                    f"invalid Unicode: a string escapes a lone surrogate "
+                    f"(U+{ord(node[exc.start]):04X}), which no UTF-8 text can carry"
+                )
+    return None
 
 
 class BoundedBuffer:
@@ -111,6 +165,18 @@ class Recorder:
     #: that sent them reported the timeout; the agent may have been stopped before it could
     #: answer).
     abandoned: set[int] = field(default_factory=set)
+    #: The bounds on how much of the agent's output is kept (see :mod:`.limits`).
+    budgets: Budgets = field(default_factory=Budgets)
+    #: Why the checker stopped reading this process's output (a line over the cap, a
+    #: flood), or None.
+    overflow: str | None = None
+
+    def admit(self, size: int) -> bool:
+        """Whether one more agent line of ``size`` bytes may be kept; once not, ``overflow``
+        says why and stays set."""
+        if self.overflow is None:
+            self.overflow = self.budgets.admit(size)
+        return self.overflow is None
 
     def add(
         self,
@@ -119,8 +185,13 @@ class Recorder:
         *,
         terminated: bool = True,
         deliberate: bool = False,
+        oversized: int = 0,
     ) -> Frame:
-        message, error = parse_line(raw)
+        if oversized:
+            message: Any = NOT_JSON
+            error: str | None = oversized_reason(oversized, finished=terminated)
+        else:
+            message, error = parse_line(raw)
         frame = Frame(
             seq=len(self.frames),
             t=time.monotonic() - self.started,
@@ -130,6 +201,7 @@ class Recorder:
             decode_error=error,
             terminated=terminated,
             deliberate=deliberate,
+            oversized=oversized,
         )
         self.frames.append(frame)
         return frame

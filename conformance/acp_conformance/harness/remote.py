@@ -43,7 +43,7 @@ from .agent_client import (
     Response,
     id_key,
 )
-from .recorder import Frame, Recorder
+from .recorder import Frame, Recorder, parse_line
 
 CONNECTION_HEADER = "Acp-Connection-Id"
 SESSION_HEADER = "Acp-Session-Id"
@@ -229,9 +229,8 @@ class RemoteConnection(AgentConnection):
 
     def _on_remote_message(self, raw: bytes, session_id: str | None) -> None:
         message: Any
-        try:
-            message = json.loads(raw)
-        except ValueError:
+        message, error = parse_line(raw)  # hostile input is judged there, never raised
+        if error is not None:
             message = None
         if isinstance(message, dict) and "method" in message and "id" in message:
             self._agent_request_routes[id_key(message["id"])] = session_id

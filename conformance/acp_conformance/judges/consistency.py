@@ -341,17 +341,23 @@ def boolean_options_only_for_capable_clients(record: RunRecord) -> list[Outcome]
     return per_run(record, find, "boolean config options sent to a client that cannot show them")
 
 
-def _v2_client_runs_terminal_auth(run: AgentRun) -> bool:
-    """Whether the run's initialize asked in v2 shape for terminal auth (an object under
-    ``capabilities.auth.terminal``, where v1 sets ``clientCapabilities.auth.terminal``)."""
-    for frame in run.frames:
-        msg = frame.message
-        if frame.direction == "c2a" and isinstance(msg, dict) and msg.get("method") == "initialize":
-            params = msg.get("params")
-            caps = params.get("capabilities") if isinstance(params, dict) else None
-            auth = caps.get("auth") if isinstance(caps, dict) else None
-            return isinstance(auth, dict) and isinstance(auth.get("terminal"), dict)
-    return False
+def _asks_for_terminal_auth(request: Frame) -> bool:
+    """Whether one ``initialize`` request advertised terminal auth: v1 sets
+    ``clientCapabilities.auth.terminal``, v2 puts an object under ``capabilities.auth.terminal``.
+
+    Judged per request because a process may be initialized more than once (the fuzzer sends
+    many ``initialize`` requests to one agent), and each answer follows its own request."""
+    params = request.message.get("params")
+    if not isinstance(params, dict):
+        return False
+    caps = params.get("clientCapabilities")
+    if advertised(
+        surface_value({"clientCapabilities": caps or {}}, "clientCapabilities.auth.terminal")
+    ):
+        return True
+    v2_caps = params.get("capabilities")
+    auth = v2_caps.get("auth") if isinstance(v2_caps, dict) else None
+    return isinstance(auth, dict) and isinstance(auth.get("terminal"), dict)
 
 
 @requirement(
@@ -369,12 +375,13 @@ def terminal_auth_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
     gate = "clientCapabilities.auth.terminal"
 
     def find(run: AgentRun) -> Iterator[Offence]:
-        if advertised(surface_value(client_caps(run) or {}, gate)):
-            return
-        if _v2_client_runs_terminal_auth(run):
-            return
-        for method, response in _results(run, frozenset({"initialize"})):
-            methods = response.message["result"].get("authMethods") or []
+        for method, request, response in answered_requests(run):
+            result = response.message.get("result")
+            if method != "initialize" or not isinstance(result, dict):
+                continue
+            if _asks_for_terminal_auth(request):
+                continue
+            methods = result.get("authMethods") or []
             terminal = [
                 m.get("id", m.get("methodId"))
                 for m in methods

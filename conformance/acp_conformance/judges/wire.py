@@ -150,6 +150,8 @@ def stdout_only_json(record: RunRecord) -> list[Outcome]:
         # The v2 draft allows a batch: a non-empty array of message objects on one line.
         batches = negotiated_version(run) >= 2
         for frame in _agent_frames(run):
+            if frame.oversized:
+                continue  # judged by transport.output-bounded (the checker's line cap)
             if not frame.is_json:
                 yield frame, f"not JSON ({frame.decode_error})"
             elif batches and _is_batch(frame.message):
@@ -170,7 +172,7 @@ def stdout_only_json(record: RunRecord) -> list[Outcome]:
 def newline_terminated(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in _agent_frames(run):
-            if not frame.terminated:
+            if not frame.terminated and not frame.oversized:
                 yield frame, "stdout ended without a newline after this data"
 
     return per_run(record, find, "unterminated lines")
@@ -365,7 +367,7 @@ def _violations(record: RunRecord) -> list[tuple[AgentRun, Any]] | str:
         found: list[tuple[AgentRun, Any]] = []
         for run in record.runs:
             # Each run is judged by the schemas of the version it negotiated.
-            judged_by = schemas_for(run, record.backend, index)
+            judged_by = schemas_for(run, record.backend, index, record.config.v2_draft)
             if judged_by is not None:
                 found.extend((run, v) for v in validate_frames(run.frames, *judged_by))
         record.cache["violations"] = found

@@ -22,9 +22,12 @@ import struct
 import sys
 import time
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO
+from typing import Any, BinaryIO, Protocol, TextIO
 
+from ..harness.limits import Line
+from ..harness.limits import LineSplitter as BoundedSplitter
 from ..harness.recorder import Direction
+from ..report.terminal_safe import printable
 from .monitor import Finding, LiveMonitor
 
 HEADER = struct.Struct(">ccI")
@@ -36,28 +39,76 @@ def record(direction: Direction, kind: bytes, payload: bytes) -> bytes:
 
 
 class LineSplitter:
-    """Cuts one direction's byte stream into lines."""
+    """Cuts one direction's byte stream into lines, never holding more than the line cap
+    of one (:class:`..harness.limits.LineSplitter`)."""
 
     def __init__(self) -> None:
-        self.partial = b""
+        self._cut = BoundedSplitter()
         #: Set after a skipped chunk: discard up to the next newline to find a line start.
         self.resync = False
 
-    def lines(self, data: bytes) -> list[bytes]:
-        data = self.partial + data
-        parts = data.split(b"\n")
-        self.partial = parts.pop()
-        if self.resync and parts:
-            parts.pop(0)
+    def skip(self) -> None:
+        """A chunk was skipped: what was read of the current line is no line any more."""
+        self._cut = BoundedSplitter()
+        self.resync = True
+
+    def lines(self, data: bytes) -> list[Line]:
+        found = self._cut.feed(data)
+        if self.resync and found:
+            found.pop(0)
             self.resync = False
         elif self.resync:
-            self.partial = b""
-        return [p for p in parts if p.strip()]
+            self._cut = BoundedSplitter()
+        return [line for line in found if line.oversized or line.data.strip()]
+
+    def finish(self) -> Line | None:
+        """The last line when the stream ends without a newline, if there is one to judge."""
+        last = self._cut.finish()
+        self._cut = BoundedSplitter()
+        if last is None or self.resync or not (last.oversized or last.data.strip()):
+            return None
+        return last
 
 
-def _read_exact(stream: BinaryIO, size: int) -> bytes | None:
+class Readable(Protocol):
+    def read(self, size: int, /) -> bytes: ...
+
+
+def _read_exact(stream: Readable, size: int) -> bytes | None:
     data = stream.read(size)
     return data if len(data) == size else None
+
+
+class ThenSpill:
+    """The relay's pipe, then (after its end) the spill file the relay leaves when it exits
+    before the judge is done: one byte stream, a record may start in one and end in the
+    other. The file is removed once read."""
+
+    def __init__(self, pipe: BinaryIO, spill: Path | None) -> None:
+        self._current = pipe
+        self._spill = spill
+        self._opened: BinaryIO | None = None
+
+    def read(self, size: int) -> bytes:
+        data = self._current.read(size)
+        while len(data) < size and self._next():
+            data += self._current.read(size - len(data))
+        return data
+
+    def _next(self) -> bool:
+        if self._spill is None or self._opened is not None:
+            return False
+        try:
+            self._opened = self._current = self._spill.open("rb")
+        except OSError:
+            return False  # no hand-off: the pipe was everything
+        with contextlib.suppress(OSError):
+            self._spill.unlink()  # the open file stays readable
+        return True
+
+    def close(self) -> None:
+        if self._opened is not None:
+            self._opened.close()
 
 
 class Judge:
@@ -73,12 +124,14 @@ class Judge:
         if not findings:
             return
         try:
-            self.log.write("".join(f"acp-conformance proxy: {f.describe()}\n" for f in findings))
+            self.log.write(
+                "".join(f"acp-conformance proxy: {printable(f.describe())}\n" for f in findings)
+            )
             self.log.flush()
         except (OSError, ValueError):
             pass  # nobody reads our findings any more; the reports still get written
 
-    def consume(self, stream: BinaryIO) -> dict[str, Any]:
+    def consume(self, stream: Readable) -> dict[str, Any]:
         """Judge records until the end record (its outcome) or EOF (an empty outcome)."""
         outcome: dict[str, Any] = {}
         while (header := _read_exact(stream, HEADER.size)) is not None:
@@ -97,14 +150,19 @@ class Judge:
     def chunk(self, direction: Direction, kind: bytes, data: bytes) -> None:
         splitter = self.splitters[direction]
         if kind == b"s":
-            splitter.partial, splitter.resync = b"", True
+            splitter.skip()
             return
         for line in splitter.lines(data):
-            self.report(self.monitor.feed(direction, line))
-        if kind == b"e":
-            rest, splitter.partial = splitter.partial, b""
-            if rest.strip() and not splitter.resync:
-                self.report(self.monitor.feed(direction, rest, terminated=False))
+            self._feed(direction, line)
+        if kind == b"e" and (last := splitter.finish()) is not None:
+            self._feed(direction, last)
+
+    def _feed(self, direction: Direction, line: Line) -> None:
+        oversized = line.size if line.oversized else 0
+        found = self.monitor.feed(
+            direction, line.data, terminated=line.terminated, oversized=oversized
+        )
+        self.report(found)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--html", type=Path)
     parser.add_argument("--log", type=Path)
     parser.add_argument("--profile", default="acp")
+    parser.add_argument("--spill", type=Path, help="where the rest is if the relay exits first")
     args = parser.parse_args(argv)
     # The relay forwards the editor's signals to the agent; the judge must outlive them
     # long enough to write the reports (it ends when the relay's pipe closes).
@@ -126,7 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     log: TextIO = args.log.open("a", encoding="utf-8") if args.log else sys.stderr
     judge = Judge(LiveMonitor(args.profile), log)
-    outcome = judge.consume(sys.stdin.buffer)
+    stream = ThenSpill(sys.stdin.buffer, args.spill)
+    outcome = judge.consume(stream)
+    stream.close()
     if args.log:
         log.close()
     if not outcome:

@@ -16,14 +16,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..harness.agent_client import id_key
-from ..harness.recorder import Direction, Frame, parse_line
+from ..harness.limits import PROCESS_BYTES, oversized_reason
+from ..harness.recorder import NOT_JSON, Direction, Frame, parse_line
 from ..judges.wire import SESSION_CREATING_METHODS, TURN_UPDATE_KINDS, envelope_problem
 from ..validation import GENERIC_ERROR
 from ..versions import DEFAULT_VERSION, VersionedBackend, method_index_for
 from .rules import LiveRule, live_rules
 
-#: Frames kept for the reports; later ones are counted, and findings keep their own line.
+#: Frames kept for the reports (at most this many, holding at most this many bytes); later
+#: ones are counted, and findings keep their own line. Findings themselves are kept up to
+#: `KEPT_FINDINGS` (each is still printed live), updates naming an unknown session up to
+#: `KEPT_SUSPECTS`: a flood of bad lines must not grow the judge without end.
 KEPT_FRAMES = 20_000
+KEPT_BYTES = PROCESS_BYTES
+KEPT_FINDINGS = 5_000
+KEPT_SUSPECTS = 1_000
 LINE_LIMIT = 2000
 
 #: Properties holding free text, which no ACP schema constrains beyond "a string" (checked
@@ -135,25 +142,42 @@ class LiveMonitor:
         #: Session → seq of the prompt result that ended its last turn.
         self._finished: dict[str, int] = {}
         self._seq = 0
+        #: Bytes of the kept frames, findings not kept (see `KEPT_FINDINGS`), suspects kept.
+        self._kept_bytes = 0
+        self.dropped_findings = 0
+        self._suspect_count = 0
 
     # -- input --------------------------------------------------------------------------
 
-    def feed(self, direction: Direction, raw: bytes, *, terminated: bool = True) -> list[Finding]:
-        """Judge one line (without its newline); returns the findings it proves."""
+    def feed(
+        self, direction: Direction, raw: bytes, *, terminated: bool = True, oversized: int = 0
+    ) -> list[Finding]:
+        """Judge one line (without its newline); returns the findings it proves.
+        ``oversized``: the full length of a line over the line cap, of which ``raw`` is the
+        head (such a line is judged as that, and not parsed)."""
         seq = self._seq
         self._seq += 1
         self.counts[direction] += 1
-        message, error = parse_line(raw)
+        if oversized:
+            message: Any = NOT_JSON
+            error: str | None = oversized_reason(oversized, finished=terminated)
+        else:
+            message, error = parse_line(raw)
         frame = Frame(
             seq, time.monotonic() - self.started, direction, raw, message, error, terminated
         )
-        if len(self.frames) < KEPT_FRAMES:
+        frame.oversized = oversized
+        if len(self.frames) < KEPT_FRAMES and self._kept_bytes + len(raw) <= KEPT_BYTES:
             self.frames.append(frame)
+            self._kept_bytes += len(raw)
         found: list[Finding] = []
         agent = direction == "a2c"
-        if agent and not terminated:
+        if agent and not terminated and not oversized:
             found.append(self._finding("transport.newline-terminated", frame, "no newline at EOF"))
-        if error is not None:
+        if oversized:
+            rule = "transport.output-bounded" if agent else "client.frames-json"
+            found.append(self._finding(rule, frame, f"not judged: {error}"))
+        elif error is not None:
             rule = "client.frames-json"
             if agent:
                 utf8 = error.startswith("invalid UTF-8")
@@ -164,12 +188,22 @@ class LiveMonitor:
                 found += self._message(frame, item)
         else:
             found += self._message(frame, message)
-        self.findings += found
+        self._keep(found)
         return found
+
+    def _keep(self, found: list[Finding]) -> None:
+        room = KEPT_FINDINGS - len(self.findings)
+        self.findings += found[: max(room, 0)]
+        self.dropped_findings += max(len(found) - max(room, 0), 0)
 
     def finish(self) -> list[Finding]:
         """What only the end of the connection proves; notes what was left open."""
         found: list[Finding] = []
+        if self.dropped_findings:
+            self.notes.append(
+                f"{self.dropped_findings} more findings were reported live but not kept for "
+                f"the reports (at most {KEPT_FINDINGS} are)"
+            )
         for session, updates in self._suspects.items():
             for seq, line, t in updates:
                 frame = Frame(seq, t, "a2c", line.encode())
@@ -244,7 +278,12 @@ class LiveMonitor:
     def _update(self, frame: Frame, msg: dict[str, Any], session: str | None) -> list[Finding]:
         if session is None:
             return []  # a missing sessionId is the schema's to report
-        if session not in self._handed_out and session not in self._named:
+        if (
+            session not in self._handed_out
+            and session not in self._named
+            and self._suspect_count < KEPT_SUSPECTS
+        ):
+            self._suspect_count += 1
             self._suspects.setdefault(session, []).append(
                 (frame.seq, frame.text(LINE_LIMIT), frame.t)
             )

@@ -21,11 +21,14 @@ import contextlib
 import json
 import os
 import queue
+import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,8 +49,11 @@ JUDGE_BUSY_BACKLOG = JUDGE_BACKLOG // 2
 JUDGE_QUIET = 0.05
 #: How long the agent's stdout may stay open after the agent exited (a child holding it).
 DRAIN_AFTER_EXIT = 5.0
-#: How long the judge may take to finish after the session ended.
-JUDGE_FINISH = 120.0
+#: How long the proxy waits for its judge after the agent exited (``--judge-wait``). The
+#: proxy's exit is the agent's, as an editor sees it: past this wait it exits with the
+#: agent's code at once, and the judge finishes the reports in the background (what it had
+#: not read yet is handed over in a file, see `Relay._feed`).
+JUDGE_WAIT = 3.0
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
@@ -64,6 +70,7 @@ class ProxyOptions:
     html: Path | None = None
     log: Path | None = None
     profile: str = "acp"
+    judge_wait: float = JUDGE_WAIT
 
 
 @dataclass
@@ -92,6 +99,10 @@ class Relay:
         self.skipped = 0
         self.closed: list[str] = []
         self.notes: list[str] = []
+        #: Set when the judge is to finish in the background: the feeder writes what the
+        #: judge has not read to `spill` instead of the pipe.
+        self._handoff = threading.Event()
+        self.spill = Path(tempfile.gettempdir()) / f"acp-proxy-{os.getpid()}-{uuid.uuid4().hex}"
 
     # -- the judge ----------------------------------------------------------------------
 
@@ -104,6 +115,7 @@ class Relay:
                 argv += [flag, str(path)]
         if opts.log is not None:
             argv += ["--log", str(opts.log)]
+        argv += ["--spill", str(self.spill)]
         try:
             # Its own session: a terminal's Ctrl-C must not stop it before the reports. Not
             # our stdout: the editor must see EOF when the agent closes it, not when the
@@ -120,17 +132,49 @@ class Relay:
             return None
 
     def _feed(self, judge: IO[bytes]) -> None:
-        """Pass queued copies to the judge; if it is gone, keep draining the queue."""
+        """Pass queued copies to the judge; if it is gone, keep draining the queue. Once
+        `_handoff` is set, the rest (of the record being written too) goes to `spill`, which
+        the judge reads after the pipe's end: the pipe is written without blocking, so a
+        judge that is behind never holds the proxy's exit."""
         alive = True
+        fd = judge.fileno()
+        os.set_blocking(fd, False)
         while (item := self._queue.get()) is not None:
             self._wait_for_quiet()
             with self._backlog_lock:
                 self._backlog -= len(item) - 6
             if alive:
                 try:
-                    judge.write(item)
+                    rest = self._write_until_handoff(fd, item)
                 except (OSError, ValueError):
                     alive = False
+                    continue
+                if rest is not None:
+                    self._spill_rest(rest)
+                    return
+
+    def _write_until_handoff(self, fd: int, data: bytes) -> bytes | None:
+        """Write ``data`` to the judge's pipe; what is left unwritten at the hand-off."""
+        view = memoryview(data)
+        while view:
+            if self._handoff.is_set():
+                return bytes(view)
+            select.select([], [fd], [], JUDGE_QUIET)
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                continue
+        return None
+
+    def _spill_rest(self, first: bytes) -> None:
+        """Everything the judge has not read, from ``first`` on, into `spill` (complete
+        before the judge can see it: written aside, then renamed)."""
+        partial = self.spill.with_suffix(".part")
+        with partial.open("wb") as out:
+            out.write(first)
+            while (item := self._queue.get()) is not None:
+                out.write(item)
+        os.replace(partial, self.spill)
 
     def _wait_for_quiet(self) -> None:
         """Hold the judge back while the session streams, unless its backlog grows large."""
@@ -264,15 +308,22 @@ class Relay:
         self._queue.put(record("c2a", b"x", json.dumps(outcome).encode()))
         self._queue.put(None)
         self._ended.set()  # the session is over: judge the rest at once
-        feeder.join()
+        deadline = time.monotonic() + self.options.judge_wait
+        feeder.join(self.options.judge_wait)
+        if feeder.is_alive():
+            self._handoff.set()  # the rest goes to the spill file (a bounded disk write)
+            feeder.join()
         with contextlib.suppress(OSError):
             judge.stdin.close()
         try:
-            judge.wait(JUDGE_FINISH)
+            judge.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            judge.kill()
-            judge.wait()
-            print("acp-conformance proxy: the judge did not finish; stopped it", file=sys.stderr)
+            where = ", ".join(str(p) for p in (self.options.report_json, self.options.html) if p)
+            print(
+                f"acp-conformance proxy: the judge (pid {judge.pid}) is finishing in the "
+                f"background{'; it will write ' + where if where else ''}",
+                file=sys.stderr,
+            )
 
     def _forward_signals(self, proc: subprocess.Popen[bytes]) -> dict[signal.Signals, Any]:
         if threading.current_thread() is not threading.main_thread():

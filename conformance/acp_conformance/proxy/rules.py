@@ -28,6 +28,7 @@ AGENT_RULES = (
     "transport.stdout-only-json",
     "transport.newline-terminated",
     "transport.utf8",
+    "transport.output-bounded",
     "jsonrpc.envelope-valid",
     "jsonrpc.id-echo",
     "jsonrpc.one-response-per-request",

@@ -112,7 +112,8 @@ def render(result: RunResult) -> str:
 <h1>ACP conformance: <code>{escape(" ".join(result.config.argv))}</code></h1>
 <p>Agent: {escape(str(agent.get("name", "?")))} {escape(str(agent.get("version", "")))} ·
 {len(items)} requirements · {result.duration:.1f} s · LLM: {escape(result.config.llm)} ·
-profile: {escape(result.config.profile)} · tools: {escape(result.config.tools)}</p>
+profile: {escape(result.config.profile)} · tools: {escape(result.config.tools)} ·
+v2 draft: {escape(result.config.v2_draft)}</p>
 <p class="verdict {escape(result.status)}">{escape(result.verdict_line())}</p>
 {_aborted(result)}
 <p>{" · ".join(f"{escape(v)}: {n}" for v, n in counts.items())}</p>

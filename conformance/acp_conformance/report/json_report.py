@@ -79,6 +79,8 @@ def to_data(result: RunResult) -> dict[str, Any]:
             "llm": config.llm,
             "profile": config.profile,
             "tools": config.tools,
+            # The v2 draft graded (--v2-draft): which v2 rules applied, which shapes passed.
+            "v2Draft": config.v2_draft,
             "jobs": config.jobs,
             "only": config.only,
             "authMethod": config.auth_method,

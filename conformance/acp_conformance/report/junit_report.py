@@ -14,6 +14,9 @@ from .excerpt import excerpt, needs_transcript, runs_by_id
 def to_xml(result: RunResult) -> ET.Element:
     runs = runs_by_id(result)
     root = ET.Element("testsuites", name="acp-conformance")
+    # The v2 draft graded (--v2-draft), for every suite: a verdict is only read with it.
+    graded = ET.SubElement(root, "properties")
+    ET.SubElement(graded, "property", name="v2Draft", value=result.config.v2_draft)
     suites: dict[str, ET.Element] = {}
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for item in result.results.values():
@@ -27,6 +30,11 @@ def to_xml(result: RunResult) -> ET.Element:
                 ET.Element("property", name="tier", value=req.tier.value),
                 ET.Element("property", name="reference", value=req.reference),
             ]
+            + (
+                [ET.Element("property", name="v2Drafts", value=req.drafts.label)]
+                if req.drafts is not None
+                else []
+            )
         )
         details = "\n".join(
             json.dumps(excerpt(runs[o.run_id], o), default=str)

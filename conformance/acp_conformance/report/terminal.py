@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from ..requirements import Requirement
 from ..runner import RequirementResult, RunResult
+from . import turn_transcript
 
 _LABEL = {
     "pass": "pass",
@@ -48,7 +49,10 @@ def render(result: RunResult, *, width: int | None = None, verbose: bool = False
         f"acp-conformance: {' '.join(result.config.argv)}"
         + (f"  [{agent.get('name')} {agent.get('version', '')}]" if agent else "")
     )
-    lines.append(f"profile {result.config.profile}, tools {result.config.tools}")
+    lines.append(
+        f"profile {result.config.profile}, tools {result.config.tools},"
+        f" v2 draft {result.config.v2_draft}"
+    )
     if result.aborted is not None:
         lines += _aborted(result)
     areas: dict[str, list[RequirementResult]] = {}
@@ -74,6 +78,10 @@ def render(result: RunResult, *, width: int | None = None, verbose: bool = False
         lines.append(f"{hidden} not-applicable requirements are counted per area; -v lists them")
     if (hint := _no_model_hint(result)) is not None:
         lines += textwrap.wrap(hint, max(width, 60), break_on_hyphens=False)
+    if result.aborted is None:
+        transcript = turn_transcript.render(result.runs, width)
+        lines += [*transcript, ""] if transcript else []
+    lines += _unexercised(result, width)
     if result.aborted is None or result.results:
         lines.append(summary_line(result.results.values()))
     lines.append(result.verdict_line())
@@ -125,6 +133,20 @@ def _no_model_hint(result: RunResult) -> str | None:
         "applicable because no model was given; run with --llm anthropic (or openai) and point "
         "the agent at the scripted model ({llm_url} in --agent-env) to exercise them"
     )
+
+
+def _unexercised(result: RunResult, width: int) -> list[str]:
+    """The MUST/CAPABILITY requirements that apply but were not judged, one line each with
+    the reason (cut to the width: -v shows them whole)."""
+    missing = result.unexercised
+    if not missing:
+        return []
+    id_width = max(len(item.requirement.id) for item in missing)
+    lines = [f"{len(missing)} MUST/CAPABILITY requirements not exercised, and why:"]
+    for item in missing:
+        line = f"  {item.requirement.id:<{id_width}}  {' '.join((item.reason or '').split())}"
+        lines.append(line if len(line) <= width else line[: max(width, 60) - 1] + "…")
+    return lines
 
 
 def _aborted(result: RunResult) -> list[str]:

@@ -34,6 +34,7 @@ from ..harness.agent_client import (
     Response,
 )
 from ..harness.client_side import ClientSide, PermissionMode
+from ..harness.limits import Budgets, OutputBudget, run_budget
 from ..harness.process import AgentProcess, ExitRecord, Rung
 from ..harness.recorder import Frame, Recorder
 from ..harness.remote import AccessDenied, RemoteConnection, RemoteTarget
@@ -71,6 +72,9 @@ class RunEvidence:
     #: A process that did not exit within the full shutdown grace after its stdin closed
     #: (its run id): later processes get ``EOF_GRACE_AFTER_EVIDENCE`` before SIGTERM.
     no_eof_exit: str | None = None
+    #: The output every agent process of the run may keep, all together (see
+    #: :mod:`..harness.limits`).
+    output: OutputBudget = field(default_factory=run_budget)
 
 
 @dataclass
@@ -189,7 +193,7 @@ class ScenarioRuntime:
         run = AgentRun(
             id=f"{self.scenario.name}#{len(self.runs) + 1}",
             scenario=self.scenario.name,
-            recorder=Recorder(),
+            recorder=Recorder(budgets=Budgets(run=self.evidence.output)),
             client=client or ClientSide(self.work),
         )
         self.runs.append(run)

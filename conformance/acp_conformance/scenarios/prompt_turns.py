@@ -74,6 +74,25 @@ SLOW_MODEL_TURN = {
     "latency": 60,
 }
 
+#: How long the scripted model takes to answer the turn the cancel checks cancel: long
+#: enough that the cancel comes while the turn runs, short enough that the turn of an agent
+#: that ignores the cancel ends on its own within the checker's wait. ACP sets no time for
+#: the answer but does say what it MUST be (stopReason cancelled), so that answer is judged,
+#: as a MUST, instead of a wait that runs out (which could only be a SHOULD).
+CANCELLED_TURN_SECONDS = 8.0
+CANCELLED_MODEL_TURN = {
+    "content": [{"type": "text", "text": "This answer comes after the cancel."}],
+    "latency": CANCELLED_TURN_SECONDS,
+}
+
+
+def cancelled_turn_wait(ctx: CheckContext) -> float:
+    """The wait for a cancelled prompt's answer: the rest of the scripted turn, and then
+    one more ``--timeout`` for the agent to send the answer."""
+    if ctx.config.llm == "none":
+        return ctx.timeout
+    return CANCELLED_TURN_SECONDS + ctx.timeout
+
 
 _POLL = 0.05
 
@@ -165,7 +184,7 @@ async def observe_cancel(ctx: CheckContext) -> CancelObservation:
 
 async def _run_cancelled_turn(ctx: CheckContext) -> CancelObservation:
     obs = CancelObservation()
-    run = await ctx.turn_agent(llm_script=[SLOW_MODEL_TURN])
+    run = await ctx.turn_agent(llm_script=[CANCELLED_MODEL_TURN])
     obs.run = run
     obs.session_id = await ctx.new_session(run)
     pending: Pending = await run.live.start_request(
@@ -187,7 +206,7 @@ async def _run_cancelled_turn(ctx: CheckContext) -> CancelObservation:
     cancel = await run.live.notify("session/cancel", {"sessionId": obs.session_id})
     obs.cancel_seq = cancel.seq
     try:
-        obs.response = await pending.wait()
+        obs.response = await pending.wait(cancelled_turn_wait(ctx))
     except AgentTimeout as exc:
         obs.no_answer = f"{exc} after session/cancel"
         return obs

@@ -23,6 +23,7 @@ from .. import __version__
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope
+from ..v2_drafts import NEWEST, older_draft_errors
 from ._expect import brief
 from .catalog import PROTOCOL_V2
 from .check_context import AgentRun, CheckContext, bind_script, text_prompt
@@ -114,13 +115,14 @@ async def v2_run(ctx: CheckContext) -> tuple[AgentRun | None, Outcome | None]:
     return run, None
 
 
-def v2_problems(method: str, part: str, value: Any) -> list[str]:
+def v2_problems(method: str, part: str, value: Any, draft: str = NEWEST) -> list[str]:
+    """Schema errors of a v2 message part, as the graded ``draft`` (``--v2-draft``) sees them."""
     validation = _validation()
     if part == "params":
         errors: list[str] = validation.validate_params(method, value, version=V2)
     else:
         errors = validation.validate_result(method, value, version=V2)
-    return errors
+    return older_draft_errors(draft, method, part, errors)
 
 
 def is_idle(frame: Frame, session_id: str) -> bool:
@@ -254,10 +256,13 @@ async def _accepted_slow_prompt(
     return answer
 
 
-async def slow_v2_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response] | Outcome:
-    """The v2 turn agent with a new session whose slow scripted turn was just accepted: the
-    starting point of every check that cancels or closes a running turn."""
-    run, skip = await v2_turn_run(ctx, [_SLOW_MODEL_TURN])
+async def slow_v2_turn(
+    ctx: CheckContext, model_turn: dict[str, Any] | None = None
+) -> tuple[AgentRun, str, Response] | Outcome:
+    """The v2 turn agent with a new session whose slow scripted turn (``model_turn``, by
+    default one that outlasts every wait) was just accepted: the starting point of every
+    check that cancels or closes a running turn."""
+    run, skip = await v2_turn_run(ctx, [model_turn or _SLOW_MODEL_TURN])
     if run is None:
         assert skip is not None
         return skip
@@ -282,13 +287,15 @@ def idle_after(run: AgentRun, session_id: str, since: int) -> Frame | None:
     return None
 
 
-async def wait_idle(ctx: CheckContext, run: AgentRun, session_id: str, since: int) -> Frame:
+async def wait_idle(
+    ctx: CheckContext, run: AgentRun, session_id: str, since: int, *, at_least: float = 30
+) -> Frame:
     # The first turn of a fresh agent may load its model SDK: a generous bound, never a MUST
     # timeout of its own (a missing idle fails the requirement for what it is).
     return await run.live.wait_for(
         lambda f: is_idle(f, session_id),
         since=since,
-        timeout=max(ctx.timeout, 30),
+        timeout=max(ctx.timeout, at_least),
         what="state_update idle",
     )
 

@@ -20,6 +20,10 @@ from acp_bindings.v2.errors import MethodNotFoundError
 if TYPE_CHECKING:
     from acp_bindings.v2.models import (
         CancelSessionNotification,
+        CancelTerminalRequest,
+        CancelTerminalResponse,
+        CancelToolCallRequest,
+        CancelToolCallResponse,
         CloseSessionRequest,
         CloseSessionResponse,
         DeleteSessionRequest,
@@ -94,3 +98,11 @@ class AgentHandlers:
     ) -> SetSessionConfigOptionResponse:
         """Handle ``session/set_config_option`` (request, stable)."""
         raise MethodNotFoundError(data={"method": "session/set_config_option"})
+
+    async def terminal_cancel(self, params: CancelTerminalRequest) -> CancelTerminalResponse:
+        """Handle ``terminal/cancel`` (request, stable)."""
+        raise MethodNotFoundError(data={"method": "terminal/cancel"})
+
+    async def tool_call_cancel(self, params: CancelToolCallRequest) -> CancelToolCallResponse:
+        """Handle ``tool_call/cancel`` (request, stable)."""
+        raise MethodNotFoundError(data={"method": "tool_call/cancel"})

@@ -55,8 +55,19 @@ __all__ = [
     "RequestCancelledError",
     "ResourceNotFoundError",
     "RpcError",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "UnsupportedProtocolVersionError",
     "error_from_wire",
 ]
+
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+class UnsupportedProtocolVersionError(RpcError):
+    """``-32022`` — Unsupported protocol version. Wire shape: ``UnsupportedProtocolVersionErrorObject``."""
+
+    code = UNSUPPORTED_PROTOCOL_VERSION
+    default_message = "Unsupported protocol version"
 
 
 ERRORS_BY_CODE: dict[int, type[RpcError]] = {
@@ -66,6 +77,7 @@ ERRORS_BY_CODE: dict[int, type[RpcError]] = {
     INVALID_PARAMS: InvalidParamsError,
     METHOD_NOT_FOUND: MethodNotFoundError,
     INVALID_REQUEST: InvalidRequestError,
+    UNSUPPORTED_PROTOCOL_VERSION: UnsupportedProtocolVersionError,
     RESOURCE_NOT_FOUND: ResourceNotFoundError,
     AUTH_REQUIRED: AuthRequiredError,
 }

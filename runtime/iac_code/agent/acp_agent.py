@@ -54,7 +54,7 @@ from iac_code.agent import info
 from iac_code.agent.commands import available_commands
 from iac_code.agent.history import replay_updates
 from iac_code.agent.limits import check_session_capacity
-from iac_code.agent.model_access import ModelAccess, log_retry
+from iac_code.agent.model_access import ModelAccess, log_quiet, log_retry
 from iac_code.agent.options import (
     SessionConfig,
     apply_config_value,
@@ -66,6 +66,7 @@ from iac_code.agent.port import AgentPort
 from iac_code.agent.retry_notices import (
     client_accepts_notices,
     current_turn_session,
+    quiet_update,
     retry_update,
     turn_of,
 )
@@ -75,12 +76,8 @@ from iac_code.agent.timestamps import utc_now
 from iac_code.agent.tool_runner import ToolRunner
 from iac_code.agent.turn import Turn, TurnDependencies, close_open_tool_calls
 from iac_code.child_env import child_env_policy
-from iac_code.credentials import (
-    NO_KEY_MESSAGE,
-    CredentialError,
-    remove_api_key,
-    resolve_api_key_async,
-)
+from iac_code.credentials import CredentialError, remove_api_key, resolve_api_key_async
+from iac_code.llm.contract import NO_API_KEY_MESSAGE
 from iac_code.llm.retry import RetryNotice
 from iac_code.rpc.context import current_request
 from iac_code.rpc.errors import ConnectionClosedError
@@ -163,7 +160,9 @@ class IacAgent(AgentHandlers):
         self.store = store or SessionStore(settings.home)
         self.sessions: dict[str, Session] = {}
         self.client_capabilities: dict[str, Any] = {}
-        self.models = ModelAccess(settings, model_client, on_retry=self._on_retry)
+        self.models = ModelAccess(
+            settings, model_client, on_retry=self._on_retry, on_quiet=self._on_quiet
+        )
         #: Everything a turn and its tools may ask of this agent; they get nothing else.
         self.port = AgentPort(
             settings=settings,
@@ -293,15 +292,8 @@ class IacAgent(AgentHandlers):
         )
 
     def adopt_fast_session(self, session_id: str, cwd: str) -> None:
-        """The start-up fast path answered ``session/new`` with this id: make it real.
-
-        A disk that refuses the new session is logged (the answer is already out); the
-        session then lives in memory, like a session whose later writes fail (SPEC §12).
-        """
-        try:
-            self.store.create(session_id, cwd)
-        except StoreWriteError as exc:
-            log.error("cannot create session %s on disk: %s", session_id, exc)
+        """The start-up fast path created this session on disk (fsync-ed, see
+        :mod:`iac_code.session_files`) and answered ``session/new``: open it here."""
         try:
             self._open(session_id, Path(cwd), [], [])
         except Exception:
@@ -365,6 +357,19 @@ class IacAgent(AgentHandlers):
         except ConnectionClosedError:
             log.debug("retry notice for %s dropped: output closed", session_id)
 
+    async def _on_quiet(self, seconds: float, deadline: float) -> None:
+        """Show the client of the waiting turn that the model has been silent (once per
+        silence; the turn ends with an error at ``deadline``)."""
+        log_quiet(seconds, deadline)
+        session_id = current_turn_session()
+        if session_id is None:
+            return
+        notices = client_accepts_notices(self.client_capabilities)
+        try:
+            await self.notify(session_id, quiet_update(seconds, deadline, notices=notices))
+        except ConnectionClosedError:
+            log.debug("quiet-model notice for %s dropped: output closed", session_id)
+
     # ------------------------------------------------------------------ methods
     # Each handler has the exact signature of its ``AgentHandlers`` stub (mypy checks the
     # overrides; tests/agent/test_agent_handler_signatures.py compares them at runtime) and
@@ -405,7 +410,7 @@ class IacAgent(AgentHandlers):
             ) from None
         if not key:
             raise AuthRequiredError(
-                NO_KEY_MESSAGE,
+                NO_API_KEY_MESSAGE,
                 data={"authMethods": info.auth_method_ids(self.client_capabilities)},
             )
         return AuthenticateResponse()

@@ -178,6 +178,9 @@ def _final_update(result: dict[str, Any]) -> dict[str, Any]:
         final["content"] = result["content"]
     if "rawOutput" in result:
         final["rawOutput"] = result["rawOutput"]
+    if result.get("stoppedByClient"):
+        # Stopped with v2 tool_call/cancel: v2 replays it as ``cancelled`` (see tool_runner).
+        final["_meta"] = {"iac_code": {"stoppedByClient": True}}
     return final
 
 
@@ -227,6 +230,8 @@ def replay_updates(events: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
                 "status": "pending",
                 "rawInput": event.get("rawInput", {}),
             }
+            if event.get("name"):
+                update["name"] = event["name"]  # sessions stored before 1.22 have none
             if event.get("locations"):
                 update["locations"] = event["locations"]
             if event.get("_meta"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import aclosing
+from contextlib import AbstractAsyncContextManager, aclosing
 from typing import TYPE_CHECKING
 
 import anyio
@@ -19,6 +19,7 @@ from iac_code.llm.contract import (
     collect,
 )
 from iac_code.llm.retry import RetryCallback, RetryNotice, stream_with_retries
+from iac_code.llm.silence import QuietCallback, SilenceWatch, watch_silence
 
 if TYPE_CHECKING:
     from iac_code.settings import Settings
@@ -36,6 +37,14 @@ def log_retry(notice: RetryNotice) -> None:
     )
 
 
+def log_quiet(seconds: float, deadline: float) -> None:
+    log.warning("the model has sent nothing for %.0f s; giving up at %g s", seconds, deadline)
+
+
+#: Where the SDK sends requests without a configured base URL.
+DEFAULT_ENDPOINT = "https://api.anthropic.com"
+
+
 class ModelAccess:
     """Creates the model client on first use and runs requests with the retry policy.
 
@@ -49,6 +58,7 @@ class ModelAccess:
         client: ModelClient | None = None,
         *,
         on_retry: RetryCallback = log_retry,
+        on_quiet: QuietCallback = log_quiet,
     ) -> None:
         self._settings = settings
         #: An injected client (tests, bench) or the one created on first use.
@@ -57,6 +67,24 @@ class ModelAccess:
         #: The key the self-made client was built with (a new saved key means a new client).
         self._client_key: str | None = None
         self._on_retry = on_retry
+        self._on_quiet = on_quiet
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL requests go to (for messages)."""
+        return self._settings.base_url or DEFAULT_ENDPOINT
+
+    def silence_watch(self) -> AbstractAsyncContextManager[SilenceWatch]:
+        """Watch the model calls made in the block: ``on_quiet`` after the configured quiet
+        time, a non-retryable ModelConnectionError once the model sent nothing for
+        ``model_timeout`` seconds (see :mod:`iac_code.llm.silence`). The block calls
+        ``heard()`` on the watch for every event."""
+        return watch_silence(
+            notice_after=self._settings.model_notice_after,
+            deadline=self._settings.model_timeout,
+            on_quiet=self._on_quiet,
+            endpoint=self.endpoint,
+        )
 
     def api_key(self) -> str | None:
         """The key `credentials.resolve_api_key` finds (environment first, then the one
@@ -91,7 +119,12 @@ class ModelAccess:
             return None
         from iac_code.llm.anthropic_client import AnthropicModelClient
 
-        self._client = AnthropicModelClient(api_key=api_key, base_url=self._settings.base_url)
+        self._client = AnthropicModelClient(
+            api_key=api_key,
+            base_url=self._settings.base_url,
+            # A backstop only: the silence watch ends a silent call first, and says so.
+            timeout=self._settings.model_timeout + 30,
+        )
         self._client_key = api_key
         return self._client
 
@@ -132,8 +165,10 @@ class ModelAccess:
                 yield event.response if isinstance(event, MessageFinished) else event
 
     async def complete(self, client: ModelClient, request: ModelRequest) -> ModelResponse:
-        """One whole model response (no deltas), with the same retries as a turn's requests."""
-        return await collect(self._retrying(client, request))
+        """One whole model response (no deltas), with the same retries as a turn's requests
+        and the same silence deadline."""
+        async with self.silence_watch() as watch:
+            return await collect(_heard_by(watch, self._retrying(client, request)))
 
     async def aclose(self) -> None:
         close_client = getattr(self._client, "aclose", None)
@@ -147,3 +182,13 @@ class ModelAccess:
         return stream_with_retries(
             client, request, base_delay=self._settings.retry_base_delay, on_retry=self._on_retry
         )
+
+
+async def _heard_by(
+    watch: SilenceWatch, events: AsyncGenerator[StreamEvent, None]
+) -> AsyncGenerator[StreamEvent, None]:
+    """``events``, each one reported to ``watch`` as a sign of life."""
+    async with aclosing(events):
+        async for event in events:
+            watch.heard()
+            yield event

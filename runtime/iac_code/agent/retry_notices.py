@@ -1,4 +1,5 @@
-"""Telling the client that a model request failed and is being retried.
+"""Telling the client that a model request failed and is being retried, or that the model
+has been silent for a while (:func:`quiet_update`, the same two shapes).
 
 A retry (429, 5xx/529, a timeout) can add seconds to a turn; the user should see why, not
 only the log. Each retry becomes one ``session/update`` of the session whose turn waits:
@@ -58,27 +59,47 @@ def retry_text(notice: RetryNotice) -> str:
 def retry_update(notice: RetryNotice, *, notices: bool) -> dict[str, Any]:
     """The ``update`` object announcing ``notice``, in the shape the client can take."""
     meta = {
-        "iac_code": {
-            "retry": {
-                "attempt": notice.attempt,
-                "maxAttempts": notice.max_attempts,
-                "delaySeconds": round(notice.delay, 3),
-                "statusCode": notice.error.status_code,
-            }
+        "retry": {
+            "attempt": notice.attempt,
+            "maxAttempts": notice.max_attempts,
+            "delaySeconds": round(notice.delay, 3),
+            "statusCode": notice.error.status_code,
         }
     }
-    text = retry_text(notice)
+    title = "The model request is being retried."
+    return _warning(title, retry_text(notice), meta, notices=notices, kind="retry")
+
+
+def quiet_text(seconds: float, deadline: float) -> str:
+    return (
+        f"The model has sent nothing for {seconds:.0f} s; still waiting (the prompt ends"
+        f" with an error after {deadline:g} s of silence)."
+    )
+
+
+def quiet_update(seconds: float, deadline: float, *, notices: bool) -> dict[str, Any]:
+    """The ``update`` telling the client that the model is silent, shaped as for retries."""
+    meta = {"quiet": {"seconds": round(seconds, 3), "deadlineSeconds": deadline}}
+    title = "The model has not answered yet."
+    return _warning(title, quiet_text(seconds, deadline), meta, notices=notices, kind="quiet")
+
+
+def _warning(
+    title: str, text: str, meta: dict[str, Any], *, notices: bool, kind: str
+) -> dict[str, Any]:
+    """A warning ``notice`` for clients that take notices, else a thought chunk of its own
+    (``messageId`` prefixed with ``kind``); ``meta`` goes under ``_meta.iac_code``."""
     if notices:
         return {
             "sessionUpdate": "notice",
             "severity": "warning",
-            "title": "The model request is being retried.",
+            "title": title,
             "description": text,
-            "_meta": meta,
+            "_meta": {"iac_code": meta},
         }
     return {
         "sessionUpdate": "agent_thought_chunk",
         "content": {"type": "text", "text": text + "\n"},
-        "messageId": f"retry-{uuid.uuid4().hex}",
-        "_meta": meta,
+        "messageId": f"{kind}-{uuid.uuid4().hex}",
+        "_meta": {"iac_code": meta},
     }

@@ -5,6 +5,13 @@ Per call: ``tool_call`` (pending, title, kind, rawInput, locations) → permissi
 ``tool_call_update in_progress`` → the tool → ``tool_call_update completed|failed`` with its
 content and rawOutput. The announcement and the result are persisted as events, so
 ``session/load`` replays the same lifecycle and the model sees every result again.
+
+While a tool runs (from ``in_progress`` to its final update) it can be stopped on its own,
+without ending the turn: :meth:`ToolRunner.stop_call` (v2 ``tool_call/cancel``) cancels that
+call's scope, which ends the tool the way a turn cancel does (a command's whole process
+group), and the model is told the user stopped it. Such a result is marked
+``stoppedByClient``: v1 has no ``cancelled`` tool status, so it stays ``failed`` there and
+the v2 translation turns the mark into ``cancelled``.
 """
 
 from __future__ import annotations
@@ -43,6 +50,10 @@ log = logging.getLogger(__name__)
 SUBAGENT_MAX_REQUESTS = 20
 # Bound for the final update of an interrupted call (sent while its turn is being cancelled).
 _FINAL_UPDATE_S = 2.0
+#: What the model is told about a call the client stopped with ``tool_call/cancel``.
+STOPPED_RESULT = "stopped: the user stopped this tool call before it finished"
+#: The mark (in ``_meta.iac_code``) of a final update whose call the client stopped.
+STOPPED_MARK = "stoppedByClient"
 _SUBAGENT_SYSTEM = (
     "You are a sub-agent of iac-code, an infrastructure-as-code coding agent. Complete the task"
     " you are given with the tools available, then answer with a concise report of what you"
@@ -74,6 +85,19 @@ class ToolRunner:
         self.tools = default_tools()
         self.subagent_tools = default_tools(include_agent=False)
         self.ask_tool = AskUserTool()
+        #: (session id, tool call id) → the scope of a call whose tool is running now.
+        self._running: dict[tuple[str, str], anyio.CancelScope] = {}
+
+    def stop_call(self, session_id: str, tool_call_id: str) -> bool:
+        """Stop one running tool call; False when no such call is running now."""
+        scope = self._running.get((session_id, tool_call_id))
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
+    def is_running(self, session_id: str, tool_call_id: str) -> bool:
+        return (session_id, tool_call_id) in self._running
 
     def tools_for(self, session: Session) -> dict[str, Tool]:
         """The built-in tools, ``ask_user`` when the client can show forms, plus the
@@ -151,6 +175,9 @@ class ToolRunner:
         ctx = self._context(turn, tool_call_id)
         announced = {
             "toolCallId": tool_call_id,
+            # The tool's own name (ACP 1.22+ ``ToolCall.name``): the title is prose for people,
+            # the name lets a client tell the tools apart (``bash``, ``mcp__git__log``, ...).
+            "name": str(use.get("name", "")),
             "title": tool.title(tool_input) if tool else f"Unknown tool {use.get('name')}",
             "kind": tool.kind if tool else "other",
             "rawInput": tool_input,
@@ -181,7 +208,7 @@ class ToolRunner:
 
     @staticmethod
     def _result_event(tool_call_id: str, outcome: ToolOutcome) -> dict[str, Any]:
-        return {
+        event = {
             "type": "tool_result",
             "toolCallId": tool_call_id,
             "status": "failed" if outcome.is_error else "completed",
@@ -190,6 +217,9 @@ class ToolRunner:
             "content": outcome.content,
             "rawOutput": outcome.raw_output,
         }
+        if outcome.raw_output.get(STOPPED_MARK):
+            event[STOPPED_MARK] = True
+        return event
 
     async def _send_final(self, session: Session, result_event: dict[str, Any]) -> None:
         """The ``tool_call_update`` with the final status, content and rawOutput.
@@ -206,6 +236,8 @@ class ToolRunner:
         }
         if result_event["content"]:
             final["content"] = result_event["content"]
+        if result_event.get(STOPPED_MARK):
+            final["_meta"] = {"iac_code": {STOPPED_MARK: True}}
         with anyio.CancelScope(shield=True), anyio.move_on_after(_FINAL_UPDATE_S):
             try:
                 await self.port.notify(session.session_id, final)
@@ -240,15 +272,26 @@ class ToolRunner:
             now = decide(tool, access, session.mode, memory_for(tool, session.permission_rules))
             if now.denied:
                 return declined_outcome(tool, now.reason)
-        await self.port.notify(
-            session.session_id,
-            {
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": announced["toolCallId"],
-                "status": "in_progress",
-            },
-        )
-        return await tool.run(tool_input, ctx, access=access)
+        key = (session.session_id, announced["toolCallId"])
+        # Registered before ``in_progress`` goes out, so a client that stops the call as soon
+        # as it sees it running always finds it.
+        self._running[key] = stoppable = anyio.CancelScope()
+        try:
+            await self.port.notify(
+                session.session_id,
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": announced["toolCallId"],
+                    "status": "in_progress",
+                },
+            )
+            with stoppable:
+                return await tool.run(tool_input, ctx, access=access)
+        finally:
+            del self._running[key]
+        # Only reached when ``stoppable`` was cancelled: the client stopped this call alone.
+        log.info("tool call %s stopped by the client", announced["toolCallId"])
+        return ToolOutcome.error(STOPPED_RESULT, raw_output={STOPPED_MARK: True})
 
     async def _ask(
         self,

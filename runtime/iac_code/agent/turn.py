@@ -25,8 +25,9 @@ from iac_code.agent.content import check_prompt, title_from_prompt
 from iac_code.agent.history import interrupted_result_event, missing_tool_results, model_messages
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.agent.timestamps import utc_now
-from iac_code.credentials import NO_KEY_MESSAGE, CredentialError
+from iac_code.credentials import CredentialError
 from iac_code.llm.contract import (
+    NO_API_KEY_MESSAGE,
     ModelAuthError,
     ModelError,
     ModelRequest,
@@ -156,8 +157,9 @@ class Turn:
                 data={"authMethods": info.auth_method_ids(self.port.client_capabilities())},
             ) from None
         if client is None:
+            log.warning("prompt in session %s failed: no API key", self.session.session_id)
             raise AuthRequiredError(
-                NO_KEY_MESSAGE,
+                NO_API_KEY_MESSAGE,
                 data={"authMethods": info.auth_method_ids(self.port.client_capabilities())},
             )
         session = self.session
@@ -186,6 +188,7 @@ class Turn:
             try:
                 stop_reason = await self._loop(client)
             except ModelAuthError as exc:
+                _log_failed(session.session_id, exc)
                 # A key saved by a later terminal login is picked up by the next prompt.
                 self.port.model.forget_client()
                 raise AuthRequiredError(
@@ -193,6 +196,7 @@ class Turn:
                     data={"authMethods": info.auth_method_ids(self.port.client_capabilities())},
                 ) from exc
             except ModelError as exc:
+                _log_failed(session.session_id, exc)
                 raise InternalError(f"The model request failed: {exc}") from exc
             finally:
                 self._persist_interrupted()
@@ -252,15 +256,17 @@ class Turn:
         streamed = _Streamed(message_id=uuid.uuid4().hex)
         self._streamed = streamed
         response: ModelResponse | None = None
-        async for event in self.port.model.stream(client, self._request()):
-            if isinstance(event, TextDelta):
-                streamed.text.append(event.text)
-                await self._relay(session_id, "agent_message_chunk", event.text, streamed)
-            elif isinstance(event, ThinkingDelta):
-                streamed.thinking.append(event.text)
-                await self._relay(session_id, "agent_thought_chunk", event.text, streamed)
-            elif isinstance(event, ModelResponse):
-                response = event
+        async with self.port.model.silence_watch() as watch:
+            async for event in self.port.model.stream(client, self._request()):
+                watch.heard()
+                if isinstance(event, TextDelta):
+                    streamed.text.append(event.text)
+                    await self._relay(session_id, "agent_message_chunk", event.text, streamed)
+                elif isinstance(event, ThinkingDelta):
+                    streamed.thinking.append(event.text)
+                    await self._relay(session_id, "agent_thought_chunk", event.text, streamed)
+                elif isinstance(event, ModelResponse):
+                    response = event
         if response is None:
             raise InternalError("The model stream ended without a response.")
         self._streamed = None
@@ -341,3 +347,9 @@ class Turn:
                 },
             }
         )
+
+
+def _log_failed(session_id: str, error: ModelError) -> None:
+    """One WARNING line per failed prompt, visible at the default log level. The text is the
+    error's own message (URLs, statuses, never the key: the SDK's messages do not carry it)."""
+    log.warning("prompt in session %s failed: %s", session_id, " ".join(str(error).split()))

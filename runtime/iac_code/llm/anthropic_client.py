@@ -21,6 +21,7 @@ import email.utils
 import json
 import os
 import socket
+import ssl
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
@@ -32,6 +33,7 @@ from iac_code.unicode_text import clean_json
 
 from .assembler import StreamAssembler, error_from_api
 from .contract import (
+    NO_API_KEY_MESSAGE,
     ContentBlock,
     Message,
     ModelAuthError,
@@ -212,7 +214,7 @@ class AnthropicModelClient:
 
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         if not self._api_key:
-            raise ModelAuthError("No API key is configured for the model (set ANTHROPIC_API_KEY).")
+            raise ModelAuthError(NO_API_KEY_MESSAGE)
         if self._sdk_client is None:
             # The first call imports the SDK (seconds on a busy machine) in a worker thread:
             # on the event loop it would hold up every other request meanwhile, a
@@ -414,6 +416,8 @@ def map_sdk_error(exc: Exception, *, stream_started: bool = False) -> ModelError
             if status
             else f"The model API reported an error in the stream: {detail}"
         )
+        if status == 404:
+            message = _not_found_message(exc, detail)
         return error_from_api(
             status, error.get("type"), message, retry_after=parse_retry_after(exc.response.headers)
         )
@@ -421,14 +425,16 @@ def map_sdk_error(exc: Exception, *, stream_started: bool = False) -> ModelError
         return ModelConnectionError("The model API did not answer in time.")
     if isinstance(exc, anthropic.APIConnectionError):
         cause = exc.__cause__ or exc
-        if isinstance(cause, httpx2.ConnectError):
-            # Refused, no route, unknown host: nothing is listening there, and waiting
-            # will not change that. Fail at once instead of retrying for a minute.
+        if isinstance(cause, httpx2.ConnectError | httpx2.UnsupportedProtocol | httpx2.InvalidURL):
+            # Refused, no route, unknown host, failed TLS handshake, an address that is
+            # not one: waiting will not change any of that. Fail at once instead of
+            # retrying for a minute, and say what to look at.
+            reason, check = _connect_failure(cause)
             return ModelConnectionError(
-                f"Could not connect to the model API at {_endpoint(exc)}: {_reason(cause)}",
+                f"Could not connect to the model API at {_endpoint(exc)}: {reason}; {check}",
                 retryable=False,
             )
-        return ModelConnectionError(f"Could not reach the model API: {cause}")
+        return ModelConnectionError(f"Could not reach the model API at {_endpoint(exc)}: {cause}")
     if isinstance(exc, httpx2.TransportError):  # dropped mid-body, incomplete chunked read
         return ModelResponseError(f"The model stream was cut off: {exc}", retryable=True)
     if isinstance(exc, anthropic.APIResponseValidationError | ValueError):
@@ -442,6 +448,48 @@ def _endpoint(exc: Exception) -> str:
     if url is None:
         return "the configured address"
     return f"{url.scheme}://{url.netloc.decode() if isinstance(url.netloc, bytes) else url.netloc}"
+
+
+#: How the user names the endpoint, in every message that asks them to check it.
+_BASE_URL_SOURCES = "ANTHROPIC_BASE_URL, --base-url or base_url in config.toml"
+
+
+def _connect_failure(cause: BaseException) -> tuple[str, str]:
+    """What went wrong connecting, and what the user should check."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = cause
+    while seen is not None and len(chain) < 20:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    tls = next((error for error in chain if isinstance(error, ssl.SSLError)), None)
+    if tls is not None or "SSL" in str(cause):
+        reason = f"the TLS handshake failed ({(tls.reason if tls else None) or tls or cause})"
+        return reason, (
+            f"check http:// versus https:// in the base URL ({_BASE_URL_SOURCES}) and"
+            " that the endpoint's certificate is trusted"
+        )
+    reason = _reason(cause)
+    if any(isinstance(error, socket.gaierror) for error in chain):
+        return reason, f"check the host name in the base URL ({_BASE_URL_SOURCES}) and DNS"
+    return reason, (
+        f"check the base URL ({_BASE_URL_SOURCES}) and that the endpoint is running there"
+    )
+
+
+def _not_found_message(exc: Any, detail: object) -> str:
+    """A 404 names the URL asked for: almost always a base URL with a wrong path."""
+    request = getattr(exc.response, "request", None)
+    url = str(request.url) if request is not None else "the configured endpoint"
+    path = request.url.path if request is not None else ""
+    base_path = path.removesuffix("/v1/messages").rstrip("/")
+    if base_path.endswith("/v1"):
+        check = (
+            "the base URL ends in /v1, which the client adds itself: drop the /v1 suffix"
+            f" ({_BASE_URL_SOURCES})"
+        )
+    else:
+        check = f"check the base URL ({_BASE_URL_SOURCES})"
+    return f"The model API answered 404 for {url} ({detail}); {check}"
 
 
 def _reason(cause: BaseException) -> str:

@@ -24,6 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 ContentBlock: TypeAlias = dict[str, Any]
+
+#: What every path says when a prompt needs the model and there is no key (v1, v2, HTTP,
+#: the client itself, README): both ways to provide one.
+NO_API_KEY_MESSAGE = (
+    "No API key for the model: set ANTHROPIC_API_KEY in the environment iac-code is started"
+    " with, or run `iac-code login` in a terminal."
+)
 Message: TypeAlias = dict[str, Any]
 
 

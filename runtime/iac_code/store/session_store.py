@@ -18,6 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
+from iac_code.session_files import sync_paths
+
 from . import fsio
 from .cursor import decode_cursor, encode_cursor
 from .errors import (
@@ -153,7 +155,9 @@ class SessionStore:
         if directory is None:
             raise InvalidSessionIdError(meta.session_id)
         try:
-            fsio.ensure_private_dirs(self.sessions_dir)
+            if not self.sessions_dir.is_dir():
+                fsio.ensure_private_dirs(self.sessions_dir)
+                fsio.sync_directory(self.sessions_dir.parent)  # the first session's folder
         except OSError as error:
             raise _write_error(f"cannot create {self.sessions_dir}", error) from error
         try:
@@ -165,10 +169,16 @@ class SessionStore:
         try:
             fsio.create_private_file(directory / EVENTS_FILE, events)
             fsio.create_private_file(directory / LOCK_FILE)
-            fsio.replace_file(
-                directory / META_FILE, encode_line(meta.to_json()), durable=self.durable
-            )
+            fsio.replace_file(directory / META_FILE, encode_line(meta.to_json()), durable=False)
             self._index.put(meta.to_index_record())
+            # What a later session/load reads is fsync-ed whatever ``durable`` says, as the
+            # start-up fast path does: session/new or fork is answered right after, and an
+            # answered session must survive a power cut too. The index record is only
+            # written (it survives a crash, not a power cut).
+            loaded = [directory / META_FILE, directory, self.sessions_dir]
+            if events:
+                loaded.append(directory / EVENTS_FILE)  # a fork's copied events
+            sync_paths([str(path) for path in loaded])
         except OSError as error:
             shutil.rmtree(directory, ignore_errors=True)
             raise _write_error(f"cannot create session {meta.session_id!r}", error) from error

@@ -4,8 +4,10 @@ Each handler receives params the router validated against the v2 bindings, turns
 the v1 params of the matching agent method (validated again, against the v1 model, so the
 agent never sees a shape it does not know), and answers in v2 shape. ``auth/login`` and
 ``auth/logout`` are v1's ``authenticate`` and ``logout``: the v2 draft asks an agent that
-advertises auth methods to serve both. A method v2 defines that had no handler here would get
--32601 from the generated base (today every one has one).
+advertises auth methods to serve both. ``tool_call/cancel`` stops one running tool call and
+the turn goes on; ``terminal/cancel`` always names the terminal unknown, because the agent
+reports no terminals on v2. A method v2 defines that had no handler here would get -32601
+from the generated base (today every one has one).
 
 The one change of behaviour is ``session/prompt``: v2 answers as soon as the user message
 is part of the conversation (with its ``messageId``), reports that message as a
@@ -46,6 +48,8 @@ from acp_bindings.models import ResumeSessionRequest as V1ResumeSessionRequest
 from acp_bindings.models import SetSessionConfigOptionRequest as V1SetSessionConfigOptionRequest
 from acp_bindings.v2.agent import AgentHandlers
 from acp_bindings.v2.models import (
+    CancelTerminalResponse,
+    CancelToolCallResponse,
     CloseSessionResponse,
     DeleteSessionResponse,
     InitializeResponse,
@@ -61,7 +65,8 @@ from acp_bindings.v2.models import (
 from iac_code.agent import info as v1_info
 from iac_code.agent.commands import available_commands
 from iac_code.agent.content import check_prompt
-from iac_code.credentials import NO_KEY_MESSAGE, CredentialError
+from iac_code.credentials import CredentialError
+from iac_code.llm.contract import NO_API_KEY_MESSAGE
 from iac_code.router import validate_params
 from iac_code.rpc.connection import ConnectionClosedError
 from iac_code.rpc.context import current_request
@@ -71,6 +76,8 @@ from iac_code.v2 import translate
 if TYPE_CHECKING:
     from acp_bindings.v2.models import (
         CancelSessionNotification,
+        CancelTerminalRequest,
+        CancelToolCallRequest,
         CloseSessionRequest,
         DeleteSessionRequest,
         InitializeRequest,
@@ -160,9 +167,17 @@ class V2Handlers(AgentHandlers):
 
     async def initialize(self, params: InitializeRequest) -> InitializeResponse:
         # v2 clients cannot serve fs or terminal requests, so the agent is told the client
-        # offers nothing and works on the local file system.
+        # offers neither and works on the local file system. Notices and compaction updates
+        # are plain update kinds of the v2 draft (no capability gates them), so every v2
+        # client takes them: the agent is told so in v1 terms.
         v1_result = await self.agent.initialize(
-            _v1(V1InitializeRequest, {"protocolVersion": v1_info.PROTOCOL_VERSION})
+            _v1(
+                V1InitializeRequest,
+                {
+                    "protocolVersion": v1_info.PROTOCOL_VERSION,
+                    "clientCapabilities": v2_info.V1_CLIENT_CAPABILITIES,
+                },
+            )
         )
         images = bool(_field(v1_result, "agentCapabilities", "promptCapabilities", "image"))
         client = _wire(params).get("capabilities")
@@ -265,6 +280,33 @@ class V2Handlers(AgentHandlers):
             accepted.cancel()  # also before the v1 turn exists (the SDK import, ``running``)
         await self.agent.session_cancel(_v1(V1CancelNotification, raw))
 
+    async def tool_call_cancel(self, params: CancelToolCallRequest) -> CancelToolCallResponse:
+        """Stop one running tool call; the turn goes on with the model told it was stopped."""
+        raw = _wire(params)
+        session_id, tool_call_id = raw["sessionId"], raw["toolCallId"]
+        if session_id not in self.agent.sessions:
+            raise ResourceNotFoundError("Unknown session.", data={"sessionId": session_id})
+        # Only calls whose ``in_progress`` update offered ``capabilities.cancel`` can be
+        # stopped; anything else (unknown, still asking for permission, already ended) is
+        # not a running call of this session.
+        if not self.agent.tools.stop_call(session_id, tool_call_id):
+            raise ResourceNotFoundError(
+                "No running tool call with this id.", data={"toolCallId": tool_call_id}
+            )
+        return CancelToolCallResponse()
+
+    async def terminal_cancel(self, params: CancelTerminalRequest) -> CancelTerminalResponse:
+        """The agent owns no terminals on a v2 connection, so no terminal id is known.
+
+        Commands run inside their ``bash`` tool call (stopped with ``tool_call/cancel``) and
+        are never reported as terminals, so no ``terminal_update`` ever offers
+        ``capabilities.cancel``; the answer names the id it does not know.
+        """
+        raw = _wire(params)
+        if raw["sessionId"] not in self.agent.sessions:
+            raise ResourceNotFoundError("Unknown session.", data={"sessionId": raw["sessionId"]})
+        raise ResourceNotFoundError("Unknown terminal.", data={"terminalId": raw["terminalId"]})
+
     async def session_prompt(self, params: PromptRequest) -> PromptResponse:
         raw = _wire(params)
         session_id = raw["sessionId"]
@@ -280,8 +322,9 @@ class V2Handlers(AgentHandlers):
                 str(exc), data={"authMethods": [v1_info.API_KEY_AUTH_METHOD_ID]}
             ) from None
         if client is None:
+            log.warning("prompt in session %s failed: no API key", session_id)
             raise AuthRequiredError(
-                NO_KEY_MESSAGE, data={"authMethods": [v1_info.API_KEY_AUTH_METHOD_ID]}
+                NO_API_KEY_MESSAGE, data={"authMethods": [v1_info.API_KEY_AUTH_METHOD_ID]}
             )
         # The lookup awaited (a file read off the loop): the session may have closed, or
         # another prompt started, meanwhile.

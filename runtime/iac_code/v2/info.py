@@ -15,6 +15,11 @@ if TYPE_CHECKING:
 
 PROTOCOL_VERSION = 2
 
+#: What every v2 client can take, said in v1 terms to the agent (which speaks v1 inside): no
+#: fs or terminal methods (v2 has none), and the update kinds v1 gates behind a capability
+#: that v2 sends to everyone (notices, compaction).
+V1_CLIENT_CAPABILITIES: dict[str, Any] = {"session": {"notices": {}, "compaction": {}}}
+
 
 def agent_capabilities(*, images: bool) -> dict[str, Any]:
     """What a v2 connection offers: only what the v2 handlers implement and test.

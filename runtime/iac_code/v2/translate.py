@@ -12,11 +12,9 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-#: v1 update kinds with no v2 counterpart; they are not sent on a v2 connection (the v2 draft
-#: 2.0.0-alpha.3 has no modes, notices or compaction updates).
-DROPPED_UPDATE_KINDS = frozenset(
-    {"current_mode_update", "notice", "compaction_update", "compaction_summary_chunk"}
-)
+#: v1 update kinds with no v2 counterpart; they are not sent on a v2 connection (v2 has no
+#: modes; notices and compaction updates exist in both and pass unchanged).
+DROPPED_UPDATE_KINDS = frozenset({"current_mode_update"})
 
 #: The agent keeps one plan per session, so every plan update names the same plan.
 PLAN_ID = "plan"
@@ -25,8 +23,8 @@ _CHUNK_KINDS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_th
 
 
 def command(v1: dict[str, Any]) -> dict[str, Any]:
-    """A v1 available command in v2 shape (its input gains a ``text`` tag)."""
-    entry: dict[str, Any] = dict(v1)
+    """A v1 available command as a v2 ``command`` entry (its input gains a ``text`` tag)."""
+    entry: dict[str, Any] = {"type": "command", **v1}
     hint = v1.get("input")
     if isinstance(hint, dict) and "hint" in hint:
         entry["input"] = {"type": "text", **hint}
@@ -93,12 +91,34 @@ def tool_call_content(v1: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [diff_content(item) if item.get("type") == "diff" else item for item in v1]
 
 
+#: The final statuses of a tool call; after one of them nothing can be stopped any more.
+_FINAL_TOOL_STATUSES = frozenset({"completed", "failed"})
+
+
 def tool_call(v1: dict[str, Any]) -> dict[str, Any]:
-    """A v1 ``tool_call`` or ``tool_call_update`` body as a v2 tool call upsert."""
+    """A v1 ``tool_call`` or ``tool_call_update`` body as a v2 tool call upsert.
+
+    The agent can stop every call whose tool is running (``tool_call/cancel``), so the
+    ``in_progress`` update offers ``capabilities.cancel`` and the final one withdraws it. A
+    call the client stopped ends ``failed`` in v1 terms with a mark; v2 says ``cancelled``.
+    """
     body = {key: value for key, value in v1.items() if key != "sessionUpdate"}
     if isinstance(body.get("content"), list):
         body["content"] = tool_call_content(body["content"])
+    status = body.get("status")
+    if status == "in_progress":
+        body["capabilities"] = {"cancel": {}}
+    elif status in _FINAL_TOOL_STATUSES:
+        body["capabilities"] = {}
+        if _stopped_by_client(body):
+            body["status"] = "cancelled"
     return body
+
+
+def _stopped_by_client(body: dict[str, Any]) -> bool:
+    meta = body.get("_meta")
+    ours = meta.get("iac_code") if isinstance(meta, dict) else None
+    return isinstance(ours, dict) and ours.get("stoppedByClient") is True
 
 
 def update(v1: dict[str, Any]) -> dict[str, Any] | None:

@@ -65,6 +65,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("conformance", "≤ 20 s (-j 2); SPEC ≤ 30 s", conformance.run),
     Metric("proxy", proxy.TARGET, proxy.run),
     Metric("kill9", "0 inconsistent sessions", hardening.run_kill9, by_default=False),
+    Metric("kill9_fast_new", "0 lost", hardening.run_kill9_fast_new, by_default=False),
     Metric("burst", "0 errors", hardening.run_burst, by_default=False),
 )
 

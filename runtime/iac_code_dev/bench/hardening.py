@@ -8,6 +8,11 @@ line after the load; the load answers; every replayed tool call ends ``completed
 ``failed``; the next prompt answers ``end_turn``; and the history the model then receives
 alternates user/assistant with every ``tool_use`` answered in the very next message.
 
+``kill9_fast_new`` (issue 32; ``--only kill9`` runs it too): ``--kill-trials`` times, write
+``initialize`` and ``session/new`` in one go (the start-up fast path answers the second),
+and ``kill -9`` the process 0-300 ms after the ``session/new`` answer; one new process
+then lists and loads every answered session. A session it cannot find is lost.
+
 ``burst``: one process, 200 sessions, 200 prompts written in one go (echo model); errors and
 wall time.
 
@@ -35,6 +40,8 @@ from .results import Row, ms, summarize
 KILL_TRIALS = 80
 BURST_PROMPTS = 200
 _KILL_WINDOW_S = 1.0  # a turn of the script below takes a bit more than that
+#: Kills after a fast-path session/new answer: the runtime is still importing early in it.
+_FAST_NEW_KILL_WINDOW_S = 0.3
 _BURST_TIMEOUT = 180.0
 
 
@@ -211,6 +218,80 @@ def run_kill9(ctx: BenchContext) -> list[Row]:
             },
         )
     ]
+
+
+def _kill_after_fast_new(
+    ctx: BenchContext, workspace: Any, rng: random.Random
+) -> tuple[str, float]:
+    """(answered session id, kill delay after the answer)."""
+    with ctx.spawn(workspace, label="killed-after-new") as agent:
+        init_id, new_id = agent.new_id(), agent.new_id()
+        params = {"cwd": str(workspace.project), "mcpServers": []}
+        sent = agent.write(
+            encode(
+                {
+                    "jsonrpc": "2.0",
+                    "id": init_id,
+                    "method": "initialize",
+                    "params": {"protocolVersion": 1},
+                }
+            )
+            + encode({"jsonrpc": "2.0", "id": new_id, "method": "session/new", "params": params})
+        )
+        reply = agent.wait_reply(new_id, sent, ctx.timeout)
+        if reply.error is not None or not isinstance(reply.result, dict):
+            raise HarnessError(f"session/new failed: {reply.error}")
+        delay = rng.uniform(0.0, _FAST_NEW_KILL_WINDOW_S)
+        time.sleep(delay)  # the random kill moment itself
+        try:
+            os.kill(agent.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return str(reply.result["sessionId"]), delay
+
+
+def run_kill9_fast_new(ctx: BenchContext) -> list[Row]:
+    workspace = ctx.workspace("kill9_fast_new")
+    rng = random.Random(ctx.seed)
+    answered = [_kill_after_fast_new(ctx, workspace, rng) for _ in range(ctx.kill_trials)]
+    lost: list[str] = []
+    with ctx.spawn(workspace, label="checker") as agent:
+        initialize(agent, ctx.timeout)
+        listed = agent.request("session/list", {"cwd": str(workspace.project)}, timeout=ctx.timeout)
+        known: set[str] = set()
+        result = listed.result if isinstance(listed.result, dict) else {}
+        while True:
+            known.update(str(s.get("sessionId")) for s in result.get("sessions", []))
+            cursor = result.get("nextCursor")
+            if not cursor:
+                break
+            page = agent.request(
+                "session/list",
+                {"cwd": str(workspace.project), "cursor": cursor},
+                timeout=ctx.timeout,
+            )
+            result = page.result if isinstance(page.result, dict) else {}
+        for session_id, _delay in answered:
+            load = agent.request(
+                "session/load",
+                {"sessionId": session_id, "cwd": str(workspace.project), "mcpServers": []},
+                timeout=ctx.timeout,
+                keep=lambda _incoming: False,
+            )
+            if session_id not in known or load.error is not None:
+                lost.append(session_id)
+    delays = summarize([delay for _, delay in answered])
+    row = Row(
+        metric="kill9_fast_new",
+        value=f"{len(lost)} of {len(answered)} lost",
+        target="0 lost",
+        verdict="ok" if not lost else "MISSED",
+        notes=f"initialize + session/new written at once (the start-up fast path answers);"
+        f" kill -9 {ms(delays.min)}..{ms(delays.max)} after the answer (seed {ctx.seed});"
+        " a new process lists and loads each",
+        data={"trials": len(answered), "lost": lost, "seed": ctx.seed},
+    )
+    return [row]
 
 
 def run_burst(ctx: BenchContext, prompting: int = BURST_PROMPTS) -> list[Row]:

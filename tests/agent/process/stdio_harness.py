@@ -21,6 +21,7 @@ __all__ = [
     "BlockingAgent",
     "Frame",
     "agent_environment",
+    "allow_permission",
     "run_agent",
     "run_agent_command",
     "spawn",
@@ -75,3 +76,22 @@ def spawn(
     stderr_path = home / f"stderr-{next(_process_numbers)}.log"
     with run_agent(env, *args, stderr_path=stderr_path) as agent:
         yield agent
+
+
+def allow_permission(agent: BlockingAgent, start: int, *, timeout: float | None = None) -> None:
+    """Answer the agent's next permission question (from frame ``start``) with "allow once".
+
+    The outcome has the same shape in v1 and v2, so either version's client can use it.
+    """
+    index = agent.wait_frame(
+        lambda f: f.get("method") == "session/request_permission", start=start, timeout=timeout
+    )
+    request = agent.frames[index]
+    option = next(o for o in request["params"]["options"] if o["kind"] == "allow_once")
+    agent.send(
+        {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": option["optionId"]}},
+        }
+    )

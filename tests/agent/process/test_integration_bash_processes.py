@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 from acp_scripted_llm import ScriptedLLMServer
-from iac_code_dev.wire_client.blocking_agent import BlockingAgent
 
 from tests.agent.process.llm_routes import BASH
-from tests.agent.process.stdio_harness import TIMEOUT, spawn
+from tests.agent.process.stdio_harness import TIMEOUT, allow_permission, spawn
 
 pytestmark = pytest.mark.subprocess
 
@@ -37,20 +36,6 @@ def _wait(condition: Callable[[], object], limit_s: float) -> bool:
             return True
         time.sleep(0.02)
     return bool(condition())
-
-
-def allow_permission(agent: BlockingAgent, start: int) -> None:
-    """Answer the agent's permission question for the tool call with "allow once"."""
-    index = agent.wait_frame(lambda f: f.get("method") == "session/request_permission", start=start)
-    request = agent.frames[index]
-    option = next(o for o in request["params"]["options"] if o["kind"] == "allow_once")
-    agent.send(
-        {
-            "jsonrpc": "2.0",
-            "id": request["id"],
-            "result": {"outcome": {"outcome": "selected", "optionId": option["optionId"]}},
-        }
-    )
 
 
 def test_the_agent_exiting_mid_call_stops_a_job_control_background_job(

@@ -9,7 +9,16 @@ from typing import Any
 import pytest
 from acp_scripted_llm import ScriptedLLMServer, Turn
 
-from tests.agent.protocol_v2.v2_script import FINAL_TEXT, SLOW, WRITE, WRITTEN_TEXT
+from tests.agent.protocol_v2.v2_script import (
+    FAIL,
+    FINAL_TEXT,
+    LONG_BASH,
+    LONG_BASH_COMMAND,
+    RETRY,
+    SLOW,
+    WRITE,
+    WRITTEN_TEXT,
+)
 
 
 def _last_message_is_tool_result(body: dict[str, Any]) -> bool:
@@ -30,11 +39,23 @@ def _last_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
+#: Prompts of ``RETRY`` turns whose first model request already failed once.
+_RETRIED: set[str] = set()
+
+
 def route(body: dict[str, Any]) -> Turn | dict[str, Any]:
     if _last_message_is_tool_result(body):
         return Turn().text(FINAL_TEXT, chunks=2)
     if _last_user_text(body).startswith(SLOW):
         return Turn().text("tick " * 200, chunks=200).timing(chunk_delay=0.05)
+    text = _last_user_text(body)
+    if text.startswith(RETRY) and text not in _RETRIED:
+        _RETRIED.add(text)
+        return Turn().http_error(529, "Overloaded")
+    if text.startswith(FAIL):
+        return Turn().http_error(400, "This request is not acceptable.")
+    if _last_user_text(body).startswith(LONG_BASH):
+        return Turn().tool_use("bash", {"command": LONG_BASH_COMMAND}, id="long_bash")
     if _last_user_text(body).startswith(WRITE):
         return Turn().tool_use("write_file", {"path": "main.tf", "content": WRITTEN_TEXT})
     return {"echo": True}

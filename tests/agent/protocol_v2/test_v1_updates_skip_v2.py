@@ -59,7 +59,9 @@ PROBE = textwrap.dedent(
                 try:
                     request = await client.send("session/prompt", prompt)
                     await client.reply(request)
-                    await client.wait_update("agent_message_chunk")
+                    # A v2 turn first imports the model SDK in a thread (seconds on a loaded
+                    # machine, more under the profiler): a generous bound, never a sleep.
+                    await client.wire.wait_update("agent_message_chunk", wait_s=60)
                 finally:
                     sys.setprofile(None)
                 updates = [f for f in client.received if f.get("method") == "session/update"]

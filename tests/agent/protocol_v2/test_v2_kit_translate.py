@@ -52,14 +52,34 @@ def test_a_whole_message_update_counts_as_the_start_and_other_kinds_need_none() 
     assert translate.message_start({"sessionUpdate": "plan_update", "plan": {}}, seen) is None
 
 
-@pytest.mark.parametrize("kind", ["notice", "compaction_update", "compaction_summary_chunk"])
-def test_updates_the_alpha_3_draft_lacks_are_not_sent(kind: str) -> None:
-    assert translate.update({"sessionUpdate": kind}) is None
+#: One v1 update of each kind the newest v2 draft shares with v1 1.25 unchanged.
+_SHARED_UPDATES = [
+    {"sessionUpdate": "notice", "severity": "warning", "title": "Context almost full"},
+    {"sessionUpdate": "compaction_update", "compactionId": "c1", "status": "in_progress"},
+    {
+        "sessionUpdate": "compaction_summary_chunk",
+        "compactionId": "c1",
+        "content": {"type": "text", "text": "Summary so far"},
+    },
+]
 
 
-def test_a_command_is_a_plain_object_in_v2() -> None:
+@pytest.mark.parametrize("v1", _SHARED_UPDATES, ids=lambda u: u["sessionUpdate"])
+def test_notices_and_compaction_updates_pass_unchanged_as_v2_updates(v1: dict[str, Any]) -> None:
+    v2 = translate.update(v1)
+    assert v2 == v1
+    message = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s", "update": v2},
+    }
+    assert validate_message(message, version=2) == []
+
+
+def test_a_command_is_a_tagged_command_entry_in_v2() -> None:
     entry = translate.command({"name": "plan", "description": "Plan", "input": {"hint": "what"}})
     assert entry == {
+        "type": "command",
         "name": "plan",
         "description": "Plan",
         "input": {"type": "text", "hint": "what"},

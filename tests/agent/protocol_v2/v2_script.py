@@ -4,5 +4,13 @@ from __future__ import annotations
 
 WRITE = "WRITE:"  # the model writes main.tf (asks for permission), then answers
 SLOW = "SLOW:"  # streams for ~10 s unless interrupted
+#: The model runs a long ``bash`` command (a shell and a background sleep, each writing its
+#: pid into the workspace), then answers from the result.
+LONG_BASH = "LONG_BASH:"
+LONG_BASH_COMMAND = "echo $$ > shell.pid; sleep 300 & echo $! > sleep.pid; wait"
+#: The model endpoint is overloaded once (HTTP 529, retried), then answers.
+RETRY = "RETRY:"
+#: The model endpoint refuses the request (HTTP 400, not retried): the turn fails.
+FAIL = "FAIL:"
 WRITTEN_TEXT = 'resource "aws_vpc" "main" {}\n'
 FINAL_TEXT = "Wrote main.tf."

@@ -62,7 +62,9 @@ async def test_connection_refused_is_not_retried_and_says_so() -> None:
     assert notices == []
     assert error.retryable is False
     assert str(error) == (
-        f"Could not connect to the model API at http://127.0.0.1:{port}: Connection refused"
+        f"Could not connect to the model API at http://127.0.0.1:{port}: Connection refused;"
+        " check the base URL (ANTHROPIC_BASE_URL, --base-url or base_url in config.toml) and"
+        " that the endpoint is running there"
     )
 
 

@@ -312,3 +312,21 @@ async def test_max_turn_requests_stops_a_model_that_keeps_asking(
         # Every one of them finished before the prompt answered.
         for tool_id in ("loop_0", "loop_1", "loop_2"):
             assert final_update(run.client, tool_id)["status"] == "completed"
+
+
+async def test_tool_calls_carry_the_tool_name_live_and_in_replay(
+    workspace: Path, home: Path
+) -> None:
+    # ACP 1.22 added ToolCall.name: the title is for people, the name tells tools apart.
+    model = ScriptedModelClient([tool_turn("list_files", {"path": "."}, "n1")], timing=False)
+    async with in_memory_agent(home, model_client=model) as run:
+        session = await run.client.new_session(workspace)
+        await run.client.prompt(session, "look around")
+        announced = run.client.tool_events("n1")[0]
+        assert announced["sessionUpdate"] == "tool_call"
+        assert announced["name"] == "list_files" and announced["title"] == "List ."
+
+    async with in_memory_agent(home, model_client=ScriptedModelClient([])) as run:
+        await run.client.load_session(session, workspace)
+        replayed = [u for u in run.client.updates(session) if u.get("toolCallId") == "n1"]
+        assert replayed[0]["sessionUpdate"] == "tool_call" and replayed[0]["name"] == "list_files"

@@ -99,7 +99,7 @@ def test_release_comparison_in_reverse_reports_removals() -> None:
     assert removed == {"notice", "compaction_update", "compaction_summary_chunk"}
 
 
-UPSTREAM_V2 = reference.newest_upstream("v2")  # the spec repository's 2.0.0-alpha.3
+UPSTREAM_V2 = reference.newest_upstream("v2")  # the newest draft (npm SDK 2.4.0)
 OURS_V2 = OURS / "v2"
 V2_ALLOWLIST = OURS_V2 / "drift-allowlist.json"
 

@@ -15,7 +15,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
 def test_newest_upstream_is_one_setting_apart_from_history() -> None:
     assert reference.newest_upstream("v1").as_posix().endswith("acp-npm-sdk-2.4.0/v1/schema.json")
-    assert reference.newest_upstream("v2").as_posix().endswith("acp-v2-draft/schema.json")
+    assert reference.newest_upstream("v2").as_posix().endswith("acp-npm-sdk-2.4.0/v2/schema.json")
     assert not set(reference.HISTORY.values()) & set(reference.NEWEST_UPSTREAM.values())
 
 
@@ -53,6 +53,7 @@ def _run_reference_tests(**env: str) -> subprocess.CompletedProcess[str]:
             "no:cacheprovider",
             "-n",
             "0",  # one file: no worker processes
+            "-rs",  # list the skip reasons
             "tests/bindings/schema_drift/test_schema_drift_reference.py",
         ],
         cwd=PROJECT_ROOT,
@@ -69,6 +70,10 @@ def test_the_reference_tests_fail_loudly_when_required_and_absent(tmp_path: Path
     skipped = _run_reference_tests(ACP_REFERENCE_DIR=absent)
     assert skipped.returncode == 0, skipped.stdout
     assert "skipped" in skipped.stdout and "failed" not in skipped.stdout
+    # One line for all of them, saying what to fetch and how.
+    reasons = [line for line in skipped.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert len(reasons) == 1, reasons
+    assert "python -m acp_schema.upstream --sdk" in reasons[0]
     failed = _run_reference_tests(ACP_REFERENCE_DIR=absent, ACP_REFERENCE_REQUIRED="1")
     assert failed.returncode == 1, failed.stdout
     assert "ACP_REFERENCE_REQUIRED=1 but reference material not found" in failed.stdout

@@ -155,3 +155,25 @@ def test_prompt_turns_run_against_the_openai_compatible_scripted_llm() -> None:
             requirement,
             result.results[requirement].reason,
         )
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("defect", ["ignore-cancel", "cancel-end-turn"])
+def test_a_cancel_that_does_not_end_the_turn_cancelled_blocks_under_profile_acp(
+    defect: str,
+) -> None:
+    # The cancelled turn's scripted model answers within 8 s (CANCELLED_TURN_SECONDS): an
+    # agent that ignores the cancel ends it on its own, and its answer (end_turn) is judged
+    # as the MUST it breaks, not as a wait that ran out (issue 36, item 2).
+    result = run_checker(
+        raw_agent("--defect", defect),
+        only=["cancel.prompt-returns-cancelled"],
+        llm="anthropic",
+        agent_env=[("FIXTURE_LLM_URL", "{llm_url}")],
+        profile="acp",
+    )
+    item = result.results["cancel.prompt-returns-cancelled"]
+    assert item.verdict is Verdict.FAIL, (item.verdict, item.reason)
+    assert item.requirement.tier.value == "MUST" and not item.softened
+    assert "'end_turn'" in item.reason
+    assert result.exit_code == 1

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from acp_conformance.outcomes import Verdict
+from acp_conformance.v2_drafts import KIT_DRAFT
 
 from tests.checker.checks.conformance_checker_support import FIXTURES, raw_agent, run_checker
 
@@ -49,8 +50,9 @@ V2_DEFECTS = {
     "permission-untitled": "version.v2-permission-requests",
 }
 #: The v2 turn checks need a prompt turn, which the checker runs only with a model; the
-#: login check needs the operator's choice of method.
-WITH_MODEL = {"llm": "anthropic", "auth_method": "fixture-login"}
+#: login check needs the operator's choice of method. The fixture follows the official kit,
+#: so it is graded as the kit's draft (alpha.5, which still has batches).
+WITH_MODEL = {"llm": "anthropic", "auth_method": "fixture-login", "v2_draft": KIT_DRAFT}
 
 
 def raw_v2_agent(*args: str) -> list[str]:
@@ -103,3 +105,17 @@ def test_a_terminal_method_offered_to_a_v2_client_that_declared_it_is_no_gating_
     verdicts = {rid: (r.verdict, r.reason) for rid, r in result.results.items()}
     assert verdicts["version.v2-terminal-auth-shape"][0] is Verdict.PASS, verdicts
     assert verdicts["gating.terminal-auth-advertised"][0] is not Verdict.FAIL, verdicts
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("defect", ["ignore-cancel", "cancel-end-turn"])
+def test_a_v2_cancel_that_does_not_idle_cancelled_blocks_under_profile_acp(defect: str) -> None:
+    # The v2 twin of cancel.prompt-returns-cancelled: judged on the idle's stop reason the
+    # agent sends, as a MUST (issue 36, item 2).
+    rule = "version.v2-cancel-ends-cancelled"
+    result = run_checker(raw_v2_agent("--defect", defect), only=[rule], profile="acp", **WITH_MODEL)
+    item = result.results[rule]
+    assert item.verdict is Verdict.FAIL, (item.verdict, item.reason)
+    assert item.requirement.tier.value == "MUST" and not item.softened
+    assert "'end_turn'" in item.reason
+    assert result.exit_code == 1

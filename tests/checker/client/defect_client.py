@@ -61,6 +61,17 @@ def main() -> int:
     if args.defect == "garbage":
         agent.stdin.write(b"this is not json\n")
         agent.stdin.flush()
+    if args.defect == "huge-line":  # 64 MiB in one line, over the checker's line cap
+        for _ in range(64):
+            agent.stdin.write(b"x" * (1024 * 1024))
+        agent.stdin.write(b"\n")
+        agent.stdin.flush()
+    if args.defect == "deep":
+        agent.stdin.write(b"[" * 200_000 + b"]" * 200_000 + b"\n")
+        agent.stdin.flush()
+    if args.defect == "surrogate":
+        agent.stdin.write(b'{"jsonrpc":"2.0","method":"_note","params":{"t":"\\ud800"}}\n')
+        agent.stdin.flush()
     if args.defect == "before-init":
         send(
             {

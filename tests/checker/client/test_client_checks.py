@@ -67,6 +67,10 @@ def test_a_plain_raw_client_passes(tmp_path: Path) -> None:
         ("no-echo", "baseline", "client.jsonrpc.id-echo", 1),
         ("crash-unknown", "tolerance", "client.tolerance.unknown-update", 1),
         ("garbage", "baseline", "client.wire.json", 1),
+        # Hostile bytes are the client's wire defect, never a crash of the checker (issue 34).
+        ("huge-line", "baseline", "client.wire.json", 1),
+        ("deep", "baseline", "client.wire.json", 1),
+        ("surrogate", "baseline", "client.wire.json", 1),
     ],
 )
 def test_seeded_defect_is_caught(
@@ -201,3 +205,10 @@ def test_input_is_written_to_the_clients_standard_input(tmp_path: Path) -> None:
     assert fed.results["client.init.first"].verdict is Verdict.PASS
     unfed = check_client(argv, ["baseline"], timeout=5, scenario_timeout=30, workdir=tmp_path / "b")
     assert unfed.exit_code == 3
+
+
+def test_a_huge_client_line_keeps_the_record_small(tmp_path: Path) -> None:
+    found = verdicts([*DEFECT, "--defect", "huge-line"], tmp_path, "baseline")
+    assert found["client.wire.json"] is Verdict.FAIL
+    records = list(tmp_path.rglob("acp-conformance-record.ndjson"))
+    assert records and all(r.stat().st_size < 1024 * 1024 for r in records)

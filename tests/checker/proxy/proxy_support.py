@@ -50,7 +50,9 @@ class ProxyProcess:
         self.stop_reading_after = stop_reading_after
         self.report_path = folder / "report.json"
         argv = [sys.executable, "-m", "acp_conformance.cli", "proxy"]
-        argv += ["--report-json", str(self.report_path), *options, "--", *agent]
+        # The tests read the reports once the proxy exited: it waits for its judge as long.
+        argv += ["--report-json", str(self.report_path), "--judge-wait", str(TIMEOUT)]
+        argv += [*options, "--", *agent]
         self.proc = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,

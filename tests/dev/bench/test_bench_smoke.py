@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from iac_code_dev.bench import METRICS, main, select
 from iac_code_dev.bench.context import BenchContext, default_agent_argv
+from iac_code_dev.bench.hardening import run_kill9_fast_new
 from iac_code_dev.bench.results import Row, summarize
 from iac_code_dev.bench.sessions import run_session_new
 from iac_code_dev.bench.table import render
@@ -37,8 +38,8 @@ def test_bench_only_selects_by_substring() -> None:
     assert [m.name for m in select([])] == [m.name for m in METRICS if m.by_default]
     assert select(["no-such-metric"]) == []
     # The minutes-long robustness metrics run only when named.
-    assert {"kill9", "burst"}.isdisjoint(m.name for m in select([]))
-    assert [m.name for m in select(["kill9"])] == ["kill9"]
+    assert {"kill9", "kill9_fast_new", "burst"}.isdisjoint(m.name for m in select([]))
+    assert [m.name for m in select(["kill9"])] == ["kill9", "kill9_fast_new"]
 
 
 def test_bench_session_new_produces_a_row(tmp_path: Path) -> None:
@@ -48,6 +49,14 @@ def test_bench_session_new_produces_a_row(tmp_path: Path) -> None:
     _assert_well_formed(rows[0])
     assert len(rows[0].data["samples_ms"]) == 3
     assert "session_new" in render({"nproc": 2, "loadavg": [0.0, 0.0, 0.0]}, rows)
+
+
+def test_bench_kill9_fast_new_counts_the_sessions_a_new_process_finds(tmp_path: Path) -> None:
+    ctx = BenchContext(agent_argv=default_agent_argv(), root=tmp_path, timeout=30.0, kill_trials=2)
+    [row] = run_kill9_fast_new(ctx)
+    _assert_well_formed(row)
+    assert row.metric == "kill9_fast_new" and row.data["trials"] == 2
+    assert row.data["lost"] == [] and row.value == "0 of 2 lost"
 
 
 def test_bench_main_writes_table_and_json(

@@ -6,6 +6,7 @@
 #   schema/v2/defs/capabilities.json
 #   schema/v2/defs/commands.json
 #   schema/v2/defs/common.json
+#   schema/v2/defs/compaction.json
 #   schema/v2/defs/config.json
 #   schema/v2/defs/content.json
 #   schema/v2/defs/diff.json
@@ -13,6 +14,7 @@
 #   schema/v2/defs/jsonrpc.json
 #   schema/v2/defs/mcp.json
 #   schema/v2/defs/messages.json
+#   schema/v2/defs/notice.json
 #   schema/v2/defs/permission.json
 #   schema/v2/defs/plan.json
 #   schema/v2/defs/session.json
@@ -27,6 +29,7 @@
 #   schema/v2/errors/parse_error.json
 #   schema/v2/errors/request_cancelled.json
 #   schema/v2/errors/resource_not_found.json
+#   schema/v2/errors/unsupported_protocol_version.json
 #   schema/v2/extensions/iac_code.json
 #   schema/v2/methods/auth.login.json
 #   schema/v2/methods/auth.logout.json
@@ -40,6 +43,8 @@
 #   schema/v2/methods/session.request_permission.json
 #   schema/v2/methods/session.resume.json
 #   schema/v2/methods/session.set_config_option.json
+#   schema/v2/methods/terminal.cancel.json
+#   schema/v2/methods/tool_call.cancel.json
 #   schema/v2/notifications/elicitation.complete.json
 #   schema/v2/notifications/protocol.cancel_request.json
 #   schema/v2/notifications/session.cancel.json
@@ -49,7 +54,10 @@
 #   schema/v2/updates/agent_thought.json
 #   schema/v2/updates/agent_thought_chunk.json
 #   schema/v2/updates/available_commands_update.json
+#   schema/v2/updates/compaction_summary_chunk.json
+#   schema/v2/updates/compaction_update.json
 #   schema/v2/updates/config_option_update.json
+#   schema/v2/updates/notice.json
 #   schema/v2/updates/plan_update.json
 #   schema/v2/updates/session_info_update.json
 #   schema/v2/updates/state_update.json
@@ -85,7 +93,7 @@ if TYPE_CHECKING:
     from .defs.capabilities import (
         AgentAuthCapabilities as AgentAuthCapabilities,
         AgentCapabilities as AgentCapabilities,
-        AuthCapabilities as AuthCapabilities,
+        ClientAuthCapabilities as ClientAuthCapabilities,
         ClientCapabilities as ClientCapabilities,
         ElicitationCapabilities as ElicitationCapabilities,
         ElicitationFormCapabilities as ElicitationFormCapabilities,
@@ -101,13 +109,18 @@ if TYPE_CHECKING:
         SessionCapabilities as SessionCapabilities,
         SessionDeleteCapabilities as SessionDeleteCapabilities,
         TerminalAuthCapabilities as TerminalAuthCapabilities,
+        TerminalCancelCapabilities as TerminalCancelCapabilities,
+        TerminalCapabilities as TerminalCapabilities,
     )
     from .defs.commands import (
         AvailableCommand as AvailableCommand,
+        AvailableCommandCommand as AvailableCommandCommand,
         AvailableCommandInput as AvailableCommandInput,
         AvailableCommandInputOther as AvailableCommandInputOther,
         AvailableCommandInputText as AvailableCommandInputText,
+        AvailableCommandOther as AvailableCommandOther,
         AvailableCommandsUpdate as AvailableCommandsUpdate,
+        Command as Command,
         TextCommandInput as TextCommandInput,
     )
     from .defs.common import (
@@ -115,6 +128,12 @@ if TYPE_CHECKING:
         Implementation as Implementation,
         ProtocolVersion as ProtocolVersion,
         SessionId as SessionId,
+    )
+    from .defs.compaction import (
+        CompactionId as CompactionId,
+        CompactionStatus as CompactionStatus,
+        CompactionSummaryChunk as CompactionSummaryChunk,
+        CompactionUpdate as CompactionUpdate,
     )
     from .defs.config import (
         ConfigOptionUpdate as ConfigOptionUpdate,
@@ -233,7 +252,12 @@ if TYPE_CHECKING:
         AgentThought as AgentThought,
         UserMessage as UserMessage,
     )
+    from .defs.notice import (
+        Notice as Notice,
+        NoticeSeverity as NoticeSeverity,
+    )
     from .defs.permission import (
+        CancelledPermissionOutcome as CancelledPermissionOutcome,
         CommandPermissionSubject as CommandPermissionSubject,
         PermissionOption as PermissionOption,
         PermissionOptionId as PermissionOptionId,
@@ -275,12 +299,15 @@ if TYPE_CHECKING:
         TerminalId as TerminalId,
         TerminalOutput as TerminalOutput,
         TerminalOutputChunk as TerminalOutputChunk,
+        TerminalSize as TerminalSize,
         TerminalUpdate as TerminalUpdate,
     )
     from .defs.tool_call import (
         Content as Content,
         Diff as Diff,
         Terminal as Terminal,
+        ToolCallCancelCapabilities as ToolCallCancelCapabilities,
+        ToolCallCapabilities as ToolCallCapabilities,
         ToolCallContent as ToolCallContent,
         ToolCallContentChunk as ToolCallContentChunk,
         ToolCallContentContent as ToolCallContentContent,
@@ -325,6 +352,9 @@ if TYPE_CHECKING:
     from .errors.resource_not_found import (
         ResourceNotFoundErrorData as ResourceNotFoundErrorData,
         ResourceNotFoundErrorObject as ResourceNotFoundErrorObject,
+    )
+    from .errors.unsupported_protocol_version import (
+        UnsupportedProtocolVersionErrorObject as UnsupportedProtocolVersionErrorObject,
     )
     from .extensions.iac_code import (
         IacCodeMeta as IacCodeMeta,
@@ -397,12 +427,19 @@ if TYPE_CHECKING:
         SetSessionConfigOptionRequestOther as SetSessionConfigOptionRequestOther,
         SetSessionConfigOptionResponse as SetSessionConfigOptionResponse,
     )
+    from .methods.terminal_cancel import (
+        CancelTerminalRequest as CancelTerminalRequest,
+        CancelTerminalResponse as CancelTerminalResponse,
+    )
+    from .methods.tool_call_cancel import (
+        CancelToolCallRequest as CancelToolCallRequest,
+        CancelToolCallResponse as CancelToolCallResponse,
+    )
     from .notifications.elicitation_complete import (
         CompleteElicitationNotification as CompleteElicitationNotification,
     )
     from .notifications.protocol_cancel_request import (
         CancelRequestNotification as CancelRequestNotification,
-        ProtocolLevelNotification as ProtocolLevelNotification,
     )
     from .notifications.session_cancel import (
         CancelSessionNotification as CancelSessionNotification,
@@ -427,8 +464,17 @@ if TYPE_CHECKING:
     from .updates.available_commands_update import (
         SessionUpdateAvailableCommandsUpdate as SessionUpdateAvailableCommandsUpdate,
     )
+    from .updates.compaction_summary_chunk import (
+        SessionUpdateCompactionSummaryChunk as SessionUpdateCompactionSummaryChunk,
+    )
+    from .updates.compaction_update import (
+        SessionUpdateCompactionUpdate as SessionUpdateCompactionUpdate,
+    )
     from .updates.config_option_update import (
         SessionUpdateConfigOptionUpdate as SessionUpdateConfigOptionUpdate,
+    )
+    from .updates.notice import (
+        SessionUpdateNotice as SessionUpdateNotice,
     )
     from .updates.plan_update import (
         SessionUpdatePlanUpdate as SessionUpdatePlanUpdate,
@@ -437,21 +483,51 @@ if TYPE_CHECKING:
         SessionUpdateSessionInfoUpdate as SessionUpdateSessionInfoUpdate,
     )
     from .updates.state_update import (
+        BackgroundTerminal as BackgroundTerminal,
+        BackgroundToolCall as BackgroundToolCall,
+        BackgroundWork as BackgroundWork,
+        BackgroundWorkOther as BackgroundWorkOther,
+        BackgroundWorkTerminal as BackgroundWorkTerminal,
+        BackgroundWorkToolCall as BackgroundWorkToolCall,
+        ErrorStopReason as ErrorStopReason,
         IdleStateUpdate as IdleStateUpdate,
+        IdleStateUpdateCancelled as IdleStateUpdateCancelled,
+        IdleStateUpdateEndTurn as IdleStateUpdateEndTurn,
+        IdleStateUpdateError as IdleStateUpdateError,
+        IdleStateUpdateMaxTokens as IdleStateUpdateMaxTokens,
+        IdleStateUpdateMaxTurnRequests as IdleStateUpdateMaxTurnRequests,
+        IdleStateUpdateNone as IdleStateUpdateNone,
+        IdleStateUpdateOther as IdleStateUpdateOther,
+        IdleStateUpdateRefusal as IdleStateUpdateRefusal,
         RequiresActionStateUpdate as RequiresActionStateUpdate,
         RunningStateUpdate as RunningStateUpdate,
         SessionUpdateStateUpdate as SessionUpdateStateUpdate,
         SessionUpdateStateUpdateBase as SessionUpdateStateUpdateBase,
-        SessionUpdateStateUpdateIdle as SessionUpdateStateUpdateIdle,
+        SessionUpdateStateUpdateIdleCancelled as SessionUpdateStateUpdateIdleCancelled,
+        SessionUpdateStateUpdateIdleEndTurn as SessionUpdateStateUpdateIdleEndTurn,
+        SessionUpdateStateUpdateIdleError as SessionUpdateStateUpdateIdleError,
+        SessionUpdateStateUpdateIdleMaxTokens as SessionUpdateStateUpdateIdleMaxTokens,
+        SessionUpdateStateUpdateIdleMaxTurnRequests as SessionUpdateStateUpdateIdleMaxTurnRequests,
+        SessionUpdateStateUpdateIdleNone as SessionUpdateStateUpdateIdleNone,
+        SessionUpdateStateUpdateIdleOther as SessionUpdateStateUpdateIdleOther,
+        SessionUpdateStateUpdateIdleRefusal as SessionUpdateStateUpdateIdleRefusal,
         SessionUpdateStateUpdateOther as SessionUpdateStateUpdateOther,
         SessionUpdateStateUpdateRequiresAction as SessionUpdateStateUpdateRequiresAction,
         SessionUpdateStateUpdateRunning as SessionUpdateStateUpdateRunning,
         StateUpdate as StateUpdate,
         StateUpdateIdle as StateUpdateIdle,
+        StateUpdateIdleBase as StateUpdateIdleBase,
+        StateUpdateIdleCancelled as StateUpdateIdleCancelled,
+        StateUpdateIdleEndTurn as StateUpdateIdleEndTurn,
+        StateUpdateIdleError as StateUpdateIdleError,
+        StateUpdateIdleMaxTokens as StateUpdateIdleMaxTokens,
+        StateUpdateIdleMaxTurnRequests as StateUpdateIdleMaxTurnRequests,
+        StateUpdateIdleNone as StateUpdateIdleNone,
+        StateUpdateIdleOther as StateUpdateIdleOther,
+        StateUpdateIdleRefusal as StateUpdateIdleRefusal,
         StateUpdateOther as StateUpdateOther,
         StateUpdateRequiresAction as StateUpdateRequiresAction,
         StateUpdateRunning as StateUpdateRunning,
-        StopReason as StopReason,
     )
     from .updates.terminal_output_chunk import (
         SessionUpdateTerminalOutputChunk as SessionUpdateTerminalOutputChunk,
@@ -484,7 +560,6 @@ _MODULES: dict[str, str] = {
     "AgentThought": "defs.messages",
     "Annotations": "defs.content",
     "AudioContent": "defs.content",
-    "AuthCapabilities": "defs.capabilities",
     "AuthMethod": "defs.auth",
     "AuthMethodAgent": "defs.auth",
     "AuthMethodAgentVariant": "defs.auth",
@@ -495,18 +570,37 @@ _MODULES: dict[str, str] = {
     "AuthRequiredErrorData": "errors.auth_required",
     "AuthRequiredErrorObject": "errors.auth_required",
     "AvailableCommand": "defs.commands",
+    "AvailableCommandCommand": "defs.commands",
     "AvailableCommandInput": "defs.commands",
     "AvailableCommandInputOther": "defs.commands",
     "AvailableCommandInputText": "defs.commands",
+    "AvailableCommandOther": "defs.commands",
     "AvailableCommandsUpdate": "defs.commands",
+    "BackgroundTerminal": "updates.state_update",
+    "BackgroundToolCall": "updates.state_update",
+    "BackgroundWork": "updates.state_update",
+    "BackgroundWorkOther": "updates.state_update",
+    "BackgroundWorkTerminal": "updates.state_update",
+    "BackgroundWorkToolCall": "updates.state_update",
     "BlobResourceContents": "defs.content",
     "BooleanPropertySchema": "defs.elicitation",
     "CancelRequestNotification": "notifications.protocol_cancel_request",
     "CancelSessionNotification": "notifications.session_cancel",
+    "CancelTerminalRequest": "methods.terminal_cancel",
+    "CancelTerminalResponse": "methods.terminal_cancel",
+    "CancelToolCallRequest": "methods.tool_call_cancel",
+    "CancelToolCallResponse": "methods.tool_call_cancel",
+    "CancelledPermissionOutcome": "defs.permission",
+    "ClientAuthCapabilities": "defs.capabilities",
     "ClientCapabilities": "defs.capabilities",
     "CloseSessionRequest": "methods.session_close",
     "CloseSessionResponse": "methods.session_close",
+    "Command": "defs.commands",
     "CommandPermissionSubject": "defs.permission",
+    "CompactionId": "defs.compaction",
+    "CompactionStatus": "defs.compaction",
+    "CompactionSummaryChunk": "defs.compaction",
+    "CompactionUpdate": "defs.compaction",
     "CompleteElicitationNotification": "notifications.elicitation_complete",
     "ConfigOptionUpdate": "defs.config",
     "Content": "defs.tool_call",
@@ -581,6 +675,7 @@ _MODULES: dict[str, str] = {
     "Error": "defs.jsonrpc",
     "ErrorCode": "defs.jsonrpc",
     "ErrorData": "defs.jsonrpc",
+    "ErrorStopReason": "updates.state_update",
     "HttpHeader": "defs.mcp",
     "IacCodeMeta": "extensions.iac_code",
     "IacCodePromptResponseMeta": "extensions.iac_code",
@@ -588,6 +683,14 @@ _MODULES: dict[str, str] = {
     "Icon": "defs.content",
     "IconTheme": "defs.content",
     "IdleStateUpdate": "updates.state_update",
+    "IdleStateUpdateCancelled": "updates.state_update",
+    "IdleStateUpdateEndTurn": "updates.state_update",
+    "IdleStateUpdateError": "updates.state_update",
+    "IdleStateUpdateMaxTokens": "updates.state_update",
+    "IdleStateUpdateMaxTurnRequests": "updates.state_update",
+    "IdleStateUpdateNone": "updates.state_update",
+    "IdleStateUpdateOther": "updates.state_update",
+    "IdleStateUpdateRefusal": "updates.state_update",
     "ImageContent": "defs.content",
     "Implementation": "defs.common",
     "InitializeRequest": "methods.initialize",
@@ -628,6 +731,8 @@ _MODULES: dict[str, str] = {
     "MultiSelectPropertySchema": "defs.elicitation",
     "NewSessionRequest": "methods.session_new",
     "NewSessionResponse": "methods.session_new",
+    "Notice": "defs.notice",
+    "NoticeSeverity": "defs.notice",
     "NumberPropertySchema": "defs.elicitation",
     "ParseErrorObject": "errors.parse_error",
     "PermissionOption": "defs.permission",
@@ -648,7 +753,6 @@ _MODULES: dict[str, str] = {
     "PromptImageCapabilities": "defs.capabilities",
     "PromptRequest": "methods.session_prompt",
     "PromptResponse": "methods.session_prompt",
-    "ProtocolLevelNotification": "notifications.protocol_cancel_request",
     "ProtocolVersion": "defs.common",
     "ReplayFrom": "defs.session",
     "ReplayFromOther": "defs.session",
@@ -704,13 +808,23 @@ _MODULES: dict[str, str] = {
     "SessionUpdateAgentThought": "updates.agent_thought",
     "SessionUpdateAgentThoughtChunk": "updates.agent_thought_chunk",
     "SessionUpdateAvailableCommandsUpdate": "updates.available_commands_update",
+    "SessionUpdateCompactionSummaryChunk": "updates.compaction_summary_chunk",
+    "SessionUpdateCompactionUpdate": "updates.compaction_update",
     "SessionUpdateConfigOptionUpdate": "updates.config_option_update",
+    "SessionUpdateNotice": "updates.notice",
     "SessionUpdateOther": "notifications.session_update",
     "SessionUpdatePlanUpdate": "updates.plan_update",
     "SessionUpdateSessionInfoUpdate": "updates.session_info_update",
     "SessionUpdateStateUpdate": "updates.state_update",
     "SessionUpdateStateUpdateBase": "updates.state_update",
-    "SessionUpdateStateUpdateIdle": "updates.state_update",
+    "SessionUpdateStateUpdateIdleCancelled": "updates.state_update",
+    "SessionUpdateStateUpdateIdleEndTurn": "updates.state_update",
+    "SessionUpdateStateUpdateIdleError": "updates.state_update",
+    "SessionUpdateStateUpdateIdleMaxTokens": "updates.state_update",
+    "SessionUpdateStateUpdateIdleMaxTurnRequests": "updates.state_update",
+    "SessionUpdateStateUpdateIdleNone": "updates.state_update",
+    "SessionUpdateStateUpdateIdleOther": "updates.state_update",
+    "SessionUpdateStateUpdateIdleRefusal": "updates.state_update",
     "SessionUpdateStateUpdateOther": "updates.state_update",
     "SessionUpdateStateUpdateRequiresAction": "updates.state_update",
     "SessionUpdateStateUpdateRunning": "updates.state_update",
@@ -728,24 +842,37 @@ _MODULES: dict[str, str] = {
     "SetSessionConfigOptionResponse": "methods.session_set_config_option",
     "StateUpdate": "updates.state_update",
     "StateUpdateIdle": "updates.state_update",
+    "StateUpdateIdleBase": "updates.state_update",
+    "StateUpdateIdleCancelled": "updates.state_update",
+    "StateUpdateIdleEndTurn": "updates.state_update",
+    "StateUpdateIdleError": "updates.state_update",
+    "StateUpdateIdleMaxTokens": "updates.state_update",
+    "StateUpdateIdleMaxTurnRequests": "updates.state_update",
+    "StateUpdateIdleNone": "updates.state_update",
+    "StateUpdateIdleOther": "updates.state_update",
+    "StateUpdateIdleRefusal": "updates.state_update",
     "StateUpdateOther": "updates.state_update",
     "StateUpdateRequiresAction": "updates.state_update",
     "StateUpdateRunning": "updates.state_update",
-    "StopReason": "updates.state_update",
     "StringFormat": "defs.elicitation",
     "StringMultiSelectItems": "defs.elicitation",
     "StringPropertySchema": "defs.elicitation",
     "Terminal": "defs.tool_call",
     "TerminalAuthCapabilities": "defs.capabilities",
+    "TerminalCancelCapabilities": "defs.capabilities",
+    "TerminalCapabilities": "defs.capabilities",
     "TerminalExitStatus": "defs.terminal",
     "TerminalId": "defs.terminal",
     "TerminalOutput": "defs.terminal",
     "TerminalOutputChunk": "defs.terminal",
+    "TerminalSize": "defs.terminal",
     "TerminalUpdate": "defs.terminal",
     "TextCommandInput": "defs.commands",
     "TextContent": "defs.content",
     "TextResourceContents": "defs.content",
     "TitledMultiSelectItems": "defs.elicitation",
+    "ToolCallCancelCapabilities": "defs.tool_call",
+    "ToolCallCapabilities": "defs.tool_call",
     "ToolCallContent": "defs.tool_call",
     "ToolCallContentChunk": "defs.tool_call",
     "ToolCallContentContent": "defs.tool_call",
@@ -759,6 +886,7 @@ _MODULES: dict[str, str] = {
     "ToolCallUpdate": "defs.tool_call",
     "ToolKind": "defs.tool_call",
     "UnsupportedProtocolVersionErrorData": "defs.jsonrpc",
+    "UnsupportedProtocolVersionErrorObject": "errors.unsupported_protocol_version",
     "UpdateSessionNotification": "notifications.session_update",
     "UsageUpdate": "defs.usage",
     "UserMessage": "defs.messages",

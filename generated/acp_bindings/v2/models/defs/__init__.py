@@ -6,6 +6,7 @@
 #   schema/v2/defs/capabilities.json
 #   schema/v2/defs/commands.json
 #   schema/v2/defs/common.json
+#   schema/v2/defs/compaction.json
 #   schema/v2/defs/config.json
 #   schema/v2/defs/content.json
 #   schema/v2/defs/diff.json
@@ -13,6 +14,7 @@
 #   schema/v2/defs/jsonrpc.json
 #   schema/v2/defs/mcp.json
 #   schema/v2/defs/messages.json
+#   schema/v2/defs/notice.json
 #   schema/v2/defs/permission.json
 #   schema/v2/defs/plan.json
 #   schema/v2/defs/session.json

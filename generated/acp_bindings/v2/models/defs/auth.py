@@ -3,6 +3,7 @@
 # Source hashes and generator versions: sources.json in this package.
 # Sources:
 #   schema/v2/defs/auth.json
+#   schema/v2/defs/capabilities.json
 #   schema/v2/defs/common.json
 #   schema/v2/defs/terminal.json
 # mypy: disable-error-code=assignment
@@ -78,15 +79,7 @@ class AuthMethodOther(BaseModel):
     """
     name: str
     """
-    Name of the method shown to the user.
-    """
-    description: str | None = None
-    """
-    Longer explanation of the method, when given.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
-    """
-    Extension data; its keys are free-form and must not change the meaning of the message.
+    Tag of a variant this version does not know.
     """
 
     @field_validator("type")

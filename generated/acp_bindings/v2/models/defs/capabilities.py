@@ -112,6 +112,18 @@ class AgentAuthCapabilities(BaseModel):
     """
 
 
+class TerminalCancelCapabilities(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+
+
 class TerminalAuthCapabilities(BaseModel):
     model_config = ConfigDict(
         defer_build=True,
@@ -142,22 +154,6 @@ class ElicitationUrlCapabilities(BaseModel):
         extra='allow',
         populate_by_name=True,
     )
-    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
-    """
-    Extension data; its keys are free-form and must not change the meaning of the message.
-    """
-
-
-class AuthCapabilities(BaseModel):
-    model_config = ConfigDict(
-        defer_build=True,
-        extra='allow',
-        populate_by_name=True,
-    )
-    terminal: TerminalAuthCapabilities | None = None
-    """
-    Present when the client can run terminal sign-in methods.
-    """
     field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
     """
     Extension data; its keys are free-form and must not change the meaning of the message.
@@ -203,6 +199,38 @@ class McpCapabilities(BaseModel):
     http: McpHttpCapabilities | None = None
     """
     Present when HTTP MCP servers are supported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+
+
+class TerminalCapabilities(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    cancel: TerminalCancelCapabilities | None = None
+    """
+    Present when `terminal/cancel` may be used on this terminal.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+
+
+class ClientAuthCapabilities(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    terminal: TerminalAuthCapabilities | None = None
+    """
+    Present when the client can run terminal sign-in methods.
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
     """
@@ -267,7 +295,7 @@ class ClientCapabilities(BaseModel):
         extra='allow',
         populate_by_name=True,
     )
-    auth: AuthCapabilities | None = None
+    auth: ClientAuthCapabilities | None = None
     """
     Which kinds of sign-in the client can carry out.
     """

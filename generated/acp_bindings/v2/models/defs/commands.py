@@ -17,6 +17,36 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from typing_extensions import TypeAliasType
 
 
+class AvailableCommandOther(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    type: str
+    """
+    Tag of a variant this version does not know.
+    """
+    name: str
+    """
+    Name typed after `/`.
+    """
+    description: str
+    """
+    What the command does, for the user.
+    """
+
+    @field_validator("type")
+    @classmethod
+    def reject_known_type(cls, value: str) -> str:
+        """A known ``type`` here is a broken known variant, not a new one."""
+        if value in ("command",):
+            raise ValueError(
+                f"type {value!r} is a known variant; the message does not match it"
+            )
+        return value
+
+
 class AvailableCommandInputOther(BaseModel):
     model_config = ConfigDict(
         defer_build=True,
@@ -73,7 +103,7 @@ How a command takes input, tagged by `type`; open to future kinds.
 """
 
 
-class AvailableCommand(BaseModel):
+class Command(BaseModel):
     model_config = ConfigDict(
         defer_build=True,
         extra='allow',
@@ -95,6 +125,24 @@ class AvailableCommand(BaseModel):
     """
     Extension data; its keys are free-form and must not change the meaning of the message.
     """
+
+
+class AvailableCommandCommand(Command):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    type: Literal['command']
+    """
+    Tag value `command` selecting this variant.
+    """
+
+
+AvailableCommand = TypeAliasType("AvailableCommand", AvailableCommandCommand | AvailableCommandOther)
+"""
+An entry of the command list, tagged by `type`; open to future kinds that still carry a name and a description.
+"""
 
 
 class AvailableCommandsUpdate(BaseModel):

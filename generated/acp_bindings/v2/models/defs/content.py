@@ -229,6 +229,10 @@ class Icon(BaseModel):
     """
     Background the picture was drawn for.
     """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
 
 
 class ResourceLink(BaseModel):

@@ -234,3 +234,7 @@ class DiffPatch(BaseModel):
     """
     The patch itself.
     """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """

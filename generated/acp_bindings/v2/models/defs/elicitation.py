@@ -2,6 +2,7 @@
 # Regenerate: python -m acp_schema.codegen  (verify: python -m acp_schema.codegen --check)
 # Source hashes and generator versions: sources.json in this package.
 # Sources:
+#   schema/v2/defs/capabilities.json
 #   schema/v2/defs/common.json
 #   schema/v2/defs/content.json
 #   schema/v2/defs/diff.json
@@ -280,7 +281,7 @@ Identifier of a URL-mode elicitation.
 """
 
 
-ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | list[str])
+ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | list[str] | Any)
 """
 Value the user entered for one form field.
 """
@@ -492,7 +493,7 @@ class ElicitationSchema(BaseModel):
         extra='allow',
         populate_by_name=True,
     )
-    type: ElicitationSchemaType | None = None
+    type: ElicitationSchemaType
     """
     Always `object`.
     """
@@ -500,7 +501,7 @@ class ElicitationSchema(BaseModel):
     """
     Optional title of the form.
     """
-    properties: dict[str, ElicitationPropertySchema] | None = None
+    properties: dict[str, ElicitationPropertySchema]
     """
     Form fields by name.
     """

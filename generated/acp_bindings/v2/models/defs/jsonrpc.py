@@ -19,13 +19,13 @@ from typing_extensions import TypeAliasType
 
 from . import common
 
-RequestId = TypeAliasType("RequestId", int | str | None)
+RequestId = TypeAliasType("RequestId", int | str)
 """
-Identifier a JSON-RPC request carries and its response echoes back: an integer, a string, or null in an error answer to a message whose id could not be read.
+Identifier a JSON-RPC request carries and its response echoes back: an integer or a string (v2 drops null).
 """
 
 
-ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | int)
+ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | Literal[-32022] | int)
 """
 Numeric JSON-RPC error code; the well-known ACP codes are listed, any other integer is allowed.
 """
@@ -131,6 +131,12 @@ class JsonRpcSuccessResponse(BaseModel):
     """
 
 
+ErrorData = TypeAliasType("ErrorData", UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any)
+"""
+The `data` member of an error: one of the shapes named for a code, or anything else.
+"""
+
+
 class Error(BaseModel):
     model_config = ConfigDict(
         defer_build=True,
@@ -145,16 +151,10 @@ class Error(BaseModel):
     """
     One short sentence saying what went wrong.
     """
-    data: Any | None = None
+    data: ErrorData | None = None
     """
-    Optional extra detail of any JSON type; its shape depends on the code.
+    Optional extra detail; its shape depends on the code.
     """
-
-
-ErrorData = TypeAliasType("ErrorData", UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any)
-"""
-The `data` member of an error: one of the shapes named for a code, or anything else.
-"""
 
 
 class JsonRpcErrorResponse(BaseModel):

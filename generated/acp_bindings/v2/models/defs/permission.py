@@ -2,6 +2,7 @@
 # Regenerate: python -m acp_schema.codegen  (verify: python -m acp_schema.codegen --check)
 # Source hashes and generator versions: sources.json in this package.
 # Sources:
+#   schema/v2/defs/capabilities.json
 #   schema/v2/defs/common.json
 #   schema/v2/defs/content.json
 #   schema/v2/defs/diff.json
@@ -59,18 +60,6 @@ What a permission option means, so the client can style it.
 """
 
 
-class RequestPermissionOutcomeCancelled(BaseModel):
-    model_config = ConfigDict(
-        defer_build=True,
-        extra='allow',
-        populate_by_name=True,
-    )
-    outcome: Literal['cancelled']
-    """
-    Tag value `cancelled` selecting this variant.
-    """
-
-
 class RequestPermissionOutcomeOther(BaseModel):
     model_config = ConfigDict(
         defer_build=True,
@@ -91,6 +80,18 @@ class RequestPermissionOutcomeOther(BaseModel):
                 f"outcome {value!r} is a known variant; the message does not match it"
             )
         return value
+
+
+class CancelledPermissionOutcome(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
 
 
 class SelectedPermissionOutcome(BaseModel):
@@ -163,6 +164,18 @@ class PermissionOption(BaseModel):
     """
 
 
+class RequestPermissionOutcomeCancelled(CancelledPermissionOutcome):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    outcome: Literal['cancelled']
+    """
+    Tag value `cancelled` selecting this variant.
+    """
+
+
 class RequestPermissionOutcomeSelected(SelectedPermissionOutcome):
     model_config = ConfigDict(
         defer_build=True,
@@ -202,6 +215,10 @@ class ToolCallPermissionSubject(BaseModel):
     tool_call: Annotated[tool_call_1.ToolCallUpdate, Field(alias='toolCall')]
     """
     The tool call, applied by the client like a tool call update before the prompt is shown.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
     """
 
 

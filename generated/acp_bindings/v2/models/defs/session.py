@@ -90,10 +90,6 @@ class ReplayFromOther(BaseModel):
     """
     Tag of a variant this version does not know.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
-    """
-    Extension data; its keys are free-form and must not change the meaning of the message.
-    """
 
     @field_validator("type")
     @classmethod

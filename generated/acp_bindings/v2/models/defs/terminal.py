@@ -2,6 +2,7 @@
 # Regenerate: python -m acp_schema.codegen  (verify: python -m acp_schema.codegen --check)
 # Source hashes and generator versions: sources.json in this package.
 # Sources:
+#   schema/v2/defs/capabilities.json
 #   schema/v2/defs/common.json
 #   schema/v2/defs/terminal.json
 # mypy: disable-error-code=assignment
@@ -17,6 +18,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
+from . import capabilities as capabilities_1
 from . import common
 
 TerminalId = TypeAliasType("TerminalId", str)
@@ -81,6 +83,46 @@ class TerminalExitStatus(BaseModel):
     """
 
 
+class TerminalSize(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    cols: Annotated[int, Field(ge=1, le=65535)]
+    """
+    Columns.
+    """
+    rows: Annotated[int, Field(ge=1, le=65535)]
+    """
+    Rows.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+
+
+class TerminalOutputChunk(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    terminal_id: Annotated[TerminalId, Field(alias='terminalId')]
+    """
+    The terminal that wrote the bytes.
+    """
+    data: Annotated[str, Field(json_schema_extra={'contentEncoding': 'base64'})]
+    """
+    The new bytes, base64 encoded on their own.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+
+
 class TerminalUpdate(BaseModel):
     model_config = ConfigDict(
         defer_build=True,
@@ -107,25 +149,13 @@ class TerminalUpdate(BaseModel):
     """
     How the command ended; absent while it runs.
     """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    size: TerminalSize | None = None
     """
-    Extension data; its keys are free-form and must not change the meaning of the message.
+    Size of the terminal, when known.
     """
-
-
-class TerminalOutputChunk(BaseModel):
-    model_config = ConfigDict(
-        defer_build=True,
-        extra='allow',
-        populate_by_name=True,
-    )
-    terminal_id: Annotated[TerminalId, Field(alias='terminalId')]
+    capabilities: capabilities_1.TerminalCapabilities | None = None
     """
-    The terminal that wrote the bytes.
-    """
-    data: Annotated[str, Field(json_schema_extra={'contentEncoding': 'base64'})]
-    """
-    The new bytes, base64 encoded on their own.
+    Controls the client may use on this terminal now.
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
     """

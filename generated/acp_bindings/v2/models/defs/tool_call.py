@@ -2,6 +2,7 @@
 # Regenerate: python -m acp_schema.codegen  (verify: python -m acp_schema.codegen --check)
 # Source hashes and generator versions: sources.json in this package.
 # Sources:
+#   schema/v2/defs/capabilities.json
 #   schema/v2/defs/common.json
 #   schema/v2/defs/content.json
 #   schema/v2/defs/diff.json
@@ -36,7 +37,7 @@ Broad category of a tool, used to pick an icon or presentation.
 """
 
 
-ToolCallStatus = TypeAliasType("ToolCallStatus", Literal['pending'] | Literal['in_progress'] | Literal['completed'] | Literal['failed'] | Literal['cancelled'] | str)
+ToolCallStatus = TypeAliasType("ToolCallStatus", Literal['pending'] | Literal['in_progress'] | Literal['paused'] | Literal['completed'] | Literal['failed'] | Literal['cancelled'] | str)
 """
 Lifecycle state of a tool call.
 """
@@ -100,6 +101,18 @@ class ToolCallLocation(BaseModel):
     """
 
 
+class ToolCallCancelCapabilities(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+
+
 class ToolCallContentTerminal(Terminal):
     model_config = ConfigDict(
         defer_build=True,
@@ -125,6 +138,22 @@ class Diff(BaseModel):
     patch: diff.DiffPatch | None = None
     """
     Patch text covering some or all of the changes, for display.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+
+
+class ToolCallCapabilities(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    cancel: ToolCallCancelCapabilities | None = None
+    """
+    Present when `tool_call/cancel` may be used on this call.
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
     """
@@ -208,6 +237,10 @@ class ToolCallUpdate(BaseModel):
     """
     The tool call being updated.
     """
+    name: str | None = None
+    """
+    New tool name.
+    """
     title: str | None = None
     """
     New display title.
@@ -235,6 +268,10 @@ class ToolCallUpdate(BaseModel):
     raw_output: Annotated[Any | None, Field(alias='rawOutput')] = None
     """
     The tool's output as produced, any JSON value.
+    """
+    capabilities: ToolCallCapabilities | None = None
+    """
+    Controls the client may use on this call now; absent means none.
     """
     field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
     """

@@ -10,4 +10,5 @@
 #   schema/v2/errors/parse_error.json
 #   schema/v2/errors/request_cancelled.json
 #   schema/v2/errors/resource_not_found.json
+#   schema/v2/errors/unsupported_protocol_version.json
 """The error object of each JSON-RPC error code."""

@@ -3,6 +3,7 @@
 # Source hashes and generator versions: sources.json in this package.
 # Sources:
 #   schema/v2/defs/auth.json
+#   schema/v2/defs/capabilities.json
 #   schema/v2/defs/common.json
 #   schema/v2/defs/terminal.json
 #   schema/v2/errors/auth_required.json

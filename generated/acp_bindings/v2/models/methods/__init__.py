@@ -14,4 +14,6 @@
 #   schema/v2/methods/session.request_permission.json
 #   schema/v2/methods/session.resume.json
 #   schema/v2/methods/session.set_config_option.json
+#   schema/v2/methods/terminal.cancel.json
+#   schema/v2/methods/tool_call.cancel.json
 """Params (``…Request``) and result (``…Response``) of each request."""

@@ -2,6 +2,7 @@
 # Regenerate: python -m acp_schema.codegen  (verify: python -m acp_schema.codegen --check)
 # Source hashes and generator versions: sources.json in this package.
 # Sources:
+#   schema/v2/defs/capabilities.json
 #   schema/v2/defs/commands.json
 #   schema/v2/defs/common.json
 #   schema/v2/defs/config.json

@@ -34,19 +34,3 @@ class CancelRequestNotification(BaseModel):
     """
     Extension data; its keys are free-form and must not change the meaning of the message.
     """
-
-
-class ProtocolLevelNotification(BaseModel):
-    model_config = ConfigDict(
-        defer_build=True,
-        extra='allow',
-        populate_by_name=True,
-    )
-    method: str
-    """
-    Name of the notification.
-    """
-    params: CancelRequestNotification | None = None
-    """
-    Its parameters, when it has any.
-    """

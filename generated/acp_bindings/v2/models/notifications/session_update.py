@@ -2,13 +2,16 @@
 # Regenerate: python -m acp_schema.codegen  (verify: python -m acp_schema.codegen --check)
 # Source hashes and generator versions: sources.json in this package.
 # Sources:
+#   schema/v2/defs/capabilities.json
 #   schema/v2/defs/commands.json
 #   schema/v2/defs/common.json
+#   schema/v2/defs/compaction.json
 #   schema/v2/defs/config.json
 #   schema/v2/defs/content.json
 #   schema/v2/defs/diff.json
 #   schema/v2/defs/jsonrpc.json
 #   schema/v2/defs/messages.json
+#   schema/v2/defs/notice.json
 #   schema/v2/defs/plan.json
 #   schema/v2/defs/session.json
 #   schema/v2/defs/terminal.json
@@ -20,7 +23,10 @@
 #   schema/v2/updates/agent_thought.json
 #   schema/v2/updates/agent_thought_chunk.json
 #   schema/v2/updates/available_commands_update.json
+#   schema/v2/updates/compaction_summary_chunk.json
+#   schema/v2/updates/compaction_update.json
 #   schema/v2/updates/config_option_update.json
+#   schema/v2/updates/notice.json
 #   schema/v2/updates/plan_update.json
 #   schema/v2/updates/session_info_update.json
 #   schema/v2/updates/state_update.json
@@ -51,7 +57,10 @@ from ..updates import (
     agent_thought,
     agent_thought_chunk,
     available_commands_update,
+    compaction_summary_chunk,
+    compaction_update,
     config_option_update,
+    notice,
     plan_update,
     session_info_update,
     state_update,
@@ -80,14 +89,14 @@ class SessionUpdateOther(BaseModel):
     @classmethod
     def reject_known_session_update(cls, value: str) -> str:
         """A known ``sessionUpdate`` here is a broken known variant, not a new one."""
-        if value in ("user_message_chunk", "user_message", "agent_message_chunk", "agent_message", "agent_thought_chunk", "agent_thought", "state_update", "tool_call_content_chunk", "tool_call_update", "terminal_update", "terminal_output_chunk", "plan_update", "available_commands_update", "config_option_update", "session_info_update", "usage_update"):
+        if value in ("user_message_chunk", "user_message", "agent_message_chunk", "agent_message", "agent_thought_chunk", "agent_thought", "state_update", "tool_call_content_chunk", "tool_call_update", "terminal_update", "terminal_output_chunk", "plan_update", "available_commands_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk"):
             raise ValueError(
                 f"sessionUpdate {value!r} is a known variant; the message does not match it"
             )
         return value
 
 
-SessionUpdate = TypeAliasType("SessionUpdate", user_message_chunk.SessionUpdateUserMessageChunk | user_message.SessionUpdateUserMessage | agent_message_chunk.SessionUpdateAgentMessageChunk | agent_message.SessionUpdateAgentMessage | agent_thought_chunk.SessionUpdateAgentThoughtChunk | agent_thought.SessionUpdateAgentThought | state_update.SessionUpdateStateUpdate | tool_call_content_chunk.SessionUpdateToolCallContentChunk | tool_call_update.SessionUpdateToolCallUpdate | terminal_update.SessionUpdateTerminalUpdate | terminal_output_chunk.SessionUpdateTerminalOutputChunk | plan_update.SessionUpdatePlanUpdate | available_commands_update.SessionUpdateAvailableCommandsUpdate | config_option_update.SessionUpdateConfigOptionUpdate | session_info_update.SessionUpdateSessionInfoUpdate | usage_update.SessionUpdateUsageUpdate | SessionUpdateOther)
+SessionUpdate = TypeAliasType("SessionUpdate", user_message_chunk.SessionUpdateUserMessageChunk | user_message.SessionUpdateUserMessage | agent_message_chunk.SessionUpdateAgentMessageChunk | agent_message.SessionUpdateAgentMessage | agent_thought_chunk.SessionUpdateAgentThoughtChunk | agent_thought.SessionUpdateAgentThought | state_update.SessionUpdateStateUpdate | tool_call_content_chunk.SessionUpdateToolCallContentChunk | tool_call_update.SessionUpdateToolCallUpdate | terminal_update.SessionUpdateTerminalUpdate | terminal_output_chunk.SessionUpdateTerminalOutputChunk | plan_update.SessionUpdatePlanUpdate | available_commands_update.SessionUpdateAvailableCommandsUpdate | config_option_update.SessionUpdateConfigOptionUpdate | session_info_update.SessionUpdateSessionInfoUpdate | usage_update.SessionUpdateUsageUpdate | notice.SessionUpdateNotice | compaction_update.SessionUpdateCompactionUpdate | compaction_summary_chunk.SessionUpdateCompactionSummaryChunk | SessionUpdateOther)
 """
 The update carried by `session/update`, tagged by `sessionUpdate`; unknown kinds are accepted.
 """

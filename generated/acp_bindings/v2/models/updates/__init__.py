@@ -7,7 +7,10 @@
 #   schema/v2/updates/agent_thought.json
 #   schema/v2/updates/agent_thought_chunk.json
 #   schema/v2/updates/available_commands_update.json
+#   schema/v2/updates/compaction_summary_chunk.json
+#   schema/v2/updates/compaction_update.json
 #   schema/v2/updates/config_option_update.json
+#   schema/v2/updates/notice.json
 #   schema/v2/updates/plan_update.json
 #   schema/v2/updates/session_info_update.json
 #   schema/v2/updates/state_update.json

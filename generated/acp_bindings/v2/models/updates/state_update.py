@@ -2,8 +2,13 @@
 # Regenerate: python -m acp_schema.codegen  (verify: python -m acp_schema.codegen --check)
 # Source hashes and generator versions: sources.json in this package.
 # Sources:
+#   schema/v2/defs/capabilities.json
 #   schema/v2/defs/common.json
+#   schema/v2/defs/content.json
+#   schema/v2/defs/diff.json
 #   schema/v2/defs/jsonrpc.json
+#   schema/v2/defs/terminal.json
+#   schema/v2/defs/tool_call.json
 #   schema/v2/updates/state_update.json
 # mypy: disable-error-code=assignment
 """Models for ``schema/v2/updates/state_update.json`` (state_update).
@@ -18,7 +23,19 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 from typing_extensions import TypeAliasType
 
-from ..defs import jsonrpc
+from ..defs import jsonrpc, terminal, tool_call
+
+
+class StateUpdateIdleBase(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    state: Literal['idle']
+    """
+    Tag value `idle` selecting this variant.
+    """
 
 
 class StateUpdateOther(BaseModel):
@@ -67,16 +84,292 @@ class SessionUpdateStateUpdateOther(StateUpdateOther, SessionUpdateStateUpdateBa
     """
 
 
+class BackgroundWorkOther(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    type: str
+    """
+    Tag of a variant this version does not know.
+    """
+
+    @field_validator("type")
+    @classmethod
+    def reject_known_type(cls, value: str) -> str:
+        """A known ``type`` here is a broken known variant, not a new one."""
+        if value in ("terminal", "tool_call"):
+            raise ValueError(
+                f"type {value!r} is a known variant; the message does not match it"
+            )
+        return value
+
+
+class BackgroundTerminal(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    terminal_id: Annotated[terminal.TerminalId, Field(alias='terminalId')]
+    """
+    The terminal that keeps running.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+
+
+class BackgroundToolCall(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    tool_call_id: Annotated[tool_call.ToolCallId, Field(alias='toolCallId')]
+    """
+    The tool call that keeps running.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+
+
+class BackgroundWorkTerminal(BackgroundTerminal):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    type: Literal['terminal']
+    """
+    Tag value `terminal` selecting this variant.
+    """
+
+
+class BackgroundWorkToolCall(BackgroundToolCall):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    type: Literal['tool_call']
+    """
+    Tag value `tool_call` selecting this variant.
+    """
+
+
+BackgroundWork = TypeAliasType("BackgroundWork", BackgroundWorkTerminal | BackgroundWorkToolCall | BackgroundWorkOther)
+"""
+Something still running apart from the current turn, tagged by `type`; open to future kinds.
+"""
+
+
 class RunningStateUpdate(BaseModel):
     model_config = ConfigDict(
         defer_build=True,
         extra='allow',
         populate_by_name=True,
     )
+    background: list[BackgroundWork] | None = None
+    """
+    Everything running in the background, as a full list; absent means not reported.
+    """
     field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
     """
     Extension data; its keys are free-form and must not change the meaning of the message.
     """
+
+
+class ErrorStopReason(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    error: jsonrpc.Error | None = None
+    """
+    The failure as a JSON-RPC error object, when reported.
+    """
+
+
+class IdleStateUpdateEndTurn(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    background: list[BackgroundWork] | None = None
+    """
+    Everything running in the background, as a full list; absent means not reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+    stop_reason: Annotated[Literal['end_turn'], Field(alias='stopReason')]
+    """
+    Why the turn ended; absent means not reported.
+    """
+
+
+class IdleStateUpdateMaxTokens(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    background: list[BackgroundWork] | None = None
+    """
+    Everything running in the background, as a full list; absent means not reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+    stop_reason: Annotated[Literal['max_tokens'], Field(alias='stopReason')]
+    """
+    Why the turn ended; absent means not reported.
+    """
+
+
+class IdleStateUpdateMaxTurnRequests(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    background: list[BackgroundWork] | None = None
+    """
+    Everything running in the background, as a full list; absent means not reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+    stop_reason: Annotated[Literal['max_turn_requests'], Field(alias='stopReason')]
+    """
+    Why the turn ended; absent means not reported.
+    """
+
+
+class IdleStateUpdateRefusal(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    background: list[BackgroundWork] | None = None
+    """
+    Everything running in the background, as a full list; absent means not reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+    stop_reason: Annotated[Literal['refusal'], Field(alias='stopReason')]
+    """
+    Why the turn ended; absent means not reported.
+    """
+
+
+class IdleStateUpdateCancelled(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    background: list[BackgroundWork] | None = None
+    """
+    Everything running in the background, as a full list; absent means not reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+    stop_reason: Annotated[Literal['cancelled'], Field(alias='stopReason')]
+    """
+    Why the turn ended; absent means not reported.
+    """
+
+
+class IdleStateUpdateError(ErrorStopReason):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    background: list[BackgroundWork] | None = None
+    """
+    Everything running in the background, as a full list; absent means not reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+    stop_reason: Annotated[Literal['error'], Field(alias='stopReason')]
+    """
+    Why the turn ended; absent means not reported.
+    """
+
+
+class IdleStateUpdateOther(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    background: list[BackgroundWork] | None = None
+    """
+    Everything running in the background, as a full list; absent means not reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+    stop_reason: Annotated[str, Field(alias='stopReason')]
+    """
+    Why the turn ended; absent means not reported.
+    """
+
+    @field_validator("stop_reason")
+    @classmethod
+    def reject_known_stop_reason(cls, value: str) -> str:
+        """A known ``stopReason`` here is a broken known variant, not a new one."""
+        if value in ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"):
+            raise ValueError(
+                f"stopReason {value!r} is a known variant; the message does not match it"
+            )
+        return value
+
+
+class IdleStateUpdateNone(BaseModel):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    background: list[BackgroundWork] | None = None
+    """
+    Everything running in the background, as a full list; absent means not reported.
+    """
+    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
+    """
+    Extension data; its keys are free-form and must not change the meaning of the message.
+    """
+    stop_reason: Annotated[None, Field(alias='stopReason')] = None
+    """
+    Why the turn ended; absent means not reported.
+    """
+
+
+IdleStateUpdate = TypeAliasType("IdleStateUpdate", IdleStateUpdateEndTurn | IdleStateUpdateMaxTokens | IdleStateUpdateMaxTurnRequests | IdleStateUpdateRefusal | IdleStateUpdateCancelled | IdleStateUpdateError | IdleStateUpdateOther | IdleStateUpdateNone)
+"""
+The session finished its turn, tagged by `stopReason`; background work may still run.
+"""
 
 
 class RequiresActionStateUpdate(BaseModel):
@@ -85,6 +378,10 @@ class RequiresActionStateUpdate(BaseModel):
         extra='allow',
         populate_by_name=True,
     )
+    background: list[BackgroundWork] | None = None
+    """
+    Everything running in the background, as a full list; absent means not reported.
+    """
     field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
     """
     Extension data; its keys are free-form and must not change the meaning of the message.
@@ -103,6 +400,114 @@ class StateUpdateRunning(RunningStateUpdate):
     """
 
 
+class StateUpdateIdleEndTurn(IdleStateUpdateEndTurn, StateUpdateIdleBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    state: Literal['idle']
+    """
+    Tag value `idle` selecting this variant.
+    """
+
+
+class StateUpdateIdleMaxTokens(IdleStateUpdateMaxTokens, StateUpdateIdleBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    state: Literal['idle']
+    """
+    Tag value `idle` selecting this variant.
+    """
+
+
+class StateUpdateIdleMaxTurnRequests(IdleStateUpdateMaxTurnRequests, StateUpdateIdleBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    state: Literal['idle']
+    """
+    Tag value `idle` selecting this variant.
+    """
+
+
+class StateUpdateIdleRefusal(IdleStateUpdateRefusal, StateUpdateIdleBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    state: Literal['idle']
+    """
+    Tag value `idle` selecting this variant.
+    """
+
+
+class StateUpdateIdleCancelled(IdleStateUpdateCancelled, StateUpdateIdleBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    state: Literal['idle']
+    """
+    Tag value `idle` selecting this variant.
+    """
+
+
+class StateUpdateIdleError(IdleStateUpdateError, StateUpdateIdleBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    state: Literal['idle']
+    """
+    Tag value `idle` selecting this variant.
+    """
+
+
+class StateUpdateIdleOther(IdleStateUpdateOther, StateUpdateIdleBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    state: Literal['idle']
+    """
+    Tag value `idle` selecting this variant.
+    """
+
+
+class StateUpdateIdleNone(IdleStateUpdateNone, StateUpdateIdleBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    state: Literal['idle']
+    """
+    Tag value `idle` selecting this variant.
+    """
+
+
+StateUpdateIdle = TypeAliasType(
+    "StateUpdateIdle",
+    Annotated[
+        StateUpdateIdleEndTurn | StateUpdateIdleMaxTokens | StateUpdateIdleMaxTurnRequests | StateUpdateIdleRefusal | StateUpdateIdleCancelled | StateUpdateIdleError | StateUpdateIdleOther | StateUpdateIdleNone,
+        Field(title='StateUpdateIdle'),
+    ],
+)
+"""
+What the session as a whole is doing now, tagged by `state`; open to future states.
+"""
+
+
 class StateUpdateRequiresAction(RequiresActionStateUpdate):
     model_config = ConfigDict(
         defer_build=True,
@@ -115,13 +520,109 @@ class StateUpdateRequiresAction(RequiresActionStateUpdate):
     """
 
 
-StopReason = TypeAliasType("StopReason", Literal['end_turn'] | Literal['max_tokens'] | Literal['max_turn_requests'] | Literal['refusal'] | Literal['cancelled'] | str)
+StateUpdate = TypeAliasType("StateUpdate", StateUpdateRunning | StateUpdateIdle | StateUpdateRequiresAction | StateUpdateOther)
 """
-Why the foreground work of a session stopped; open to future and `_`-prefixed custom values.
+What the session as a whole is doing now, tagged by `state`; open to future states.
 """
 
 
 class SessionUpdateStateUpdateRunning(StateUpdateRunning, SessionUpdateStateUpdateBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal['state_update'], Field(alias='sessionUpdate')]
+    """
+    Tag value `state_update` selecting this kind of update.
+    """
+
+
+class SessionUpdateStateUpdateIdleEndTurn(StateUpdateIdleEndTurn, SessionUpdateStateUpdateBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal['state_update'], Field(alias='sessionUpdate')]
+    """
+    Tag value `state_update` selecting this kind of update.
+    """
+
+
+class SessionUpdateStateUpdateIdleMaxTokens(StateUpdateIdleMaxTokens, SessionUpdateStateUpdateBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal['state_update'], Field(alias='sessionUpdate')]
+    """
+    Tag value `state_update` selecting this kind of update.
+    """
+
+
+class SessionUpdateStateUpdateIdleMaxTurnRequests(StateUpdateIdleMaxTurnRequests, SessionUpdateStateUpdateBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal['state_update'], Field(alias='sessionUpdate')]
+    """
+    Tag value `state_update` selecting this kind of update.
+    """
+
+
+class SessionUpdateStateUpdateIdleRefusal(StateUpdateIdleRefusal, SessionUpdateStateUpdateBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal['state_update'], Field(alias='sessionUpdate')]
+    """
+    Tag value `state_update` selecting this kind of update.
+    """
+
+
+class SessionUpdateStateUpdateIdleCancelled(StateUpdateIdleCancelled, SessionUpdateStateUpdateBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal['state_update'], Field(alias='sessionUpdate')]
+    """
+    Tag value `state_update` selecting this kind of update.
+    """
+
+
+class SessionUpdateStateUpdateIdleError(StateUpdateIdleError, SessionUpdateStateUpdateBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal['state_update'], Field(alias='sessionUpdate')]
+    """
+    Tag value `state_update` selecting this kind of update.
+    """
+
+
+class SessionUpdateStateUpdateIdleOther(StateUpdateIdleOther, SessionUpdateStateUpdateBase):
+    model_config = ConfigDict(
+        defer_build=True,
+        extra='allow',
+        populate_by_name=True,
+    )
+    session_update: Annotated[Literal['state_update'], Field(alias='sessionUpdate')]
+    """
+    Tag value `state_update` selecting this kind of update.
+    """
+
+
+class SessionUpdateStateUpdateIdleNone(StateUpdateIdleNone, SessionUpdateStateUpdateBase):
     model_config = ConfigDict(
         defer_build=True,
         extra='allow',
@@ -145,59 +646,9 @@ class SessionUpdateStateUpdateRequiresAction(StateUpdateRequiresAction, SessionU
     """
 
 
-class IdleStateUpdate(BaseModel):
-    model_config = ConfigDict(
-        defer_build=True,
-        extra='allow',
-        populate_by_name=True,
-    )
-    stop_reason: Annotated[StopReason | None, Field(alias='stopReason')] = None
-    """
-    Why the turn ended; absent or null means not reported.
-    """
-    error: jsonrpc.Error | None = None
-    """
-    The failure that ended the turn, as a JSON-RPC error object, when it ended with one.
-    """
-    field_meta: Annotated[dict[str, Any] | None, Field(alias='_meta')] = None
-    """
-    Extension data; its keys are free-form and must not change the meaning of the message.
-    """
-
-
-class StateUpdateIdle(IdleStateUpdate):
-    model_config = ConfigDict(
-        defer_build=True,
-        extra='allow',
-        populate_by_name=True,
-    )
-    state: Literal['idle']
-    """
-    Tag value `idle` selecting this variant.
-    """
-
-
-StateUpdate = TypeAliasType("StateUpdate", StateUpdateRunning | StateUpdateIdle | StateUpdateRequiresAction | StateUpdateOther)
-"""
-What the session as a whole is doing now, tagged by `state`; open to future states.
-"""
-
-
-class SessionUpdateStateUpdateIdle(StateUpdateIdle, SessionUpdateStateUpdateBase):
-    model_config = ConfigDict(
-        defer_build=True,
-        extra='allow',
-        populate_by_name=True,
-    )
-    session_update: Annotated[Literal['state_update'], Field(alias='sessionUpdate')]
-    """
-    Tag value `state_update` selecting this kind of update.
-    """
-
-
-class SessionUpdateStateUpdate(RootModel[SessionUpdateStateUpdateRunning | SessionUpdateStateUpdateIdle | SessionUpdateStateUpdateRequiresAction | SessionUpdateStateUpdateOther]):
+class SessionUpdateStateUpdate(RootModel[SessionUpdateStateUpdateRunning | SessionUpdateStateUpdateIdleEndTurn | SessionUpdateStateUpdateIdleMaxTokens | SessionUpdateStateUpdateIdleMaxTurnRequests | SessionUpdateStateUpdateIdleRefusal | SessionUpdateStateUpdateIdleCancelled | SessionUpdateStateUpdateIdleError | SessionUpdateStateUpdateIdleOther | SessionUpdateStateUpdateIdleNone | SessionUpdateStateUpdateRequiresAction | SessionUpdateStateUpdateOther]):
     """
     Update `state_update`: The session's overall state changed.
     """
 
-    root: SessionUpdateStateUpdateRunning | SessionUpdateStateUpdateIdle | SessionUpdateStateUpdateRequiresAction | SessionUpdateStateUpdateOther
+    root: SessionUpdateStateUpdateRunning | SessionUpdateStateUpdateIdleEndTurn | SessionUpdateStateUpdateIdleMaxTokens | SessionUpdateStateUpdateIdleMaxTurnRequests | SessionUpdateStateUpdateIdleRefusal | SessionUpdateStateUpdateIdleCancelled | SessionUpdateStateUpdateIdleError | SessionUpdateStateUpdateIdleOther | SessionUpdateStateUpdateIdleNone | SessionUpdateStateUpdateRequiresAction | SessionUpdateStateUpdateOther
