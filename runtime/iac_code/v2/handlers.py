@@ -65,7 +65,7 @@ from acp_bindings.v2.models import (
 from iac_code.agent import info as v1_info
 from iac_code.agent.commands import available_commands
 from iac_code.agent.content import check_prompt
-from iac_code.credentials import CredentialError
+from iac_code.credentials import CredentialError, resolve_api_key_async
 from iac_code.llm.contract import NO_API_KEY_MESSAGE
 from iac_code.router import validate_params
 from iac_code.rpc.connection import ConnectionClosedError
@@ -316,12 +316,12 @@ class V2Handlers(AgentHandlers):
         check_prompt(raw["prompt"])
         # The same lookup as v1 (environment, then the key saved by `iac-code login`).
         try:
-            client = await self.agent.models.ready_client()
+            key = await resolve_api_key_async(self.agent.settings)
         except CredentialError as exc:
             raise AuthRequiredError(
                 str(exc), data={"authMethods": [v1_info.API_KEY_AUTH_METHOD_ID]}
             ) from None
-        if client is None:
+        if not key:
             log.warning("prompt in session %s failed: no API key", session_id)
             raise AuthRequiredError(
                 NO_API_KEY_MESSAGE, data={"authMethods": [v1_info.API_KEY_AUTH_METHOD_ID]}
