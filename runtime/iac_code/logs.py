@@ -13,23 +13,38 @@ if TYPE_CHECKING:
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def configure_logging(level: str, log_file: Path | None = None) -> None:
+def _formatter(log_format: str) -> logging.Formatter:
+    if log_format == "json":
+        from iac_code.telemetry.json_logs import JsonLineFormatter
+
+        return JsonLineFormatter()
+    return logging.Formatter(_FORMAT)
+
+
+def configure_logging(level: str, log_file: Path | None = None, log_format: str = "text") -> None:
     root = logging.getLogger()
     root.setLevel(getattr(logging, level.upper(), logging.WARNING))
     for handler in list(root.handlers):
         root.removeHandler(handler)
     stderr = logging.StreamHandler(sys.__stderr__)
-    stderr.setFormatter(logging.Formatter(_FORMAT))
+    stderr.setFormatter(_formatter(log_format))
     root.addHandler(stderr)
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         file_handler = logging.FileHandler(log_file, encoding="utf-8")
-        file_handler.setFormatter(logging.Formatter(_FORMAT))
+        file_handler.setFormatter(_formatter(log_format))
         root.addHandler(file_handler)
 
 
 def start_logging(settings: Settings) -> None:
-    """Logging as the settings ask; a configured level that is not one is said here."""
-    configure_logging(settings.log_level, settings.log_file)
+    """Logging as the settings ask; a configured level that is not one is said here.
+
+    Telemetry starts here too (a no-op unless ``OTEL_*`` variables configure it): both
+    transports call this first, and JSON log lines need the active recorder for their ids.
+    """
+    configure_logging(settings.log_level, settings.log_file, settings.log_format)
+    from iac_code import telemetry
+
+    telemetry.start(settings)
     if settings.log_level_warning:
         logging.getLogger("iac_code.settings").warning("%s", settings.log_level_warning)

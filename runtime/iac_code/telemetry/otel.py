@@ -1,0 +1,464 @@
+"""The recorder backed by the OpenTelemetry SDK (imported only when telemetry is on).
+
+Spans follow the GenAI conventions: ``invoke_agent`` per prompt turn (its parent is the
+W3C trace context in the prompt request's ``_meta``), ``chat`` per model request,
+``execute_tool`` per tool call, plus a span per permission wait and per agent→client
+request, which carries the trace on in its own ``_meta``. Prompt text and tool
+arguments/results are recorded only with ``content`` (``--otel-content``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricReader
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from iac_code import __version__
+from iac_code.llm.contract import MessageFinished
+from iac_code.telemetry.instruments import Instruments
+from iac_code.telemetry.noop import ModelCallRecord, PermissionRecord, Recorder, ToolCallRecord
+
+if TYPE_CHECKING:
+    from iac_code.llm.contract import ModelRequest, ModelResponse
+    from iac_code.telemetry.config import TelemetryConfig
+    from iac_code.tools.contract import ToolOutcome
+    from iac_code.tools.permissions import Verdict
+
+T = TypeVar("T")
+
+AGENT_NAME = "iac-code"
+PROVIDER = "anthropic"
+_PROPAGATOR = TraceContextTextMapPropagator()
+
+
+def error_type(exc: BaseException) -> str:
+    """Low-cardinality name of what went wrong: ``cancelled`` or the exception's class."""
+    if isinstance(exc, anyio.get_cancelled_exc_class() | GeneratorExit):
+        return "cancelled"
+    return type(exc).__qualname__
+
+
+def _fail(span: trace.Span, kind: str, message: str = "") -> None:
+    span.set_attribute("error.type", kind)
+    span.set_status(Status(StatusCode.ERROR, message[:200] or kind))
+
+
+def _default_resource(env: Mapping[str, str]) -> Resource:
+    """``OTEL_SERVICE_NAME``/``OTEL_RESOURCE_ATTRIBUTES`` as the SDK reads them; the service
+    is called iac-code when neither names it."""
+    attributes: dict[str, str] = {"service.version": __version__}
+    named = env.get("OTEL_SERVICE_NAME") or "service.name=" in env.get(
+        "OTEL_RESOURCE_ATTRIBUTES", ""
+    )
+    if not named:
+        attributes["service.name"] = AGENT_NAME
+    return Resource.create(attributes)
+
+
+class OtelRecorder(Recorder):
+    def __init__(
+        self,
+        tracer_provider: TracerProvider,
+        meter_provider: MeterProvider,
+        *,
+        content: bool = False,
+        prometheus_reader: InMemoryMetricReader | None = None,
+    ) -> None:
+        self._tracer_provider = tracer_provider
+        self._meter_provider = meter_provider
+        self.tracer = tracer_provider.get_tracer("iac_code", __version__)
+        self.metrics = Instruments.create(meter_provider.get_meter("iac_code", __version__))
+        self.content = content
+        self._prometheus_reader = prometheus_reader
+
+    @classmethod
+    def from_config(cls, config: TelemetryConfig, env: Mapping[str, str] | None = None) -> Recorder:
+        """Exporters as the environment configures them (the OTLP exporters read their
+        endpoint, headers and timeout from the ``OTEL_EXPORTER_OTLP_*`` variables)."""
+        resource = _default_resource(os.environ if env is None else env)
+        tracer_provider = TracerProvider(resource=resource)
+        if config.otlp_traces:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+            from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+            tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        readers: list[MetricReader] = []
+        if config.otlp_metrics:
+            from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+            from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+
+            readers.append(PeriodicExportingMetricReader(OTLPMetricExporter()))
+        page = InMemoryMetricReader() if config.prometheus else None
+        if page is not None:
+            readers.append(page)
+        meter_provider = MeterProvider(metric_readers=readers, resource=resource)
+        return cls(tracer_provider, meter_provider, content=config.content, prometheus_reader=page)
+
+    # ------------------------------------------------------------------ turns
+
+    def invoke_agent(
+        self,
+        run: Awaitable[T],
+        *,
+        session_id: str,
+        model: str,
+        meta: Mapping[str, Any] | None,
+        prompt: list[dict[str, Any]],
+    ) -> Awaitable[T]:
+        return self._invoke_agent(run, session_id, model, meta, prompt)
+
+    async def _invoke_agent(
+        self,
+        run: Awaitable[T],
+        session_id: str,
+        model: str,
+        meta: Mapping[str, Any] | None,
+        prompt: list[dict[str, Any]],
+    ) -> T:
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.provider.name": PROVIDER,
+            "gen_ai.agent.name": AGENT_NAME,
+            "gen_ai.conversation.id": session_id,
+            "gen_ai.request.model": model,
+        }
+        if self.content:
+            attributes["gen_ai.input.messages"] = json.dumps(
+                [{"role": "user", "parts": prompt}], ensure_ascii=False
+            )
+        started = time.monotonic()
+        outcome: dict[str, str] = {}
+        with self.tracer.start_as_current_span(
+            f"invoke_agent {AGENT_NAME}",
+            context=parent_context(meta),
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                result = await run
+            except BaseException as exc:
+                kind = error_type(exc)
+                if kind == "cancelled":  # the connection went away mid-turn
+                    span.set_attribute("gen_ai.response.finish_reasons", ["cancelled"])
+                    outcome = {"iac_code.stop_reason": "cancelled"}
+                else:
+                    _fail(span, kind, str(exc))
+                    outcome = {"error.type": kind}
+                raise
+            else:
+                stop_reason = _stop_reason(result)
+                span.set_attribute("gen_ai.response.finish_reasons", [stop_reason])
+                for name, value in _turn_usage(result).items():
+                    span.set_attribute(name, value)
+                outcome = {"iac_code.stop_reason": stop_reason}
+                return result
+            finally:
+                self.metrics.turns.add(1, outcome)
+                self.metrics.agent_duration.record(
+                    time.monotonic() - started,
+                    {"gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": PROVIDER}
+                    | outcome,
+                )
+
+    # ------------------------------------------------------------------ model, tools
+
+    def model_call(self, request: ModelRequest) -> ModelCallRecord:
+        return _ModelCall(self, request)
+
+    def tool_call(self, name: str, tool_call_id: str, arguments: Any) -> ToolCallRecord:
+        return _ToolCall(self, name, tool_call_id, arguments)
+
+    def permission_wait(self, tool_name: str, tool_call_id: str) -> PermissionRecord:
+        return _PermissionWait(self, tool_name, tool_call_id)
+
+    # ------------------------------------------------------------------ requests out
+
+    async def client_request(
+        self,
+        send: Callable[[str, dict[str, Any]], Awaitable[Any]],
+        method: str,
+        params: dict[str, Any],
+    ) -> Any:
+        from acp_bindings.errors import RpcError
+
+        started = time.monotonic()
+        attributes = {"rpc.system": "jsonrpc", "rpc.method": method}
+        outcome = "ok"
+        with self.tracer.start_as_current_span(
+            method,
+            kind=SpanKind.CLIENT,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                return await send(method, self.with_trace_meta(params))
+            except RpcError as exc:
+                outcome = "error"
+                _fail(span, str(exc.code), exc.message or "")
+                raise
+            except BaseException as exc:
+                outcome = error_type(exc)
+                if outcome != "cancelled":
+                    outcome = "error"
+                    _fail(span, error_type(exc), str(exc))
+                raise
+            finally:
+                span.set_attribute("iac_code.outcome", outcome)
+                self.metrics.client_request_duration.record(
+                    time.monotonic() - started, {"rpc.method": method, "iac_code.outcome": outcome}
+                )
+
+    def with_trace_meta(self, params: dict[str, Any]) -> dict[str, Any]:
+        carrier: dict[str, str] = {}
+        _PROPAGATOR.inject(carrier)
+        if not carrier:
+            return params
+        meta = params.get("_meta")
+        return {**params, "_meta": {**meta, **carrier} if isinstance(meta, Mapping) else carrier}
+
+    # ------------------------------------------------------------------ gauges, export
+
+    def sessions_changed(self, delta: int) -> None:
+        self.metrics.open_sessions.add(delta)
+
+    def connections_changed(self, delta: int) -> None:
+        self.metrics.open_connections.add(delta)
+
+    def prometheus_text(self) -> str | None:
+        if self._prometheus_reader is None:
+            return None
+        from iac_code.telemetry.prometheus import render
+
+        return render(self._prometheus_reader.get_metrics_data())
+
+    def current_ids(self) -> tuple[str, str] | None:
+        span_context = trace.get_current_span().get_span_context()
+        if not span_context.is_valid:
+            return None
+        return format(span_context.trace_id, "032x"), format(span_context.span_id, "016x")
+
+    def shutdown(self) -> None:
+        self._tracer_provider.shutdown()
+        self._meter_provider.shutdown()
+
+
+def parent_context(meta: Mapping[str, Any] | None) -> otel_context.Context | None:
+    """The trace context a request's ``_meta`` carries (``traceparent``/``tracestate``)."""
+    if not isinstance(meta, Mapping) or not isinstance(meta.get("traceparent"), str):
+        return None
+    carrier = {
+        key: meta[key] for key in ("traceparent", "tracestate") if isinstance(meta.get(key), str)
+    }
+    return _PROPAGATOR.extract(carrier)
+
+
+def _stop_reason(result: Any) -> str:
+    value = getattr(result, "stop_reason", None)
+    return str(getattr(value, "value", value))
+
+
+def _turn_usage(result: Any) -> dict[str, int]:
+    meta = getattr(result, "field_meta", None) or {}
+    usage = meta.get("iac_code", {}).get("usage", {}) if isinstance(meta, Mapping) else {}
+    found = {
+        "gen_ai.usage.input_tokens": usage.get("inputTokens"),
+        "gen_ai.usage.output_tokens": usage.get("outputTokens"),
+    }
+    return {name: value for name, value in found.items() if isinstance(value, int)}
+
+
+class _Span:
+    """A span made current for the ``with`` block (children started inside join it)."""
+
+    def __init__(self, recorder: OtelRecorder, name: str, attributes: dict[str, Any]) -> None:
+        self.recorder = recorder
+        self.span = recorder.tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=attributes)
+        self.started = time.monotonic()
+        self._token: object | None = None
+
+    def attach(self) -> None:
+        self._token = otel_context.attach(trace.set_span_in_context(self.span))
+
+    def detach(self) -> None:
+        if self._token is not None:
+            otel_context.detach(self._token)  # type: ignore[arg-type]
+            self._token = None
+
+
+class _ToolCall(ToolCallRecord):
+    def __init__(
+        self, recorder: OtelRecorder, name: str, tool_call_id: str, arguments: Any
+    ) -> None:
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": tool_call_id,
+            "gen_ai.tool.type": "extension" if name.startswith("mcp__") else "function",
+        }
+        if recorder.content:
+            attributes["gen_ai.tool.call.arguments"] = json.dumps(arguments, ensure_ascii=False)
+        self._name = name
+        self._span = _Span(recorder, f"execute_tool {name}", attributes)
+        self._outcome: ToolOutcome | None = None
+
+    def __enter__(self) -> _ToolCall:
+        self._span.attach()
+        return self
+
+    def outcome(self, outcome: ToolOutcome) -> ToolOutcome:
+        self._outcome = outcome
+        return outcome
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._span.detach()
+        span, recorder = self._span.span, self._span.recorder
+        if exc is not None:
+            label = error_type(exc)
+            _fail(span, label, str(exc))
+        else:
+            label = tool_outcome_label(self._outcome)
+            if label != "completed":
+                _fail(span, label)
+            if recorder.content and self._outcome is not None:
+                span.set_attribute("gen_ai.tool.call.result", self._outcome.model_content)
+        span.set_attribute("iac_code.tool.outcome", label)
+        attributes = {"gen_ai.tool.name": self._name, "iac_code.tool.outcome": label}
+        if label != "completed":
+            attributes["error.type"] = label
+        recorder.metrics.tool_duration.record(time.monotonic() - self._span.started, attributes)
+        span.end()
+
+
+def tool_outcome_label(outcome: ToolOutcome | None) -> str:
+    """completed, declined (permission), timeout or failed."""
+    if outcome is None or not outcome.is_error:
+        return "completed"
+    raw = outcome.raw_output
+    if raw.get("declined"):
+        return "declined"
+    if raw.get("timedOut") or raw.get("timeout"):
+        return "timeout"
+    return "failed"
+
+
+class _PermissionWait(PermissionRecord):
+    def __init__(self, recorder: OtelRecorder, tool_name: str, tool_call_id: str) -> None:
+        self._span = _Span(
+            recorder,
+            "permission_wait",
+            {"gen_ai.tool.name": tool_name, "gen_ai.tool.call.id": tool_call_id},
+        )
+        self._verdict: Verdict | None = None
+
+    def __enter__(self) -> _PermissionWait:
+        self._span.attach()
+        return self
+
+    def verdict(self, verdict: Verdict) -> Verdict:
+        self._verdict = verdict
+        return verdict
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._span.detach()
+        span = self._span.span
+        verdict = self._verdict
+        if exc is not None or verdict is None or verdict.cancelled:
+            outcome = "cancelled"
+        else:
+            outcome = "allowed" if verdict.allowed else "denied"
+        span.set_attribute("iac_code.permission.outcome", outcome)
+        if verdict is not None and verdict.option_id:
+            span.set_attribute("iac_code.permission.option_id", verdict.option_id)
+        self._span.recorder.metrics.permission_outcomes.add(
+            1, {"iac_code.permission.outcome": outcome}
+        )
+        span.end()
+
+
+class _ModelCall(ModelCallRecord):
+    """A ``chat`` span, not made current: it has no children, and the stream that reports
+    to it is an async generator, where a context attached between yields would leak into
+    the consumer."""
+
+    def __init__(self, recorder: OtelRecorder, request: ModelRequest) -> None:
+        self._recorder = recorder
+        self._base = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": PROVIDER,
+            "gen_ai.request.model": request.model,
+        }
+        self._span = recorder.tracer.start_span(
+            f"chat {request.model}",
+            kind=SpanKind.CLIENT,
+            attributes={**self._base, "gen_ai.request.max_tokens": request.max_tokens},
+        )
+        self._started = time.monotonic()
+        self._first_chunk_seen = False
+        self._response: ModelResponse | None = None
+
+    def saw(self, event: object) -> None:
+        if isinstance(event, MessageFinished):
+            self._response = event.response
+        elif not self._first_chunk_seen:
+            self._first_chunk_seen = True
+            self._recorder.metrics.time_to_first_chunk.record(
+                time.monotonic() - self._started, self._base
+            )
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        span, metrics = self._span, self._recorder.metrics
+        attributes: dict[str, Any] = dict(self._base)
+        response = self._response
+        if response is not None:
+            if response.model:
+                attributes["gen_ai.response.model"] = response.model
+                span.set_attribute("gen_ai.response.model", response.model)
+            if response.message_id:
+                span.set_attribute("gen_ai.response.id", response.message_id)
+            span.set_attribute("gen_ai.response.finish_reasons", [response.stop_reason or ""])
+            usage = response.usage
+            span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
+            span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
+            span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
+            span.set_attribute("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens)
+            for token_type, count in (
+                ("input", usage.input_tokens),
+                ("output", usage.output_tokens),
+            ):
+                metrics.token_usage.record(count, {**attributes, "gen_ai.token.type": token_type})
+        elif exc is not None:
+            attributes["error.type"] = error_type(exc)
+            _fail(span, attributes["error.type"], str(exc))
+        metrics.operation_duration.record(time.monotonic() - self._started, attributes)
+        span.end()
