@@ -283,25 +283,51 @@ def _turn_usage(result: Any) -> dict[str, int]:
     return {name: value for name, value in found.items() if isinstance(value, int)}
 
 
-class _Span:
-    """A span made current for the ``with`` block (children started inside join it)."""
+class _SpanRecord:
+    """One span for a ``with`` block, ended when the block ends; a ``current`` one is the
+    current span inside the block, so spans started there become its children."""
 
-    def __init__(self, recorder: OtelRecorder, name: str, attributes: dict[str, Any]) -> None:
+    current = True
+
+    def __init__(
+        self,
+        recorder: OtelRecorder,
+        name: str,
+        attributes: dict[str, Any],
+        kind: SpanKind = SpanKind.INTERNAL,
+    ) -> None:
         self.recorder = recorder
-        self.span = recorder.tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=attributes)
+        self.span = recorder.tracer.start_span(name, kind=kind, attributes=attributes)
         self.started = time.monotonic()
         self._token: object | None = None
 
-    def attach(self) -> None:
-        self._token = otel_context.attach(trace.set_span_in_context(self.span))
+    def __enter__(self) -> Any:
+        if self.current:
+            self._token = otel_context.attach(trace.set_span_in_context(self.span))
+        return self
 
-    def detach(self) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if self._token is not None:
             otel_context.detach(self._token)  # type: ignore[arg-type]
             self._token = None
+        try:
+            self.finish(exc)
+        finally:
+            self.span.end()
+
+    def finish(self, exc: BaseException | None) -> None:
+        """Record how the block ended (``exc``: what it raised) before the span ends."""
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
 
 
-class _ToolCall(ToolCallRecord):
+class _ToolCall(_SpanRecord, ToolCallRecord):
     def __init__(
         self, recorder: OtelRecorder, name: str, tool_call_id: str, arguments: Any
     ) -> None:
@@ -313,26 +339,16 @@ class _ToolCall(ToolCallRecord):
         }
         if recorder.content:
             attributes["gen_ai.tool.call.arguments"] = json.dumps(arguments, ensure_ascii=False)
+        super().__init__(recorder, f"execute_tool {name}", attributes)
         self._name = name
-        self._span = _Span(recorder, f"execute_tool {name}", attributes)
         self._outcome: ToolOutcome | None = None
-
-    def __enter__(self) -> _ToolCall:
-        self._span.attach()
-        return self
 
     def outcome(self, outcome: ToolOutcome) -> ToolOutcome:
         self._outcome = outcome
         return outcome
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._span.detach()
-        span, recorder = self._span.span, self._span.recorder
+    def finish(self, exc: BaseException | None) -> None:
+        span = self.span
         if exc is not None:
             label = error_type(exc)
             _fail(span, label, str(exc))
@@ -340,14 +356,13 @@ class _ToolCall(ToolCallRecord):
             label = tool_outcome_label(self._outcome)
             if label != "completed":
                 _fail(span, label)
-            if recorder.content and self._outcome is not None:
+            if self.recorder.content and self._outcome is not None:
                 span.set_attribute("gen_ai.tool.call.result", self._outcome.model_content)
         span.set_attribute("iac_code.tool.outcome", label)
         attributes = {"gen_ai.tool.name": self._name, "iac_code.tool.outcome": label}
         if label != "completed":
             attributes["error.type"] = label
-        recorder.metrics.tool_duration.record(time.monotonic() - self._span.started, attributes)
-        span.end()
+        self.recorder.metrics.tool_duration.record(self.elapsed(), attributes)
 
 
 def tool_outcome_label(outcome: ToolOutcome | None) -> str:
@@ -362,63 +377,43 @@ def tool_outcome_label(outcome: ToolOutcome | None) -> str:
     return "failed"
 
 
-class _PermissionWait(PermissionRecord):
+class _PermissionWait(_SpanRecord, PermissionRecord):
     def __init__(self, recorder: OtelRecorder, tool_name: str, tool_call_id: str) -> None:
-        self._span = _Span(
-            recorder,
-            "permission_wait",
-            {"gen_ai.tool.name": tool_name, "gen_ai.tool.call.id": tool_call_id},
-        )
+        attributes = {"gen_ai.tool.name": tool_name, "gen_ai.tool.call.id": tool_call_id}
+        super().__init__(recorder, "permission_wait", attributes)
         self._verdict: Verdict | None = None
-
-    def __enter__(self) -> _PermissionWait:
-        self._span.attach()
-        return self
 
     def verdict(self, verdict: Verdict) -> Verdict:
         self._verdict = verdict
         return verdict
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._span.detach()
-        span = self._span.span
+    def finish(self, exc: BaseException | None) -> None:
         verdict = self._verdict
         if exc is not None or verdict is None or verdict.cancelled:
             outcome = "cancelled"
         else:
             outcome = "allowed" if verdict.allowed else "denied"
-        span.set_attribute("iac_code.permission.outcome", outcome)
+        self.span.set_attribute("iac_code.permission.outcome", outcome)
         if verdict is not None and verdict.option_id:
-            span.set_attribute("iac_code.permission.option_id", verdict.option_id)
-        self._span.recorder.metrics.permission_outcomes.add(
-            1, {"iac_code.permission.outcome": outcome}
-        )
-        span.end()
+            self.span.set_attribute("iac_code.permission.option_id", verdict.option_id)
+        self.recorder.metrics.permission_outcomes.add(1, {"iac_code.permission.outcome": outcome})
 
 
-class _ModelCall(ModelCallRecord):
-    """A ``chat`` span, not made current: it has no children, and the stream that reports
-    to it is an async generator, where a context attached between yields would leak into
-    the consumer."""
+class _ModelCall(_SpanRecord, ModelCallRecord):
+    """A ``chat`` span. Not made current: it has no children, and the stream that reports to
+    it is an async generator, where a context attached between yields would leak into the
+    consumer."""
+
+    current = False
 
     def __init__(self, recorder: OtelRecorder, request: ModelRequest) -> None:
-        self._recorder = recorder
         self._base = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": PROVIDER,
             "gen_ai.request.model": request.model,
         }
-        self._span = recorder.tracer.start_span(
-            f"chat {request.model}",
-            kind=SpanKind.CLIENT,
-            attributes={**self._base, "gen_ai.request.max_tokens": request.max_tokens},
-        )
-        self._started = time.monotonic()
+        attributes = {**self._base, "gen_ai.request.max_tokens": request.max_tokens}
+        super().__init__(recorder, f"chat {request.model}", attributes, SpanKind.CLIENT)
         self._first_chunk_seen = False
         self._response: ModelResponse | None = None
 
@@ -427,17 +422,10 @@ class _ModelCall(ModelCallRecord):
             self._response = event.response
         elif not self._first_chunk_seen:
             self._first_chunk_seen = True
-            self._recorder.metrics.time_to_first_chunk.record(
-                time.monotonic() - self._started, self._base
-            )
+            self.recorder.metrics.time_to_first_chunk.record(self.elapsed(), self._base)
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        span, metrics = self._span, self._recorder.metrics
+    def finish(self, exc: BaseException | None) -> None:
+        span, metrics = self.span, self.recorder.metrics
         attributes: dict[str, Any] = dict(self._base)
         response = self._response
         if response is not None:
@@ -448,10 +436,14 @@ class _ModelCall(ModelCallRecord):
                 span.set_attribute("gen_ai.response.id", response.message_id)
             span.set_attribute("gen_ai.response.finish_reasons", [response.stop_reason or ""])
             usage = response.usage
-            span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
-            span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
-            span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
-            span.set_attribute("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens)
+            span.set_attributes(
+                {
+                    "gen_ai.usage.input_tokens": usage.input_tokens,
+                    "gen_ai.usage.output_tokens": usage.output_tokens,
+                    "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens,
+                    "gen_ai.usage.cache_creation.input_tokens": usage.cache_write_tokens,
+                }
+            )
             for token_type, count in (
                 ("input", usage.input_tokens),
                 ("output", usage.output_tokens),
@@ -460,5 +452,4 @@ class _ModelCall(ModelCallRecord):
         elif exc is not None:
             attributes["error.type"] = error_type(exc)
             _fail(span, attributes["error.type"], str(exc))
-        metrics.operation_duration.record(time.monotonic() - self._started, attributes)
-        span.end()
+        metrics.operation_duration.record(self.elapsed(), attributes)

@@ -16,6 +16,22 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+#: Every metric the agent records (names from the GenAI conventions, then the agent's own).
+METRIC_NAMES = frozenset(
+    {
+        "gen_ai.client.token.usage",
+        "gen_ai.client.operation.duration",
+        "gen_ai.client.operation.time_to_first_chunk",
+        "gen_ai.invoke_agent.duration",
+        "gen_ai.execute_tool.duration",
+        "iac_code.turns",
+        "iac_code.permission.outcomes",
+        "iac_code.client.request.duration",
+        "iac_code.sessions.open",
+        "iac_code.connections.open",
+    }
+)
+
 #: A caller's trace context as an editor would send it in ``_meta`` (W3C trace context).
 CALLER_TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN_ID = "00f067aa0ba902b7"

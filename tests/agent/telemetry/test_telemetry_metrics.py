@@ -11,23 +11,10 @@ from iac_code import telemetry
 from iac_code.telemetry.json_logs import JsonLineFormatter
 from iac_code_dev.fake_llm import ScriptedModelClient
 
-from tests.agent.telemetry.telemetry_kit import Recorded
+from tests.agent.telemetry.telemetry_kit import METRIC_NAMES, Recorded
 from tests.agent.turn_tools.agent_tools_kit import in_memory_agent
 
 pytestmark = pytest.mark.anyio
-
-METRIC_NAMES = {
-    "gen_ai.client.token.usage",
-    "gen_ai.client.operation.duration",
-    "gen_ai.client.operation.time_to_first_chunk",
-    "gen_ai.invoke_agent.duration",
-    "gen_ai.execute_tool.duration",
-    "iac_code.turns",
-    "iac_code.permission.outcomes",
-    "iac_code.client.request.duration",
-    "iac_code.sessions.open",
-    "iac_code.connections.open",
-}
 
 
 async def tool_turn(workspace: Path, home: Path) -> None:

@@ -13,7 +13,8 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -24,7 +25,12 @@ from iac_code_dev.wire_client import agent_command, open_agent_process
 
 from tests.agent.remote.remote_kit import announced_url, http_client
 from tests.agent.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan, running_receiver
-from tests.agent.telemetry.telemetry_kit import CALLER_SPAN_ID, CALLER_TRACE_ID, CALLER_TRACEPARENT
+from tests.agent.telemetry.telemetry_kit import (
+    CALLER_SPAN_ID,
+    CALLER_TRACE_ID,
+    CALLER_TRACEPARENT,
+    METRIC_NAMES,
+)
 from tests.agent.turn_tools.agent_tools_kit import (
     DEFAULT_HANDLERS,
     WAIT_S,
@@ -37,18 +43,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 SECRET = "PROMPT-TEXT-THAT-MUST-NOT-LEAK"
 #: A first prompt loads the model SDK in the agent process: slow on a busy machine.
 PROMPT_WAIT_S = 60.0
-EXPORTED_METRICS = {
-    "gen_ai.client.token.usage",
-    "gen_ai.client.operation.duration",
-    "gen_ai.client.operation.time_to_first_chunk",
-    "gen_ai.invoke_agent.duration",
-    "gen_ai.execute_tool.duration",
-    "iac_code.turns",
-    "iac_code.permission.outcomes",
-    "iac_code.client.request.duration",
-    "iac_code.sessions.open",
-    "iac_code.connections.open",
-}
 
 
 @pytest.fixture
@@ -151,11 +145,24 @@ async def test_stdio_turns_reach_the_otlp_receiver(
     assert cancelled.attributes["gen_ai.response.finish_reasons"] == ("cancelled",)
     assert cancelled.parent_span_id == ""
     assert SECRET.encode() not in otlp.exported_bytes()
-    assert otlp.metric_names() >= EXPORTED_METRICS
+    assert otlp.metric_names() >= METRIC_NAMES
     # --log-format json: every stderr line is an object; those logged in a turn carry its ids.
     logged = [json.loads(line) for line in stderr.read_text().splitlines() if line.strip()]
     assert all(isinstance(entry, dict) and "message" in entry for entry in logged)
     assert any(entry.get("trace_id") == CALLER_TRACE_ID for entry in logged)
+
+
+@asynccontextmanager
+async def http_agent(env: dict[str, str]) -> AsyncIterator[str]:
+    """``iac-code acp --transport http`` on an ephemeral port; yields its ``/acp`` URL and
+    stops it with SIGTERM (which flushes its telemetry) at the end of the block."""
+    command = [sys.executable, "-m", "iac_code.cli", "acp", "--transport", "http", "--port", "0"]
+    async with await anyio.open_process(command, env=env) as process:
+        assert process.stderr is not None
+        yield await announced_url(process.stderr)
+        process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(WAIT_S):
+            assert await process.wait() == 0
 
 
 async def test_http_transport_exports_and_serves_metrics(
@@ -171,10 +178,7 @@ async def test_http_transport_exports_and_serves_metrics(
         "OTEL_METRICS_EXPORTER": "otlp,prometheus",
         "IACCODE_ACP_HTTP_TOKEN": "s3cret",
     }
-    command = [sys.executable, "-m", "iac_code.cli", "acp", "--transport", "http", "--port", "0"]
-    async with await anyio.open_process(command, env=env) as process:
-        assert process.stderr is not None
-        url = await announced_url(process.stderr)
+    async with http_agent(env) as url:
         async with http_client(url, authorization="Bearer s3cret") as client:
             await client.initialize()
             session = await client.new_session(workspace)
@@ -195,28 +199,16 @@ async def test_http_transport_exports_and_serves_metrics(
         assert 'iac_code_turns_total{iac_code_stop_reason="end_turn"} 1' in page.text
         assert "gen_ai_client_token_usage_bucket" in page.text
         assert "iac_code_connections_open" in page.text
-        process.send_signal(signal.SIGTERM)
-        with anyio.fail_after(WAIT_S):
-            assert await process.wait() == 0
 
     assert_tool_turn_tree(otlp.spans())
     assert SECRET.encode() not in otlp.exported_bytes()
-    assert otlp.metric_names() >= EXPORTED_METRICS
+    assert otlp.metric_names() >= METRIC_NAMES
 
 
-async def test_metrics_page_is_404_when_not_configured(
-    tmp_path: Path, llm: ScriptedLLMServer
-) -> None:
+async def test_metrics_page_is_404_when_not_configured(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env.update(IAC_CODE_HOME=str(tmp_path / "home"), ANTHROPIC_API_KEY="test-key")
-    command = [sys.executable, "-m", "iac_code.cli", "acp", "--transport", "http", "--port", "0"]
-    async with await anyio.open_process(command, env=env) as process:
-        assert process.stderr is not None
-        url = await announced_url(process.stderr)
-        async with httpx.AsyncClient(timeout=WAIT_S) as http:
-            page = await http.get(url.removesuffix("/acp") + "/metrics")
-        assert page.status_code == 404
-        assert "OTEL_METRICS_EXPORTER=prometheus" in page.text
-        process.send_signal(signal.SIGTERM)
-        with anyio.fail_after(WAIT_S):
-            assert await process.wait() == 0
+    async with http_agent(env) as url, httpx.AsyncClient(timeout=WAIT_S) as http:
+        page = await http.get(url.removesuffix("/acp") + "/metrics")
+    assert page.status_code == 404
+    assert "OTEL_METRICS_EXPORTER=prometheus" in page.text

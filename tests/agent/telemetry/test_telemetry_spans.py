@@ -40,6 +40,14 @@ def model_for(*turns: Turn) -> ScriptedModelClient:
     return ScriptedModelClient(list(turns), timing=False)
 
 
+def write_then_answer(tool_id: str = "w1") -> ScriptedModelClient:
+    """A model that writes a.tf (a call that asks permission), then answers."""
+    return model_for(
+        Turn().tool_use("write_file", {"path": "a.tf", "content": "x = 1\n"}, id=tool_id),
+        Turn().text("Written."),
+    )
+
+
 def prompt_params(session: str, text: str = SECRET, **meta: str) -> dict[str, object]:
     params: dict[str, object] = {"sessionId": session, "prompt": [{"type": "text", "text": text}]}
     if meta:
@@ -114,10 +122,7 @@ async def test_a_malformed_traceparent_is_ignored(
 async def test_a_tool_call_with_permission_nests_under_the_turn(
     workspace: Path, home: Path, recorded: Recorded
 ) -> None:
-    model = model_for(
-        Turn().tool_use("write_file", {"path": "a.tf", "content": "x = 1\n"}, id="w1"),
-        Turn().text("Written."),
-    )
+    model = write_then_answer()
     async with in_memory_agent(home, model_client=model) as run:
         session = await run.client.new_session(workspace)
         await run.client.request(
@@ -154,10 +159,7 @@ async def test_a_tool_call_with_permission_nests_under_the_turn(
 async def test_a_denied_permission_ends_the_tool_call_declined(
     workspace: Path, home: Path, recorded: Recorded
 ) -> None:
-    model = model_for(
-        Turn().tool_use("write_file", {"path": "a.tf", "content": "x"}, id="w1"),
-        Turn().text("Fine."),
-    )
+    model = write_then_answer()
     async with in_memory_agent(home, model_client=model) as run:
 
         async def reject(client: object, frame: object) -> object:
@@ -180,10 +182,7 @@ async def test_a_denied_permission_ends_the_tool_call_declined(
 async def test_a_cancelled_turn_ends_every_open_span(
     workspace: Path, home: Path, recorded: Recorded
 ) -> None:
-    model = model_for(
-        Turn().tool_use("write_file", {"path": "a.tf", "content": "x"}, id="w1"),
-        Turn().text("Never."),
-    )
+    model = write_then_answer()
     async with in_memory_agent(home, model_client=model) as run:
         client = run.client
         client.handlers["session/request_permission"] = never_answer
@@ -301,10 +300,7 @@ async def test_a_failed_client_request_carries_its_error_code(
 async def test_content_is_recorded_only_when_asked(
     workspace: Path, home: Path, recorded_with_content: Recorded
 ) -> None:
-    model = model_for(
-        Turn().tool_use("write_file", {"path": "a.tf", "content": "x = 1\n"}, id="w1"),
-        Turn().text("Written."),
-    )
+    model = write_then_answer()
     async with in_memory_agent(home, model_client=model) as run:
         session = await run.client.new_session(workspace)
         await run.client.prompt(session, SECRET)
