@@ -1,6 +1,6 @@
 """End to end: a real ``iac-code acp`` process exports to a real OTLP/HTTP receiver.
 
-The receiver (:mod:`tests.agent.telemetry.otlp_receiver`) listens on 127.0.0.1 and decodes
+The receiver (:mod:`acp_conformance.trace_receiver`, the checker's) listens on 127.0.0.1 and decodes
 with ``opentelemetry-proto``. The agent is started as a subprocess with the standard
 ``OTEL_*`` variables only, the model is the real ``anthropic`` SDK against the scripted
 LLM server, and the process's own shutdown flushes what it recorded, so once it has exited
@@ -20,11 +20,11 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+from acp_conformance.trace_receiver import OtlpReceiver, ReceivedSpan, running_receiver
 from acp_scripted_llm import ScriptedLLMServer, Turn
 from iac_code_dev.wire_client import agent_command, open_agent_process
 
 from tests.agent.remote.remote_kit import announced_url, http_client
-from tests.agent.telemetry.otlp_receiver import OtlpReceiver, ReceivedSpan, running_receiver
 from tests.agent.telemetry.telemetry_kit import (
     CALLER_SPAN_ID,
     CALLER_TRACE_ID,
@@ -47,7 +47,8 @@ PROMPT_WAIT_S = 60.0
 
 @pytest.fixture
 def otlp() -> Iterator[OtlpReceiver]:
-    yield from running_receiver()
+    with running_receiver() as receiver:
+        yield receiver
 
 
 def otel_environment(home: Path, llm_url: str, receiver: OtlpReceiver) -> dict[str, str]:
@@ -112,6 +113,7 @@ async def test_stdio_turns_reach_the_otlp_receiver(
         env=env,
         stderr_path=stderr,
         handlers=dict(DEFAULT_HANDLERS),
+        wait_s=PROMPT_WAIT_S,
     ) as running:
         client = running.client
         await client.initialize()

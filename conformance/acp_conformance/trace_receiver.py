@@ -1,15 +1,20 @@
-"""A real OTLP/HTTP receiver on 127.0.0.1 for the end-to-end tests.
+"""An OTLP/HTTP receiver on 127.0.0.1: where an agent under test sends its telemetry.
 
-It accepts ``POST /v1/traces`` and ``POST /v1/metrics`` (protobuf, optionally gzip), decodes
-them with the maintained ``opentelemetry-proto`` messages and keeps everything, raw bytes
-included (so a test can check that some text appears nowhere in what was exported).
+``acp-conformance run --traceparent`` starts one and points the agent at it with
+``OTEL_EXPORTER_OTLP_ENDPOINT``; the runtime's own tests use it as their collector. It accepts
+``POST /v1/traces`` and ``POST /v1/metrics`` (protobuf, optionally gzip), decodes them with the
+``opentelemetry-proto`` messages (the checker's ``otel`` extra, imported only here) and keeps
+everything, raw bytes included (so a test can check that some text appears nowhere in what
+was exported).
 """
 
 from __future__ import annotations
 
 import gzip
 import threading
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -53,7 +58,7 @@ class OtlpReceiver:
     raw_traces: list[bytes] = field(default_factory=list)
     traces: list[ExportTraceServiceRequest] = field(default_factory=list)
     metrics: list[ExportMetricsServiceRequest] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Condition = field(default_factory=threading.Condition)
 
     def spans(self) -> list[ReceivedSpan]:
         found: list[ReceivedSpan] = []
@@ -89,6 +94,18 @@ class OtlpReceiver:
             for metric in scope_metrics.metrics
         }
 
+    def wait_for_trace(self, trace_id: str, timeout: float) -> list[ReceivedSpan]:
+        """The spans of ``trace_id`` (hex), waiting up to ``timeout`` seconds for the first
+        (blocking: call it from a worker thread); [] when none came."""
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while True:
+                found = [span for span in self.spans() if span.trace_id == trace_id]
+                left = deadline - time.monotonic()
+                if found or left <= 0:
+                    return found
+                self.lock.wait(left)
+
     def exported_bytes(self) -> bytes:
         with self.lock:
             return b"".join(self.raw_traces)
@@ -106,6 +123,7 @@ def _handler_for(receiver: OtlpReceiver) -> type[BaseHTTPRequestHandler]:
                 with receiver.lock:
                     receiver.traces.append(request)
                     receiver.raw_traces.append(body)
+                    receiver.lock.notify_all()
             elif self.path == "/v1/metrics":
                 request = ExportMetricsServiceRequest.FromString(body)
                 answer = ExportMetricsServiceResponse()
@@ -127,6 +145,7 @@ def _handler_for(receiver: OtlpReceiver) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+@contextmanager
 def running_receiver() -> Iterator[OtlpReceiver]:
     receiver = OtlpReceiver()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(receiver))
