@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
@@ -38,6 +39,10 @@ if TYPE_CHECKING:
     from iac_code.tools.permissions import Verdict
 
 T = TypeVar("T")
+
+#: How long the end of the process waits for the last export: a collector that is down would
+#: otherwise hold the exit for the exporters' whole retry budget (18 s measured).
+SHUTDOWN_GRACE_S = 3.0
 
 AGENT_NAME = "iac-code"
 PROVIDER = "anthropic"
@@ -89,7 +94,8 @@ class OtelRecorder(Recorder):
         """Exporters as the environment configures them (the OTLP exporters read their
         endpoint, headers and timeout from the ``OTEL_EXPORTER_OTLP_*`` variables)."""
         resource = _default_resource(os.environ if env is None else env)
-        tracer_provider = TracerProvider(resource=resource)
+        # Shut down by ``shutdown`` (bounded), not by the SDK's own unbounded exit handlers.
+        tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
         if config.otlp_traces:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
             from opentelemetry.sdk.trace.export import BatchSpanProcessor
@@ -104,7 +110,9 @@ class OtelRecorder(Recorder):
         page = InMemoryMetricReader() if config.prometheus else None
         if page is not None:
             readers.append(page)
-        meter_provider = MeterProvider(metric_readers=readers, resource=resource)
+        meter_provider = MeterProvider(
+            metric_readers=readers, resource=resource, shutdown_on_exit=False
+        )
         return cls(tracer_provider, meter_provider, content=config.content, prometheus_reader=page)
 
     # ------------------------------------------------------------------ turns
@@ -254,6 +262,13 @@ class OtelRecorder(Recorder):
         return format(span_context.trace_id, "032x"), format(span_context.span_id, "016x")
 
     def shutdown(self) -> None:
+        """Export what is left, waiting :data:`SHUTDOWN_GRACE_S` at most (in a daemon thread,
+        so an unreachable collector costs the exit that long and no longer)."""
+        worker = threading.Thread(target=self._shutdown_providers, name="otel-flush", daemon=True)
+        worker.start()
+        worker.join(SHUTDOWN_GRACE_S)
+
+    def _shutdown_providers(self) -> None:
         self._tracer_provider.shutdown()
         self._meter_provider.shutdown()
 
