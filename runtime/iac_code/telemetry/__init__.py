@@ -45,12 +45,13 @@ def start(settings: Settings, env: Mapping[str, str] | None = None) -> Recorder:
     """Install the SDK recorder when the environment configures telemetry, else keep NOOP."""
     from iac_code.telemetry.config import telemetry_config
 
-    config = telemetry_config(os.environ if env is None else env, content=settings.otel_content)
+    env = os.environ if env is None else env
+    config = telemetry_config(env, content=settings.otel_content)
     if config is None:
         return _active
     from iac_code.telemetry.otel import OtelRecorder
 
-    install(OtelRecorder.from_config(config))
+    install(OtelRecorder.from_config(config, env))
     return _active
 
 

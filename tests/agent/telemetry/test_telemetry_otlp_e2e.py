@@ -62,6 +62,21 @@ def otel_environment(home: Path, llm_url: str, receiver: OtlpReceiver) -> dict[s
     return env
 
 
+def homes(tmp_path: Path) -> tuple[Path, Path]:
+    """The agent's home and an existing workspace."""
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    workspace.mkdir()
+    return home, workspace
+
+
+def script_a_write(llm: ScriptedLLMServer) -> None:
+    """The model writes a.tf (tool call w1, asking permission), then answers."""
+    llm.script.add(
+        Turn().tool_use("write_file", {"path": "a.tf", "content": "x = 1\n"}, id="w1"),
+        Turn().text("Written."),
+    )
+
+
 def by_name(spans: list[ReceivedSpan], prefix: str) -> list[ReceivedSpan]:
     return [span for span in spans if span.name.startswith(prefix)]
 
@@ -99,13 +114,9 @@ def assert_tool_turn_tree(spans: list[ReceivedSpan]) -> ReceivedSpan:
 async def test_stdio_turns_reach_the_otlp_receiver(
     tmp_path: Path, llm: ScriptedLLMServer, otlp: OtlpReceiver
 ) -> None:
-    home, workspace = tmp_path / "home", tmp_path / "ws"
-    workspace.mkdir()
-    llm.script.add(
-        Turn().tool_use("write_file", {"path": "a.tf", "content": "x = 1\n"}, id="w1"),
-        Turn().text("Written."),
-        Turn().tool_use("write_file", {"path": "b.tf", "content": "y\n"}, id="w2"),
-    )
+    home, workspace = homes(tmp_path)
+    script_a_write(llm)
+    llm.script.add(Turn().tool_use("write_file", {"path": "b.tf", "content": "y\n"}, id="w2"))
     stderr = tmp_path / "stderr.log"
     env = otel_environment(home, llm.url, otlp)
     async with open_agent_process(
@@ -170,12 +181,8 @@ async def http_agent(env: dict[str, str]) -> AsyncIterator[str]:
 async def test_http_transport_exports_and_serves_metrics(
     tmp_path: Path, llm: ScriptedLLMServer, otlp: OtlpReceiver
 ) -> None:
-    home, workspace = tmp_path / "home", tmp_path / "ws"
-    workspace.mkdir()
-    llm.script.add(
-        Turn().tool_use("write_file", {"path": "a.tf", "content": "x = 1\n"}, id="w1"),
-        Turn().text("Written."),
-    )
+    home, workspace = homes(tmp_path)
+    script_a_write(llm)
     env = otel_environment(home, llm.url, otlp) | {
         "OTEL_METRICS_EXPORTER": "otlp,prometheus",
         "IACCODE_ACP_HTTP_TOKEN": "s3cret",
