@@ -165,6 +165,38 @@ async def test_stdio_turns_reach_the_otlp_receiver(
     assert any(entry.get("trace_id") == CALLER_TRACE_ID for entry in logged)
 
 
+V2_INITIALIZE = {"protocolVersion": 2, "info": {"name": "t", "version": "1"}, "capabilities": {}}
+
+
+async def test_a_v2_prompt_continues_the_callers_trace(
+    tmp_path: Path, llm: ScriptedLLMServer, otlp: OtlpReceiver
+) -> None:
+    home, workspace = homes(tmp_path)
+    llm.script.add(Turn().text("Hello from v2."))
+    async with open_agent_process(
+        env=otel_environment(home, llm.url, otlp), wait_s=PROMPT_WAIT_S
+    ) as running:
+        client = running.client
+        assert (await client.request("initialize", V2_INITIALIZE))["protocolVersion"] == 2
+        session = (await client.request("session/new", {"cwd": str(workspace)}))["sessionId"]
+        accepted = await client.request(
+            "session/prompt", prompt(session, "hello", traceparent=CALLER_TRACEPARENT)
+        )
+        assert "messageId" in accepted
+        # v2 answers at once and runs the turn after; "idle" ends it.
+        await client.wait_for(
+            lambda: any(
+                update.get("sessionUpdate") == "state_update" and update.get("state") == "idle"
+                for update in client.updates(session)
+            )
+        )
+        await running.close_stdin()
+        assert await running.wait_exit(WAIT_S) == 0
+    (turn,) = by_name(otlp.spans(), "invoke_agent")
+    assert (turn.trace_id, turn.parent_span_id) == (CALLER_TRACE_ID, CALLER_SPAN_ID)
+    assert turn.attributes["gen_ai.response.finish_reasons"] == ("end_turn",)
+
+
 @asynccontextmanager
 async def http_agent(env: dict[str, str]) -> AsyncIterator[str]:
     """``iac-code acp --transport http`` on an ephemeral port; yields its ``/acp`` URL and
