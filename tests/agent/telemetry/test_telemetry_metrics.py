@@ -85,3 +85,9 @@ def test_json_log_lines_carry_the_current_trace(recorded: Recorded) -> None:
     span = recorded.one("execute_tool")
     assert inside["trace_id"] == format(span.context.trace_id, "032x")
     assert inside["span_id"] == format(span.context.span_id, "016x")
+
+
+def test_prometheus_label_values_are_escaped(recorded: Recorded) -> None:
+    recorded.recorder.metrics.turns.add(1, {"iac_code.stop_reason": 'a "quoted"\\ value\nnext'})
+    text = telemetry.prometheus_text() or ""
+    assert 'iac_code_turns_total{iac_code_stop_reason="a \\"quoted\\"\\\\ value\\nnext"} 1' in text
