@@ -35,6 +35,10 @@ class RunConfig:
     fuzz_examples: int = 20
     #: A remote agent (``--url``): its endpoint, ``--ws`` and ``--token``; None for stdio runs.
     remote: RemoteTarget | None = None
+    #: ``--traceparent``: check that the agent continues a prompt's trace context, through
+    #: an OTLP receiver the run starts (``trace_receiver`` while the run goes on).
+    traceparent: bool = False
+    trace_receiver: OtlpReceiver | None = None
     #: ``--strict-coverage``: an applicable MUST/CAPABILITY requirement the run could not
     #: exercise (not applicable for a reason of the run's) fails the run.
     strict_coverage: bool = False
@@ -43,10 +47,6 @@ class RunConfig:
     cancel_prompt: str | None = None
     #: ``--prompt``: the text of the prompt-content checks' prompts; None: the default.
     prompt_text: str | None = None
-    #: ``--traceparent``: check that the agent continues a prompt's trace context, through
-    #: an OTLP receiver the run starts (``trace_receiver`` while the run goes on).
-    traceparent: bool = False
-    trace_receiver: OtlpReceiver | None = None
 
     @property
     def shutdown_grace(self) -> float:

@@ -13,27 +13,27 @@ if TYPE_CHECKING:
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def _formatter(log_format: str) -> logging.Formatter:
-    if log_format == "json":
-        from iac_code.telemetry.json_logs import JsonLineFormatter
-
-        return JsonLineFormatter()
-    return logging.Formatter(_FORMAT)
-
-
-def configure_logging(level: str, log_file: Path | None = None, log_format: str = "text") -> None:
+def configure_logging(level: str, log_file: Path | None = None) -> None:
     root = logging.getLogger()
     root.setLevel(getattr(logging, level.upper(), logging.WARNING))
     for handler in list(root.handlers):
         root.removeHandler(handler)
     stderr = logging.StreamHandler(sys.__stderr__)
-    stderr.setFormatter(_formatter(log_format))
+    stderr.setFormatter(logging.Formatter(_FORMAT))
     root.addHandler(stderr)
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         file_handler = logging.FileHandler(log_file, encoding="utf-8")
-        file_handler.setFormatter(_formatter(log_format))
+        file_handler.setFormatter(logging.Formatter(_FORMAT))
         root.addHandler(file_handler)
+
+
+def use_json_lines() -> None:
+    """Every handler of the root logger writes JSON lines (``--log-format json``)."""
+    from iac_code.telemetry.json_logs import JsonLineFormatter
+
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(JsonLineFormatter())
 
 
 def start_logging(settings: Settings) -> None:
@@ -42,7 +42,9 @@ def start_logging(settings: Settings) -> None:
     Telemetry starts here too (a no-op unless ``OTEL_*`` variables configure it): both
     transports call this first, and JSON log lines need the active recorder for their ids.
     """
-    configure_logging(settings.log_level, settings.log_file, settings.log_format)
+    configure_logging(settings.log_level, settings.log_file)
+    if settings.log_format == "json":
+        use_json_lines()
     from iac_code import telemetry
 
     telemetry.start(settings)

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from iac_code import telemetry
 from iac_code.credentials import stored_api_key
 from iac_code.llm.contract import (
     MessageFinished,
@@ -114,15 +113,9 @@ class ModelAccess:
             with anyio.move_on_after(1):
                 await close_client()
 
-    async def _retrying(
+    def _retrying(
         self, client: ModelClient, request: ModelRequest
     ) -> AsyncGenerator[StreamEvent, None]:
-        """The request with the retry policy, reported to telemetry (one ``chat`` span)."""
-        retried = stream_with_retries(
+        return stream_with_retries(
             client, request, base_delay=self._settings.retry_base_delay, on_retry=self._on_retry
         )
-        async with aclosing(retried) as events:
-            with telemetry.model_call(request) as call:
-                async for event in events:
-                    call.saw(event)
-                    yield event
