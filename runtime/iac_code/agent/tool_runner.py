@@ -25,6 +25,7 @@ import anyio
 import anyio.lowlevel
 from acp_bindings.errors import RpcError
 
+from iac_code import telemetry
 from iac_code.agent.client_delegates import client_accepts_forms, client_delegates
 from iac_code.agent.history import interrupted_result_event
 from iac_code.agent.permission_rules import memory_for, rule_key
@@ -167,6 +168,14 @@ class ToolRunner:
         self, turn: TurnHandle, use: dict[str, Any], scope: _CallScope
     ) -> ToolOutcome:
         """The whole lifecycle of one tool call; returns what the model gets back."""
+        with telemetry.tool_call(
+            str(use.get("name", "")), str(use["id"]), use.get("input")
+        ) as span:
+            return span.outcome(await self._run_call(turn, use, scope))
+
+    async def _run_call(
+        self, turn: TurnHandle, use: dict[str, Any], scope: _CallScope
+    ) -> ToolOutcome:
         session = turn.session
         port = self.port
         tool_call_id = str(use["id"])
@@ -259,7 +268,10 @@ class ToolRunner:
         if decision.denied:
             return declined_outcome(tool, decision.reason)
         if decision.needs_asking:
-            verdict = await self._ask(turn, announced, access, decision.reason, scope)
+            with telemetry.permission_wait(tool.name, announced["toolCallId"]) as waiting:
+                verdict = waiting.verdict(
+                    await self._ask(turn, announced, access, decision.reason, scope)
+                )
             if verdict.remember is not None:
                 self.port.persist(
                     session,
