@@ -26,6 +26,7 @@ from iac_code.rpc.errors import ConnectionClosedError
 from iac_code.tools.ask_user import AskUserTool
 from iac_code.tools.contract import Tool, ToolContext, ToolOutcome
 from iac_code.tools.permissions import (
+    CLIENT_NOT_ASKED,
     Verdict,
     decide,
     declined_outcome,
@@ -225,7 +226,7 @@ class ToolRunner:
         access = await tool.access(tool_input, ctx)
         decision = decide(tool, access, session.mode, memory_for(tool, session.permission_rules))
         if decision.denied:
-            return declined_outcome(tool, decision.reason)
+            return declined_outcome(tool, decision.reason, access)
         if decision.needs_asking:
             verdict = await self._ask(turn, announced, access, decision.reason, scope)
             if verdict.remember is not None:
@@ -234,12 +235,12 @@ class ToolRunner:
                     {"type": "permission_rule", "tool": rule_key(tool), "choice": verdict.remember},
                 )
             if not verdict.allowed:
-                return declined_outcome(tool, verdict.reason)
+                return declined_outcome(tool, verdict.reason, access)
             # The mode may have changed while the question was open (say, to read_only):
             # an answer never allows what the session's current mode forbids.
             now = decide(tool, access, session.mode, memory_for(tool, session.permission_rules))
             if now.denied:
-                return declined_outcome(tool, now.reason)
+                return declined_outcome(tool, now.reason, access)
         await self.port.notify(
             session.session_id,
             {
@@ -274,7 +275,7 @@ class ToolRunner:
             result = await self.port.request_client("session/request_permission", params)
         except RpcError as exc:
             log.warning("permission request failed: %s", exc)
-            return Verdict(False, reason="the client could not be asked")
+            return Verdict(False, reason=CLIENT_NOT_ASKED)
         except ConnectionClosedError:
             # Nobody is left to answer. Telling the model "the user declined" would be
             # untrue and would let the turn go on; end it as cancelled instead, so the call

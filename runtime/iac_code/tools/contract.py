@@ -193,6 +193,9 @@ class Access:
     reasons: tuple[str, ...] = ()
     # Set when the input is invalid: run() will refuse it without touching anything.
     input_error: str | None = None
+    # Set for a command that changes real infrastructure (what was recognised, e.g.
+    # "terraform destroy"): it asks every time and no remembered answer or mode covers it.
+    infra_change: str | None = None
 
     @property
     def restricted(self) -> bool:

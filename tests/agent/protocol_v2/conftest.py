@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from acp_scripted_llm import ScriptedLLMServer, Turn
 
-from tests.agent.protocol_v2.v2_script import FINAL_TEXT, SLOW, WRITE, WRITTEN_TEXT
+from tests.agent.protocol_v2.v2_script import BASH, FINAL_TEXT, RAN_TEXT, SLOW, WRITE, WRITTEN_TEXT
 
 
 def _last_message_is_tool_result(body: dict[str, Any]) -> bool:
@@ -32,7 +32,11 @@ def _last_user_text(body: dict[str, Any]) -> str:
 
 def route(body: dict[str, Any]) -> Turn | dict[str, Any]:
     if _last_message_is_tool_result(body):
+        if _last_user_text(body).startswith(BASH):
+            return Turn().text(RAN_TEXT)
         return Turn().text(FINAL_TEXT, chunks=2)
+    if _last_user_text(body).startswith(BASH):
+        return Turn().tool_use("bash", {"command": _last_user_text(body)[len(BASH) :].strip()})
     if _last_user_text(body).startswith(SLOW):
         return Turn().text("tick " * 200, chunks=200).timing(chunk_delay=0.05)
     if _last_user_text(body).startswith(WRITE):

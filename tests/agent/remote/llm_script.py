@@ -2,7 +2,8 @@
 
 ``WRITE:<name>`` asks to write a file (a tool call needing permission) and then answers
 "Wrote it." once the tool result is back; ``SLOW:`` streams for seconds unless cancelled;
-``CHUNKS:<n>`` streams ``n`` numbered chunks; anything else is echoed.
+``CHUNKS:<n>`` streams ``n`` numbered chunks; ``BASH:<command>`` asks to run the command and
+then answers "Ran it."; anything else is echoed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from acp_scripted_llm import Turn
 WRITE = "WRITE:"
 SLOW = "SLOW:"
 CHUNKS = "CHUNKS:"
+BASH = "BASH:"
 
 
 def chunk_text(count: int) -> str:
@@ -30,11 +32,27 @@ def _last_user_content(body: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
+def _last_prompt_text(body: dict[str, Any]) -> str:
+    """The text of the newest user message that holds text (the prompt of this turn)."""
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        texts = [b.get("text", "") for b in content or [] if b.get("type") == "text"]
+        if texts:
+            return str(texts[-1])
+    return ""
+
+
 def route(body: dict[str, Any]) -> Turn | dict[str, Any]:
     content = _last_user_content(body)
     if any(block.get("type") == "tool_result" for block in content):
-        return Turn().text("Wrote it.")
+        return Turn().text("Ran it." if _last_prompt_text(body).startswith(BASH) else "Wrote it.")
     text = next((b.get("text", "") for b in reversed(content) if b.get("type") == "text"), "")
+    if text.startswith(BASH):
+        return Turn().tool_use("bash", {"command": text[len(BASH) :].strip()})
     if text.startswith(WRITE):
         name = text[len(WRITE) :].strip() or "out.txt"
         return Turn().tool_use("write_file", {"path": name, "content": "hello\n"})
