@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 SUBAGENT_MAX_REQUESTS = 20
 # Bound for the final update of an interrupted call (sent while its turn is being cancelled).
 _FINAL_UPDATE_S = 2.0
+# Bound for computing an edit's diff before announcing it (the client may be reading the file).
+_PREVIEW_S = 10.0
 _SUBAGENT_SYSTEM = (
     "You are a sub-agent of iac-code, an infrastructure-as-code coding agent. Complete the task"
     " you are given with the tools available, then answer with a concise report of what you"
@@ -157,6 +159,11 @@ class ToolRunner:
             "rawInput": tool_input,
             "locations": tool.locations(tool_input, ctx) if tool else [],
         }
+        if tool is not None:
+            # An edit's diff goes on the tool_call itself, so the user sees it before approving.
+            with anyio.move_on_after(_PREVIEW_S):
+                if preview := await tool.preview(tool_input, ctx):
+                    announced["content"] = preview
         port.persist(session, {"type": "tool_call", **announced, **self._nesting(scope)})
         try:
             await port.notify(session.session_id, self._tool_call_update(announced, scope))

@@ -296,6 +296,17 @@ class Tool(abc.ABC):
             return Access(kind=self._default_access_kind(), input_error=problem)
         return await self._access(tool_input, ctx)
 
+    async def preview(self, tool_input: Any, ctx: ToolContext) -> list[JsonDict]:
+        """Content shown on the ``tool_call`` before any permission request (an edit's
+        ``diff``, so the user sees what they approve); empty when there is nothing to show.
+        Never raises: a preview that fails is simply not shown."""
+        if self.validate(tool_input) is not None:
+            return []
+        try:
+            return await self._preview(tool_input, ctx)
+        except Exception:
+            return []
+
     async def run(
         self, tool_input: Any, ctx: ToolContext, *, access: Access | None = None
     ) -> ToolOutcome:
@@ -337,6 +348,9 @@ class Tool(abc.ABC):
     def _title(self, tool_input: JsonDict) -> str: ...
 
     def _locations(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
+        return []
+
+    async def _preview(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
         return []
 
     @abc.abstractmethod

@@ -62,6 +62,21 @@ class EditFileTool(BaseFileWriteTool):
     def _title(self, tool_input: JsonDict) -> str:
         return f"Edit {tool_input['path']}"
 
+    def _planned_diff(
+        self, tool_input: JsonDict, path: Path, current: str | None, ctx: ToolContext
+    ) -> BoundedDiff | None:
+        if current is None or tool_input["old_string"] == tool_input["new_string"]:
+            return None
+        planned = _plan_edit(
+            current,
+            tool_input["old_string"],
+            tool_input["new_string"],
+            bool(tool_input.get("replace_all")),
+            path,
+            ctx.limits,
+        )
+        return None if isinstance(planned, str) else planned.diff
+
     async def _run(
         self, tool_input: JsonDict, ctx: ToolContext, access: Access | None
     ) -> ToolOutcome:

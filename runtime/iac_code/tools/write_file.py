@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import anyio
 
@@ -13,7 +14,7 @@ from iac_code.tools.contract import (
     ToolOutcome,
     text_content,
 )
-from iac_code.tools.diffs import bounded_diff
+from iac_code.tools.diffs import BoundedDiff, bounded_diff
 from iac_code.tools.file_io import NotEditable, read_current_text, write_text
 from iac_code.tools.paths import resolve_path
 from iac_code.tools.safe_fs import UnsafePath
@@ -52,6 +53,11 @@ class WriteFileTool(BaseFileWriteTool):
 
     def _title(self, tool_input: JsonDict) -> str:
         return f"Write {tool_input['path']}"
+
+    def _planned_diff(
+        self, tool_input: JsonDict, path: Path, current: str | None, ctx: ToolContext
+    ) -> BoundedDiff | None:
+        return bounded_diff(path, current, tool_input["content"], ctx.limits.diff_max_chars)
 
     async def _run(
         self, tool_input: JsonDict, ctx: ToolContext, access: Access | None

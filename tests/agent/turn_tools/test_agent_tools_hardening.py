@@ -137,12 +137,14 @@ async def test_a_swap_during_an_accept_edits_call_writes_nothing_outside(
     workspace: Path, home: Path, sub: Path, outside: Path, tool: str
 ) -> None:
     """No question is asked in accept_edits; the swap happens while the agent reads the
-    current content through the client (the one await between the check and the write)."""
+    current content through the client (the one await between the check and the write).
+    The read for the diff shown on the tool_call comes earlier: that one does not swap."""
     (sub / "main.tf").write_text("region = 1\n")
     (outside / "main.tf").write_text("region = 1\n")
 
     async def swap_then_read(client: WireClient, frame: Frame) -> Any:
-        swap_for_symlink(sub, outside)
+        if "in_progress" in [e.get("status") for e in client.tool_events("e1")]:
+            swap_for_symlink(sub, outside)
         return {"content": "region = 1\n"}
 
     tool_input: dict[str, Any] = {"path": "sub/main.tf"}
