@@ -79,6 +79,7 @@ def _non_interactive_env(base: dict[str, str]) -> dict[str, str]:
 class BashTool(Tool):
     name = "bash"
     kind = "execute"
+    masks_output = True
     description = (
         "Run a shell command (bash -c) in the working directory and return its combined "
         "stdout and stderr and exit code. Non-interactive: stdin is empty, so commands that "

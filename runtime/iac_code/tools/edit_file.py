@@ -19,6 +19,7 @@ from iac_code.tools.diffs import BoundedDiff, bounded_diff
 from iac_code.tools.file_io import NotEditable, read_current_text, write_text
 from iac_code.tools.paths import resolve_path
 from iac_code.tools.safe_fs import UnsafePath
+from iac_code.tools.secret_masking import MASK, overwrites_a_masked_value
 from iac_code.tools.workspace import (
     BaseFileWriteTool,
     checked_real_path,
@@ -154,7 +155,15 @@ def _plan_edit(
     limits: ToolLimits,
 ) -> _Plan | str:
     """The edit, or the error message for the model."""
+    if (refused := overwrites_a_masked_value(new_string, current)) is not None:
+        return refused
     occurrences = current.count(old_string)
+    if occurrences == 0 and MASK in old_string:
+        return (
+            f"old_string was not found in {path}: it contains {MASK}, which stands for a "
+            "secret hidden from you, not the file's real text. Choose old_string from lines "
+            "without secrets."
+        )
     if occurrences == 0:
         return (
             f"old_string was not found in {path}. Read the file again and copy the text "

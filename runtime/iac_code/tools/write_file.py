@@ -18,6 +18,7 @@ from iac_code.tools.diffs import BoundedDiff, bounded_diff
 from iac_code.tools.file_io import NotEditable, read_current_text, write_text
 from iac_code.tools.paths import resolve_path
 from iac_code.tools.safe_fs import UnsafePath
+from iac_code.tools.secret_masking import overwrites_a_masked_value
 from iac_code.tools.workspace import (
     BaseFileWriteTool,
     checked_real_path,
@@ -79,6 +80,8 @@ class WriteFileTool(BaseFileWriteTool):
             return ToolOutcome.error(str(exc))
         except Exception as exc:
             return ToolOutcome.error(f"Could not read the current content of {path}: {exc}")
+        if (refused := overwrites_a_masked_value(content, old_text)) is not None:
+            return ToolOutcome.error(refused)
         try:
             # Again at write time: the read above may have waited on the client.
             verify_unchanged(path, checked)
