@@ -10,6 +10,8 @@ content and rawOutput. The announcement and the result are persisted as events, 
 from __future__ import annotations
 
 import logging
+import uuid
+import weakref
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
@@ -25,6 +27,7 @@ from iac_code.llm.contract import ModelRequest, ModelResponse, Usage
 from iac_code.rpc.errors import ConnectionClosedError
 from iac_code.tools.ask_user import AskUserTool
 from iac_code.tools.contract import Tool, ToolContext, ToolOutcome
+from iac_code.tools.iac_check import auto_check_path
 from iac_code.tools.permissions import (
     CLIENT_NOT_ASKED,
     Verdict,
@@ -77,6 +80,8 @@ class ToolRunner:
         self.tools = default_tools()
         self.subagent_tools = default_tools(include_agent=False)
         self.ask_tool = AskUserTool()
+        # Files each running turn changed since its last iac_check (for the automatic check).
+        self._edited: weakref.WeakKeyDictionary[TurnHandle, list[str]] = weakref.WeakKeyDictionary()
 
     def tools_for(self, session: Session) -> dict[str, Tool]:
         """The built-in tools, ``ask_user`` when the client can show forms, plus the
@@ -185,7 +190,51 @@ class ToolRunner:
         result_event = self._result_event(tool_call_id, outcome)
         port.persist(session, result_event)
         await self._send_final(session, result_event)
+        self._note_edit(turn, tool, outcome)
         return outcome
+
+    # ------------------------------------------------------------------ IaC checks
+
+    def _note_edit(self, turn: TurnHandle, tool: Tool | None, outcome: ToolOutcome) -> None:
+        if tool is None or outcome.is_error:
+            return
+        if tool.name in ("write_file", "edit_file"):
+            path = outcome.raw_output.get("path")
+            if isinstance(path, str):
+                self._edited.setdefault(turn, []).append(path)
+        elif tool.name == "iac_check":
+            self._edited.pop(turn, None)  # checked since: nothing left to check
+
+    async def check_edits(self, turn: TurnHandle) -> bool:
+        """At the end of a turn that edited IaC files, run ``iac_check`` on them as a tool
+        call of its own. When it found problems, the call is added to the conversation as
+        if the model had made it and True is returned: the model then gets one more step to
+        fix or report them. A clean check is only shown to the client."""
+        edited = self._edited.pop(turn, [])
+        path = auto_check_path(edited, turn.session.cwd)
+        tools = self.tools_for(turn.session)
+        if path is None or "iac_check" not in tools:
+            return False
+        use: dict[str, Any] = {
+            "id": f"toolu_iac_check_{uuid.uuid4().hex[:16]}",
+            "name": "iac_check",
+            "input": {"path": path},
+        }
+        outcome = await self.run_call(turn, use, _CallScope(tools))
+        findings = outcome.raw_output.get("diagnostics") or []
+        if outcome.is_error or not any(d.get("severity") in ("error", "warning") for d in findings):
+            return False
+        self.port.persist(
+            turn.session,
+            {
+                "type": "assistant_message",
+                "messageId": uuid.uuid4().hex,
+                "blocks": [{"type": "tool_use", **use}],
+                "stopReason": "tool_use",
+                "automatic": True,
+            },
+        )
+        return True
 
     @staticmethod
     def _result_event(tool_call_id: str, outcome: ToolOutcome) -> dict[str, Any]:

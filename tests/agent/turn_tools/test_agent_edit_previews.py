@@ -93,8 +93,8 @@ async def test_a_new_file_shows_a_diff_without_old_text_and_keeps_it_when_done(
 
 async def test_a_large_file_gets_a_bounded_excerpt(workspace: Path, home: Path) -> None:
     lines = [f'variable "v{n}" {{}}\n' for n in range(40_000)]
-    (workspace / "big.tf").write_text("".join(lines))
-    edit = {"path": "big.tf", "old_string": 'variable "v20000" {}', "new_string": "# gone"}
+    (workspace / "big.txt").write_text("".join(lines))
+    edit = {"path": "big.txt", "old_string": 'variable "v20000" {}', "new_string": "# gone"}
     client = await run_one(workspace, home, Turn().tool_use("edit_file", edit, id="e1"))
     [diff] = announcement(client, "e1")["content"]
     assert diff["type"] == "diff"
