@@ -158,11 +158,12 @@ def is_iac_file(path: str) -> bool:
 
 def auto_check_path(edited: Iterable[str], cwd: Path) -> str | None:
     """What to check after a turn that edited ``edited`` (absolute paths): their deepest
-    common directory, when the edits include IaC files and it lies inside the cwd."""
+    common directory relative to the cwd, when the edits include IaC files and it lies
+    inside the cwd."""
     paths = [Path(p) for p in edited if is_iac_file(p)]
     if not paths:
         return None
     common = Path(os.path.commonpath([os.fspath(p.parent) for p in paths]))
     if not common.is_relative_to(cwd):
         return None
-    return os.fspath(common)
+    return os.fspath(common.relative_to(cwd)) or "."

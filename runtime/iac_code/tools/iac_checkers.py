@@ -112,6 +112,7 @@ async def check_terraform(runner: Runner, module: Path, report: CheckReport) -> 
     if binary is None:
         report.skipped.append("terraform/tofu (not installed: HCL parsed with python-hcl2)")
         await check_hcl_files(runner, _hcl_files(module), report)
+        check_variable_references(runner, module, report)
         return
     tool = Path(binary).name
     await _terraform_fmt(runner, binary, tool, module, report)
@@ -145,6 +146,7 @@ async def check_terraform(runner: Runner, module: Path, report: CheckReport) -> 
                     )
                 )
                 await check_hcl_files(runner, _hcl_files(module), report)
+                check_variable_references(runner, module, report)
                 return
         code, output, timed_out = await runner.run(
             [binary, "validate", "-json", "-no-color"], module, data
@@ -244,6 +246,43 @@ async def check_hcl_files(runner: Runner, files: Sequence[Path], report: CheckRe
             report.diagnostics.append(
                 Diagnostic(runner.shown(path), line, "error", "syntax", message, "python-hcl2")
             )
+
+
+_VARIABLE_BLOCK = re.compile(r'^\s*variable\s+"([^"]+)"', re.MULTILINE)
+_VARIABLE_REFERENCE = re.compile(r"\bvar\.([A-Za-z_][A-Za-z0-9_\-]*)")
+_COMMENT = re.compile(r"/\*.*?\*/|(?:#|//)[^\n]*", re.DOTALL)
+
+
+def check_variable_references(runner: Runner, module: Path, report: CheckReport) -> None:
+    """What ``validate`` would say first about a module it cannot validate: a ``var.X``
+    that no ``variable "X"`` block of the module declares."""
+    texts: dict[Path, str] = {}
+    for path in _hcl_files(module):
+        if path.suffix != ".tfvars":
+            try:
+                # Comments are blanked (newlines kept) so line numbers stay right.
+                texts[path] = _COMMENT.sub(
+                    lambda m: "\n" * m.group(0).count("\n"), path.read_text(encoding="utf-8")
+                )
+            except (OSError, UnicodeDecodeError):
+                continue
+    declared = {name for text in texts.values() for name in _VARIABLE_BLOCK.findall(text)}
+    report.ran.append("variable references")
+    for path, text in texts.items():
+        for match in _VARIABLE_REFERENCE.finditer(text):
+            name = match.group(1)
+            if name not in declared:
+                report.diagnostics.append(
+                    Diagnostic(
+                        runner.shown(path),
+                        text.count("\n", 0, match.start()) + 1,
+                        "error",
+                        "undeclared-variable",
+                        f'Reference to undeclared input variable "{name}": declare it with '
+                        f'a variable "{name}" {{}} block',
+                        "iac_check",
+                    )
+                )
 
 
 def _hcl_problem(path: Path) -> tuple[int | None, str] | None:

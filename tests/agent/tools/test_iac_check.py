@@ -112,6 +112,14 @@ async def test_without_linters_a_json_template_is_still_parsed(tmp_path: Path) -
     assert any("not installed" in s for s in outcome.raw_output["skipped"])
 
 
+async def test_without_terraform_undeclared_variables_are_found(tmp_path: Path) -> None:
+    write(tmp_path, {"main.tf": BROKEN_TF + "# var.commented_out\n", "vars.tf": ""})
+    outcome = await IacCheckTool().run({}, context(tmp_path, path_env="/nonexistent"))
+    [found] = diagnostics(outcome)
+    assert (found["file"], found["line"], found["rule"]) == ("main.tf", 6, "undeclared-variable")
+    assert '"nope"' in found["message"]
+
+
 async def test_a_path_without_iac_and_a_missing_path(tmp_path: Path) -> None:
     write(tmp_path, {"README.md": "hello\n"})
     clean = await IacCheckTool().run({}, context(tmp_path))
@@ -140,6 +148,7 @@ def test_the_checks_run_without_network() -> None:
 
 def test_the_auto_check_covers_the_edited_iac_files(tmp_path: Path) -> None:
     edited = [str(tmp_path / "net" / "main.tf"), str(tmp_path / "net" / "vpc" / "vars.tf")]
-    assert auto_check_path(edited, tmp_path) == str(tmp_path / "net")
+    assert auto_check_path(edited, tmp_path) == "net"
+    assert auto_check_path([str(tmp_path / "main.tf")], tmp_path) == "."
     assert auto_check_path([str(tmp_path / "README.md")], tmp_path) is None
     assert auto_check_path(["/elsewhere/main.tf"], tmp_path) is None

@@ -54,7 +54,7 @@ async def test_findings_after_an_edit_go_back_to_the_model(workspace: Path, home
         result = await run.client.prompt(session, "add a resource")
         assert result["stopReason"] == "end_turn"
         [call] = check_calls(run.client)
-        assert call["kind"] == "read" and call["title"] == f"Check IaC in {workspace / 'net'}"
+        assert call["kind"] == "read" and call["title"] == "Check IaC in net"
         asked = run.client.requests_for("session/request_permission")
         assert [a["params"]["toolCall"]["toolCallId"] for a in asked] == ["w1"]
         final = final_update(run.client, call["toolCallId"])
