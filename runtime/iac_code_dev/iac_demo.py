@@ -10,14 +10,13 @@ model server; the transcript is built from the messages on the wire.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from .wire_client import WireClient, WireError, open_agent_process
+from .demo import run_offline
+from .wire_client import WireClient, open_agent_process
 
 INFRA_TITLE = "Changes real infrastructure: "
 
@@ -226,28 +225,12 @@ def _found(transcript: Transcript, name: str) -> bool:
     return any("undeclared" in line and name in line for line in transcript.lines)
 
 
-def main() -> int:
-    from acp_scripted_llm import ScriptedLLMServer
+def _prepare(workspace: Path) -> None:
+    module = workspace / "modules" / "logs"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text(MAIN_TF)
+    (module / "variables.tf").write_text(VARIABLES_TF)
 
-    with (
-        tempfile.TemporaryDirectory(prefix="iac-code-demo-") as tmp,
-        ScriptedLLMServer(_script()) as llm,
-    ):
-        workspace = Path(tmp, "workspace")
-        module = workspace / "modules" / "logs"
-        module.mkdir(parents=True)
-        (module / "main.tf").write_text(MAIN_TF)
-        (module / "variables.tf").write_text(VARIABLES_TF)
-        env = dict(
-            os.environ,
-            ANTHROPIC_BASE_URL=llm.url,
-            ANTHROPIC_API_KEY="offline-demo",
-            IAC_CODE_HOME=str(Path(tmp, "home")),
-        )
-        print(f"# scripted model server at {llm.url}; workspace {workspace}\n")
-        try:
-            return anyio.run(_run, env, workspace)
-        except TimeoutError:
-            raise SystemExit("demo: the agent did not answer in time") from None
-        except WireError as exc:
-            raise SystemExit(f"demo: {exc}") from None
+
+def main() -> int:
+    return run_offline(_script(), _run, _prepare)

@@ -16,6 +16,7 @@ from acp_scripted_llm import ScriptedLLMServer
 
 from tests.agent.process.stdio_harness import BlockingAgent, spawn
 from tests.agent.protocol_v2.v2_script import BASH, FINAL_TEXT, SLOW, WRITE, WRITTEN_TEXT
+from tests.agent.turn_tools.agent_tools_kit import install_stand_in_terraform
 
 pytestmark = pytest.mark.subprocess
 
@@ -295,10 +296,7 @@ def test_v2_allow_always_on_bash_then_terraform_destroy_still_asks(
     llm_server: ScriptedLLMServer, home: Path, workspace: Path
 ) -> None:
     """SPEC §6: an infrastructure-changing command asks even after "allow always" (v2)."""
-    record = workspace / "terraform-calls.txt"
-    (workspace / "bin").mkdir()
-    (workspace / "bin" / "terraform").write_text(f'#!/bin/sh\necho "$@" >> "{record}"\n')
-    (workspace / "bin" / "terraform").chmod(0o755)
+    record = install_stand_in_terraform(workspace)
     destroy = 'PATH="$PWD/bin:$PATH" terraform destroy -auto-approve'
     with spawn(home, llm_server.url) as agent:
         _initialize(agent, V2_INIT)

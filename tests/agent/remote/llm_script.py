@@ -12,6 +12,8 @@ from typing import Any
 
 from acp_scripted_llm import Turn
 
+from tests.agent.process.llm_routes import last_user_text
+
 WRITE = "WRITE:"
 SLOW = "SLOW:"
 CHUNKS = "CHUNKS:"
@@ -32,24 +34,10 @@ def _last_user_content(body: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
-def _last_prompt_text(body: dict[str, Any]) -> str:
-    """The text of the newest user message that holds text (the prompt of this turn)."""
-    for message in reversed(body.get("messages") or []):
-        if message.get("role") != "user":
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            return content
-        texts = [b.get("text", "") for b in content or [] if b.get("type") == "text"]
-        if texts:
-            return str(texts[-1])
-    return ""
-
-
 def route(body: dict[str, Any]) -> Turn | dict[str, Any]:
     content = _last_user_content(body)
     if any(block.get("type") == "tool_result" for block in content):
-        return Turn().text("Ran it." if _last_prompt_text(body).startswith(BASH) else "Wrote it.")
+        return Turn().text("Ran it." if last_user_text(body).startswith(BASH) else "Wrote it.")
     text = next((b.get("text", "") for b in reversed(content) if b.get("type") == "text"), "")
     if text.startswith(BASH):
         return Turn().tool_use("bash", {"command": text[len(BASH) :].strip()})

@@ -12,6 +12,7 @@ from iac_code_dev.wire_client import WireClient
 
 from tests.agent.remote.llm_script import BASH, CHUNKS, SLOW, WRITE, chunk_text
 from tests.agent.remote.remote_kit import agent_server, http_client, ws_client
+from tests.agent.turn_tools.agent_tools_kit import install_stand_in_terraform
 
 pytestmark = pytest.mark.anyio
 
@@ -214,10 +215,7 @@ async def test_http_allow_always_on_bash_then_terraform_destroy_still_asks(
     home: Path, workspace: Path, llm_server: ScriptedLLMServer
 ) -> None:
     """SPEC §6: an infrastructure-changing command asks even after "allow always"."""
-    record = workspace / "terraform-calls.txt"
-    (workspace / "bin").mkdir()
-    (workspace / "bin" / "terraform").write_text(f'#!/bin/sh\necho "$@" >> "{record}"\n')
-    (workspace / "bin" / "terraform").chmod(0o755)
+    record = install_stand_in_terraform(workspace)
     destroy = 'PATH="$PWD/bin:$PATH" terraform destroy -auto-approve'
     async with agent_server(home, llm_server.url) as server, http_client(server.url) as client:
         answers = iter(["allow_always", "reject_once"])

@@ -21,6 +21,7 @@ from tests.agent.turn_tools.agent_tools_kit import (
     agent_process,
     answers,
     in_memory_agent,
+    install_stand_in_terraform,
     result_text,
     selected,
     statuses,
@@ -33,16 +34,6 @@ HARMLESS = "echo validate-ok"
 DESTROY = 'PATH="$PWD/bin:$PATH" terraform destroy -auto-approve'
 TITLE = "Changes real infrastructure: " + DESTROY
 PROCESS_WAIT_S = 30.0
-
-
-def install_stand_in_terraform(workspace: Path) -> Path:
-    """A ``terraform`` that only records its arguments; returns the record file."""
-    record = workspace / "terraform-calls.txt"
-    script = workspace / "bin" / "terraform"
-    script.parent.mkdir()
-    script.write_text(f'#!/bin/sh\necho "$@" >> "{record}"\n')
-    script.chmod(0o755)
-    return record
 
 
 def bash(command: str, tool_id: str) -> Turn:
