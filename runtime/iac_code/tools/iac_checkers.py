@@ -301,6 +301,23 @@ def _hcl_problem(path: Path) -> tuple[int | None, str] | None:
     return None
 
 
+async def _run_installed(
+    runner: Runner, name: str, args: Sequence[str], report: CheckReport, subject: Path, step: str
+) -> str | None:
+    """The output of the installed ``name`` run with ``args``; None when it is not installed
+    (noted in the report) or did not finish in time (reported as a finding)."""
+    binary = runner.which(name)
+    if binary is None:
+        report.skipped.append(f"{name} (not installed)")
+        return None
+    _, output, timed_out = await runner.run([binary, *args], runner.cwd)
+    report.ran.append(name)
+    if timed_out:
+        report.diagnostics.append(_timeout(runner, subject, name, step))
+        return None
+    return output
+
+
 # --- CloudFormation / ROS --------------------------------------------------------------------
 
 
@@ -309,17 +326,11 @@ async def check_cloudformation(
 ) -> None:
     if not templates:
         return
-    binary = runner.which("cfn-lint")
-    if binary is None:
-        report.skipped.append("cfn-lint (not installed)")
+    if runner.which("cfn-lint") is None:
         check_json_templates(runner, templates, report)
-        return
-    _, output, timed_out = await runner.run(
-        [binary, "--format", "json", "--", *map(os.fspath, templates)], runner.cwd
-    )
-    report.ran.append("cfn-lint")
-    if timed_out:
-        report.diagnostics.append(_timeout(runner, templates[0], "cfn-lint", "lint"))
+    args = ["--format", "json", "--", *map(os.fspath, templates)]
+    output = await _run_installed(runner, "cfn-lint", args, report, templates[0], "lint")
+    if output is None:
         return
     for item in _json_in(output) or []:
         if not isinstance(item, dict):
@@ -370,16 +381,9 @@ _YAMLLINT_LINE = re.compile(
 async def check_yaml(runner: Runner, files: Sequence[Path], report: CheckReport) -> None:
     if not files:
         return
-    binary = runner.which("yamllint")
-    if binary is None:
-        report.skipped.append("yamllint (not installed)")
-        return
-    _, output, timed_out = await runner.run(
-        [binary, "-f", "parsable", "--", *map(os.fspath, files)], runner.cwd
-    )
-    report.ran.append("yamllint")
-    if timed_out:
-        report.diagnostics.append(_timeout(runner, files[0], "yamllint", "lint"))
+    args = ["-f", "parsable", "--", *map(os.fspath, files)]
+    output = await _run_installed(runner, "yamllint", args, report, files[0], "lint")
+    if output is None:
         return
     for line in output.splitlines():
         match = _YAMLLINT_LINE.match(line)
@@ -399,18 +403,10 @@ async def check_yaml(runner: Runner, files: Sequence[Path], report: CheckReport)
 async def check_kubernetes(runner: Runner, manifests: Sequence[Path], report: CheckReport) -> None:
     if not manifests:
         return
-    binary = runner.which("kubeconform")
-    if binary is None:
-        report.skipped.append("kubeconform (not installed)")
-        return
-    _, output, timed_out = await runner.run(
-        [binary, "-output", "json", "-summary=false", "-ignore-missing-schemas"]
-        + [os.fspath(m) for m in manifests],
-        runner.cwd,
-    )
-    report.ran.append("kubeconform")
-    if timed_out:
-        report.diagnostics.append(_timeout(runner, manifests[0], "kubeconform", "validate"))
+    args = ["-output", "json", "-summary=false", "-ignore-missing-schemas"]
+    args += [os.fspath(m) for m in manifests]
+    output = await _run_installed(runner, "kubeconform", args, report, manifests[0], "validate")
+    if output is None:
         return
     document = _json_in(output)
     resources = document.get("resources", []) if isinstance(document, dict) else []
@@ -434,17 +430,10 @@ async def check_kubernetes(runner: Runner, manifests: Sequence[Path], report: Ch
 async def check_checkov(
     runner: Runner, root: Path, root_is_file: bool, report: CheckReport
 ) -> None:
-    binary = runner.which("checkov")
-    if binary is None:
-        report.skipped.append("checkov (not installed)")
-        return
-    target = ["-f" if root_is_file else "-d", os.fspath(root)]
-    _, output, timed_out = await runner.run(
-        [binary, *target, "-o", "json", "--quiet", "--compact", "--skip-download"], runner.cwd
-    )
-    report.ran.append("checkov")
-    if timed_out:
-        report.diagnostics.append(_timeout(runner, root, "checkov", "scan"))
+    args = ["-f" if root_is_file else "-d", os.fspath(root)]
+    args += ["-o", "json", "--quiet", "--compact", "--skip-download"]
+    output = await _run_installed(runner, "checkov", args, report, root, "scan")
+    if output is None:
         return
     document = _json_in(output)
     for block in document if isinstance(document, list) else [document]:
