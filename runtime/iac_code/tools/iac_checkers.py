@@ -117,37 +117,27 @@ async def check_terraform(runner: Runner, module: Path, report: CheckReport) -> 
     tool = Path(binary).name
     await _terraform_fmt(runner, binary, tool, module, report)
     with tempfile.TemporaryDirectory(prefix="iac-check-") as data_dir:
-        data = {"TF_DATA_DIR": data_dir}
-        if (module / ".terraform").is_dir():
-            data = {}  # initialised by the user: validate with what is installed there
-        else:
-            code, output, _ = await runner.run(
-                [
-                    binary,
+        data = _isolated_terraform(Path(data_dir))
+        code, output, _ = await runner.run(
+            [binary, "init", "-backend=false", "-input=false", "-no-color", "-lockfile=readonly"],
+            module,
+            data,
+        )
+        if code != 0:
+            report.diagnostics.append(
+                Diagnostic(
+                    runner.shown(module),
+                    None,
+                    "info",
                     "init",
-                    "-backend=false",
-                    "-input=false",
-                    "-no-color",
-                    "-lockfile=readonly",
-                ],
-                module,
-                data,
-            )
-            if code != 0:
-                report.diagnostics.append(
-                    Diagnostic(
-                        runner.shown(module),
-                        None,
-                        "info",
-                        "init",
-                        f"{tool} validate skipped: init -backend=false could not install the "
-                        "providers without network; the files were parsed instead.",
-                        tool,
-                    )
+                    f"{tool} validate skipped: init -backend=false could not install the "
+                    "providers without network; the files were parsed instead.",
+                    tool,
                 )
-                await check_hcl_files(runner, _hcl_files(module), report)
-                check_variable_references(runner, module, report)
-                return
+            )
+            await check_hcl_files(runner, _hcl_files(module), report)
+            check_variable_references(runner, module, report)
+            return
         code, output, timed_out = await runner.run(
             [binary, "validate", "-json", "-no-color"], module, data
         )
@@ -175,6 +165,19 @@ async def check_terraform(runner: Runner, module: Path, report: CheckReport) -> 
                 tool,
             )
         )
+
+
+def _isolated_terraform(data_dir: Path) -> dict[str, str]:
+    """Environment that keeps init and validate from running anything the repository ships.
+
+    validate starts provider plugins, and init would take them from the module's own
+    ``.terraform`` or from a ``terraform.d/plugins`` folder in the repository (an implied
+    local mirror). iac_check runs without asking, so providers may only come from a
+    registry download (which the proxy settings block): the data directory is a fresh
+    temporary one and the CLI configuration lists direct installation alone."""
+    config = data_dir / "cli.tfrc"
+    config.write_text("provider_installation {\n  direct {}\n}\n")
+    return {"TF_DATA_DIR": os.fspath(data_dir / "data"), "TF_CLI_CONFIG_FILE": os.fspath(config)}
 
 
 async def _terraform_fmt(

@@ -94,6 +94,37 @@ async def test_real_terraform_validates_and_checks_format_without_writing(
     assert "Reference to undeclared input variable" in outcome.model_content
 
 
+EVIL_PROVIDER_TF = """terraform {
+  required_providers {
+    evil = {
+      source = "acme/evil"
+    }
+  }
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("terraform") is None, reason="terraform is not installed")
+async def test_a_provider_shipped_in_the_repository_is_never_run(tmp_path: Path) -> None:
+    """terraform.d/plugins is an implied local mirror: plain init would install this plugin
+    from the repository and validate would start it, without anyone being asked."""
+    marker = tmp_path / "plugin-ran"
+    plugin = (
+        tmp_path
+        / "terraform.d/plugins/registry.terraform.io/acme/evil/1.0.0/linux_amd64"
+        / "terraform-provider-evil_v1.0.0"
+    )
+    write(
+        tmp_path, {"main.tf": EVIL_PROVIDER_TF, os.fspath(plugin): f"#!/bin/sh\ntouch {marker}\n"}
+    )
+    plugin.chmod(0o755)
+    outcome = await IacCheckTool().run({}, context(tmp_path))
+    assert not marker.exists()
+    assert [d["rule"] for d in diagnostics(outcome)] == ["init"]  # validate skipped, said so
+    assert not (tmp_path / ".terraform").exists()
+    assert not (tmp_path / ".terraform.lock.hcl").exists()
+
+
 @pytest.mark.skipif(shutil.which("cfn-lint") is None, reason="cfn-lint is not installed")
 async def test_real_cfn_lint_reports_rule_and_line(tmp_path: Path) -> None:
     write(tmp_path, {"stack.yaml": CFN})
