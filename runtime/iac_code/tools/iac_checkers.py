@@ -308,12 +308,17 @@ async def _run_installed(
     runner: Runner, name: str, args: Sequence[str], report: CheckReport, subject: Path, step: str
 ) -> str | None:
     """The output of the installed ``name`` run with ``args``; None when it is not installed
-    (noted in the report) or did not finish in time (reported as a finding)."""
+    (noted in the report) or did not finish in time (reported as a finding).
+
+    It runs in an empty temporary directory (paths in ``args`` are absolute): linters read
+    their configuration from the working directory, and a repository's ``.cfnlintrc`` or
+    ``.checkov.yaml`` can name rule and check code to load, which must not run unasked."""
     binary = runner.which(name)
     if binary is None:
         report.skipped.append(f"{name} (not installed)")
         return None
-    _, output, timed_out = await runner.run([binary, *args], runner.cwd)
+    with tempfile.TemporaryDirectory(prefix="iac-check-") as neutral:
+        _, output, timed_out = await runner.run([binary, *args], Path(neutral))
     report.ran.append(name)
     if timed_out:
         report.diagnostics.append(_timeout(runner, subject, name, step))

@@ -135,6 +135,24 @@ async def test_real_cfn_lint_reports_rule_and_line(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.skipif(shutil.which("cfn-lint") is None, reason="cfn-lint is not installed")
+async def test_a_repository_s_cfn_lint_config_cannot_load_its_code(tmp_path: Path) -> None:
+    """A .cfnlintrc in the working directory may append rule modules, which cfn-lint imports:
+    run in the repository, this one would write the marker."""
+    marker = tmp_path / "rule-code-ran"
+    write(
+        tmp_path,
+        {
+            "stack.yaml": CFN,
+            ".cfnlintrc": "append_rules:\n  - ./rules\n",
+            "rules/evil.py": f"open({str(marker)!r}, 'w').close()\n",
+        },
+    )
+    outcome = await IacCheckTool().run({}, context(tmp_path))
+    assert not marker.exists()
+    assert any(d["rule"] == "E3002" for d in diagnostics(outcome))
+
+
 async def test_without_linters_a_json_template_is_still_parsed(tmp_path: Path) -> None:
     write(tmp_path, {"ros.json": ROS})
     outcome = await IacCheckTool().run({}, context(tmp_path, path_env="/nonexistent"))
