@@ -183,6 +183,13 @@ def build_parser() -> argparse.ArgumentParser:
         "sent.')",
     )
     run.add_argument(
+        "--traceparent",
+        action="store_true",
+        help="send a W3C traceparent in a prompt's _meta and report (INFO) whether the agent"
+        " continues that trace, read from an OTLP receiver the checker starts on 127.0.0.1 and"
+        " names in the agent's OTEL_EXPORTER_OTLP_ENDPOINT (needs acp-conformance[otel])",
+    )
+    run.add_argument(
         "--strict-coverage",
         action="store_true",
         help="fail the run when an applicable MUST/CAPABILITY requirement could not be "
@@ -310,7 +317,20 @@ def _config(args: argparse.Namespace) -> RunConfig:
         strict_coverage=args.strict_coverage,
         cancel_prompt=args.cancel_prompt,
         prompt_text=args.prompt_text,
+        traceparent=_traceparent_option(args.traceparent),
     )
+
+
+def _traceparent_option(asked: bool) -> bool:
+    """``--traceparent`` needs the otel extra (the OTLP messages the receiver decodes)."""
+    import importlib.util
+
+    if asked and importlib.util.find_spec("opentelemetry.proto") is None:
+        raise UsageError(
+            "--traceparent needs the otel extra (opentelemetry-proto): install"
+            " acp-conformance[otel]"
+        )
+    return asked
 
 
 def _remote_target(args: argparse.Namespace, argv: list[str]) -> RemoteTarget | None:

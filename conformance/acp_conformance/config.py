@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from .harness.remote import RemoteTarget
+    from .trace_receiver import OtlpReceiver
 
 LlmApi = Literal["anthropic", "openai", "none"]
 
@@ -34,6 +35,10 @@ class RunConfig:
     fuzz_examples: int = 20
     #: A remote agent (``--url``): its endpoint, ``--ws`` and ``--token``; None for stdio runs.
     remote: RemoteTarget | None = None
+    #: ``--traceparent``: check that the agent continues a prompt's trace context, through
+    #: an OTLP receiver the run starts (``trace_receiver`` while the run goes on).
+    traceparent: bool = False
+    trace_receiver: OtlpReceiver | None = None
     #: ``--strict-coverage``: an applicable MUST/CAPABILITY requirement the run could not
     #: exercise (not applicable for a reason of the run's) fails the run.
     strict_coverage: bool = False
@@ -77,9 +82,25 @@ def agent_environment(
     values = {"llm_url": url, "llm_url_v1": url + "/v1", "home": str(home), "tmp": str(tmp)}
     env = dict(os.environ)
     env["HOME"] = str(home)
+    if config.trace_receiver is not None:
+        env.update(otel_environment(config.trace_receiver.url))
     for key, value in [*DEFAULT_LLM_ENV[config.llm].items(), *config.agent_env]:
         env[key] = fill_template(value, values)
     return env
+
+
+def otel_environment(endpoint: str) -> dict[str, str]:
+    """The standard variables that send an agent's traces to ``endpoint`` (and nothing else):
+    OTLP over HTTP/protobuf, batches flushed after 200 ms rather than 5 s."""
+    return {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_TRACES_EXPORTER": "otlp",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
+        "OTEL_BSP_SCHEDULE_DELAY": "200",
+        "OTEL_SDK_DISABLED": "false",
+    }
 
 
 class UsageError(Exception):

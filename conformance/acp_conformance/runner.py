@@ -431,6 +431,16 @@ def _aborted(
 
 
 async def execute(config: RunConfig, progress: Progress | None = None) -> RunResult:
+    if config.traceparent and config.trace_receiver is None:
+        # --traceparent: agents this run starts send their traces here (see agent_environment).
+        from .trace_receiver import running_receiver
+
+        with running_receiver() as receiver:
+            config.trace_receiver = receiver
+            try:
+                return await execute(config, progress)
+            finally:
+                config.trace_receiver = None
     started = time.time()
     clock = time.monotonic()
     cpu = CpuClock()

@@ -141,6 +141,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="DEBUG, INFO, WARNING or ERROR (env IAC_CODE_LOG_LEVEL)",
     )
     acp.add_argument("--log-file", type=Path, help="also append logs to this file")
+    acp.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        help="text (default) or json: one JSON object per line, with trace_id/span_id",
+    )
+    acp.add_argument(
+        "--otel-content",
+        action="store_true",
+        default=None,
+        help="with OpenTelemetry on (OTEL_EXPORTER_OTLP_ENDPOINT), also record prompt text and"
+        " tool arguments/results on spans",
+    )
     account = acp.add_mutually_exclusive_group()
     account.add_argument(
         "--login",
@@ -269,6 +281,8 @@ def acp_settings(args: argparse.Namespace) -> Settings:
         base_url=args.base_url,
         log_level=args.log_level,
         log_file=args.log_file,
+        log_format=args.log_format,
+        otel_content=args.otel_content,
         max_line_bytes=args.max_line_bytes,
         max_turn_requests=args.max_turn_requests,
         max_open_sessions=args.max_open_sessions,
@@ -354,6 +368,8 @@ def _plain_acp_arguments() -> argparse.Namespace:
             "home",
             "log_level",
             "log_file",
+            "log_format",
+            "otel_content",
             "max_line_bytes",
             "max_turn_requests",
             "max_open_sessions",

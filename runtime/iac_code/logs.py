@@ -37,8 +37,25 @@ def configure_logging(level: str, log_file: Path | None = None) -> None:
         root.addHandler(file_handler)
 
 
+def use_json_lines() -> None:
+    """Every handler of the root logger writes JSON lines (``--log-format json``)."""
+    from iac_code.telemetry.json_logs import JsonLineFormatter
+
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(JsonLineFormatter())
+
+
 def start_logging(settings: Settings) -> None:
-    """Logging as the settings ask; a configured level that is not one is said here."""
+    """Logging as the settings ask; a configured level that is not one is said here.
+
+    Telemetry starts here too (a no-op unless ``OTEL_*`` variables configure it): both
+    transports call this first, and JSON log lines need the active recorder for their ids.
+    """
     configure_logging(settings.log_level, settings.log_file)
+    if settings.log_format == "json":
+        use_json_lines()
+    from iac_code import telemetry
+
+    telemetry.start(settings)
     if settings.log_level_warning:
         logging.getLogger("iac_code.settings").warning("%s", settings.log_level_warning)

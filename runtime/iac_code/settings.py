@@ -49,6 +49,10 @@ class Settings:
     models: tuple[str, ...] = DEFAULT_MODELS
     log_level: str = "WARNING"
     log_file: Path | None = None
+    #: "text" or "json" (JSON lines with trace_id/span_id, ``--log-format json``).
+    log_format: str = "text"
+    #: Record prompt text and tool arguments/results on spans (``--otel-content``).
+    otel_content: bool = False
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     #: Output not yet read by the client beyond which stdin is no longer read (backpressure).
     max_output_backlog_bytes: int = DEFAULT_MAX_OUTPUT_BACKLOG_BYTES

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from iac_code import telemetry
 from iac_code.agent.acp_agent import IacAgent
 from iac_code.llm.preload import GATE, IdleGate
 from iac_code.logs import start_logging
@@ -147,5 +148,8 @@ def run_stdio_server(
             )
             group.cancel_scope.cancel()  # on_shutdown has closed every session by now
 
-    anyio.run(serve)
+    try:
+        anyio.run(serve)
+    finally:
+        telemetry.shutdown()  # flush spans and metrics not exported yet
     return 0

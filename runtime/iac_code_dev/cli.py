@@ -55,11 +55,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CMD",
         help="another agent command to measure spawn→initialize side by side (quoted)",
     )
-    commands.add_parser(
+    demo = commands.add_parser(
         "demo",
         help="run a short offline session end to end (scripted model, real subprocess)",
         description="Start `iac-code acp` as a subprocess, drive it through a real ACP client"
         " against the built-in scripted model server, and print the conversation.",
+    )
+    demo.add_argument(
+        "--iac",
+        action="store_true",
+        help="one IaC turn as a transcript: read a module, an edit approved with its diff,"
+        " iac_check findings, a refused terraform apply",
     )
     coverage = commands.add_parser(
         "coverage",
@@ -78,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         from iac_code_dev.bench import main as bench_main
 
         return bench_main(args)
+    if args.command == "demo" and args.iac:
+        from iac_code_dev.iac_demo import main as iac_demo_main
+
+        return iac_demo_main()
     if args.command == "demo":
         from iac_code_dev.demo import main as demo_main
 

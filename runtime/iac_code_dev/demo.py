@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -112,15 +112,24 @@ async def _run(env: dict[str, str], workspace: Path) -> int:
     return 0 if ok else 1
 
 
-def main() -> int:
+def run_offline(
+    script: list[Any],
+    run: Callable[[dict[str, str], Path], Awaitable[int]],
+    prepare: Callable[[Path], None] | None = None,
+) -> int:
+    """Serve ``script`` from the scripted model server, make a temporary workspace (filled
+    by ``prepare``) and agent home, and ``run(env, workspace)`` with an environment that
+    points ``iac-code acp`` at that server."""
     from acp_scripted_llm import ScriptedLLMServer
 
     with (
         tempfile.TemporaryDirectory(prefix="iac-code-demo-") as tmp,
-        ScriptedLLMServer(_script()) as llm,
+        ScriptedLLMServer(script) as llm,
     ):
         workspace = Path(tmp, "workspace")
         workspace.mkdir()
+        if prepare is not None:
+            prepare(workspace)
         env = dict(
             os.environ,
             ANTHROPIC_BASE_URL=llm.url,
@@ -129,8 +138,12 @@ def main() -> int:
         )
         print(f"# scripted model server at {llm.url}; workspace {workspace}\n")
         try:
-            return anyio.run(_run, env, workspace)
+            return anyio.run(run, env, workspace)
         except TimeoutError:
             raise SystemExit("demo: the agent did not answer in time") from None
         except WireError as exc:
             raise SystemExit(f"demo: {exc}") from None
+
+
+def main() -> int:
+    return run_offline(_script(), _run)

@@ -24,7 +24,7 @@ from .. import judges
 from ..judges import wire, consistency, output
 from ..scenarios import catalog  # first: it fixes the order of the scenarios
 from . import jsonrpc, extensibility, initialize, modes, sessions, prompt, turns, cancel
-from . import gating, robustness, http, websocket
+from . import gating, robustness, http, websocket, trace_context
 
 # the protocol-v2 scenario's checks; they share its agents, so this order is theirs
 from . import v2_negotiation, v2_turns, v2_resume, v2_batches, v2_basics, v2_cancel
@@ -47,6 +47,7 @@ __all__ = [
     "prompt",
     "robustness",
     "sessions",
+    "trace_context",
     "turns",
     "v2_auth",
     "v2_basics",

@@ -50,6 +50,7 @@ from acp_bindings.models import (
     SetSessionModeResponse,
 )
 
+from iac_code import telemetry
 from iac_code.agent import info
 from iac_code.agent.commands import available_commands
 from iac_code.agent.history import replay_updates
@@ -168,7 +169,7 @@ class IacAgent(AgentHandlers):
             settings=settings,
             persist=self.persist,
             notify=self.notify,
-            request_client=connection.send_request,
+            request_client=telemetry.client_requests(connection.send_request),
             client_capabilities=lambda: self.client_capabilities,
             model=self.models,
             child_environment=self.child_environment,
@@ -176,6 +177,7 @@ class IacAgent(AgentHandlers):
         self.tools = ToolRunner(self.port)
         #: Lives as long as the connection; MCP servers of every session run in it.
         self.background = background
+        self._uncount_connection = telemetry.connection_opened()
 
     # ------------------------------------------------------------------ helpers
 
@@ -248,6 +250,7 @@ class IacAgent(AgentHandlers):
             session.release()
             raise
         self.sessions[session_id] = session
+        telemetry.session_opened()
         return session
 
     def _replay_stored(self, session: Session) -> None:
@@ -319,6 +322,7 @@ class IacAgent(AgentHandlers):
         session = self.sessions.pop(session_id, None)
         if session is None:
             return
+        telemetry.session_closed()
         try:
             if session.turn is not None:
                 await session.turn.cancel_and_wait()
@@ -334,6 +338,7 @@ class IacAgent(AgentHandlers):
         for session_id in list(self.sessions):
             await self._close(session_id)
         await self.models.aclose()
+        self._uncount_connection()
 
     def child_environment(self) -> dict[str, str]:
         """The environment for bash and MCP servers: ours minus the agent's credentials."""
@@ -574,9 +579,15 @@ class IacAgent(AgentHandlers):
         message_id = (params.model_extra or {}).get("messageId")
         try:
             with turn_of(session.session_id):  # model retries are shown to this session
-                return await turn.run(
-                    [wire(block) for block in params.prompt],
-                    message_id=message_id if isinstance(message_id, str) else None,
+                prompt = [wire(block) for block in params.prompt]
+                return await telemetry.invoke_agent(
+                    turn.run(
+                        prompt, message_id=message_id if isinstance(message_id, str) else None
+                    ),
+                    session_id=session.session_id,
+                    model=session.config.model,
+                    meta=params.field_meta,
+                    prompt=prompt,
                 )
         finally:
             session.turn = None

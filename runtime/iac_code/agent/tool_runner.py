@@ -17,6 +17,8 @@ the v2 translation turns the mark into ``cancelled``.
 from __future__ import annotations
 
 import logging
+import uuid
+import weakref
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
@@ -25,6 +27,7 @@ import anyio
 import anyio.lowlevel
 from acp_bindings.errors import RpcError
 
+from iac_code import telemetry
 from iac_code.agent.client_delegates import client_accepts_forms, client_delegates
 from iac_code.agent.history import interrupted_result_event
 from iac_code.agent.permission_rules import memory_for, rule_key
@@ -32,7 +35,9 @@ from iac_code.llm.contract import ModelRequest, ModelResponse, Usage
 from iac_code.rpc.errors import ConnectionClosedError
 from iac_code.tools.ask_user import AskUserTool
 from iac_code.tools.contract import Tool, ToolContext, ToolOutcome
+from iac_code.tools.iac_check import auto_check_path
 from iac_code.tools.permissions import (
+    CLIENT_NOT_ASKED,
     Verdict,
     decide,
     declined_outcome,
@@ -54,6 +59,8 @@ _FINAL_UPDATE_S = 2.0
 STOPPED_RESULT = "stopped: the user stopped this tool call before it finished"
 #: The mark (in ``_meta.iac_code``) of a final update whose call the client stopped.
 STOPPED_MARK = "stoppedByClient"
+# Bound for computing an edit's diff before announcing it (the client may be reading the file).
+_PREVIEW_S = 10.0
 _SUBAGENT_SYSTEM = (
     "You are a sub-agent of iac-code, an infrastructure-as-code coding agent. Complete the task"
     " you are given with the tools available, then answer with a concise report of what you"
@@ -87,6 +94,8 @@ class ToolRunner:
         self.ask_tool = AskUserTool()
         #: (session id, tool call id) → the scope of a call whose tool is running now.
         self._running: dict[tuple[str, str], anyio.CancelScope] = {}
+        # Files each running turn changed since its last iac_check (for the automatic check).
+        self._edited: weakref.WeakKeyDictionary[TurnHandle, list[str]] = weakref.WeakKeyDictionary()
 
     def stop_call(self, session_id: str, tool_call_id: str) -> bool:
         """Stop one running tool call; False when no such call is running now."""
@@ -167,6 +176,14 @@ class ToolRunner:
         self, turn: TurnHandle, use: dict[str, Any], scope: _CallScope
     ) -> ToolOutcome:
         """The whole lifecycle of one tool call; returns what the model gets back."""
+        with telemetry.tool_call(
+            str(use.get("name", "")), str(use["id"]), use.get("input")
+        ) as span:
+            return span.outcome(await self._run_call(turn, use, scope))
+
+    async def _run_call(
+        self, turn: TurnHandle, use: dict[str, Any], scope: _CallScope
+    ) -> ToolOutcome:
         session = turn.session
         port = self.port
         tool_call_id = str(use["id"])
@@ -183,6 +200,11 @@ class ToolRunner:
             "rawInput": tool_input,
             "locations": tool.locations(tool_input, ctx) if tool else [],
         }
+        if tool is not None:
+            # An edit's diff goes on the tool_call itself, so the user sees it before approving.
+            with anyio.move_on_after(_PREVIEW_S):
+                if preview := await tool.preview(tool_input, ctx):
+                    announced["content"] = preview
         port.persist(session, {"type": "tool_call", **announced, **self._nesting(scope)})
         try:
             await port.notify(session.session_id, self._tool_call_update(announced, scope))
@@ -204,7 +226,51 @@ class ToolRunner:
         result_event = self._result_event(tool_call_id, outcome)
         port.persist(session, result_event)
         await self._send_final(session, result_event)
+        self._note_edit(turn, tool, outcome)
         return outcome
+
+    # ------------------------------------------------------------------ IaC checks
+
+    def _note_edit(self, turn: TurnHandle, tool: Tool | None, outcome: ToolOutcome) -> None:
+        if tool is None or outcome.is_error:
+            return
+        if tool.name in ("write_file", "edit_file"):
+            path = outcome.raw_output.get("path")
+            if isinstance(path, str):
+                self._edited.setdefault(turn, []).append(path)
+        elif tool.name == "iac_check":
+            self._edited.pop(turn, None)  # checked since: nothing left to check
+
+    async def check_edits(self, turn: TurnHandle) -> bool:
+        """At the end of a turn that edited IaC files, run ``iac_check`` on them as a tool
+        call of its own. When it found problems, the call is added to the conversation as
+        if the model had made it and True is returned: the model then gets one more step to
+        fix or report them. A clean check is only shown to the client."""
+        edited = self._edited.pop(turn, [])
+        path = auto_check_path(edited, turn.session.cwd)
+        tools = self.tools_for(turn.session)
+        if path is None or "iac_check" not in tools:
+            return False
+        use: dict[str, Any] = {
+            "id": f"toolu_iac_check_{uuid.uuid4().hex[:16]}",
+            "name": "iac_check",
+            "input": {"path": path},
+        }
+        outcome = await self.run_call(turn, use, _CallScope(tools))
+        findings = outcome.raw_output.get("diagnostics") or []
+        if outcome.is_error or not any(d.get("severity") in ("error", "warning") for d in findings):
+            return False
+        self.port.persist(
+            turn.session,
+            {
+                "type": "assistant_message",
+                "messageId": uuid.uuid4().hex,
+                "blocks": [{"type": "tool_use", **use}],
+                "stopReason": "tool_use",
+                "automatic": True,
+            },
+        )
+        return True
 
     @staticmethod
     def _result_event(tool_call_id: str, outcome: ToolOutcome) -> dict[str, Any]:
@@ -257,21 +323,24 @@ class ToolRunner:
         access = await tool.access(tool_input, ctx)
         decision = decide(tool, access, session.mode, memory_for(tool, session.permission_rules))
         if decision.denied:
-            return declined_outcome(tool, decision.reason)
+            return declined_outcome(tool, decision.reason, access)
         if decision.needs_asking:
-            verdict = await self._ask(turn, announced, access, decision.reason, scope)
+            with telemetry.permission_wait(tool.name, announced["toolCallId"]) as waiting:
+                verdict = waiting.verdict(
+                    await self._ask(turn, announced, access, decision.reason, scope)
+                )
             if verdict.remember is not None:
                 self.port.persist(
                     session,
                     {"type": "permission_rule", "tool": rule_key(tool), "choice": verdict.remember},
                 )
             if not verdict.allowed:
-                return declined_outcome(tool, verdict.reason)
+                return declined_outcome(tool, verdict.reason, access)
             # The mode may have changed while the question was open (say, to read_only):
             # an answer never allows what the session's current mode forbids.
             now = decide(tool, access, session.mode, memory_for(tool, session.permission_rules))
             if now.denied:
-                return declined_outcome(tool, now.reason)
+                return declined_outcome(tool, now.reason, access)
         key = (session.session_id, announced["toolCallId"])
         # Registered before ``in_progress`` goes out, so a client that stops the call as soon
         # as it sees it running always finds it.
@@ -317,7 +386,7 @@ class ToolRunner:
             result = await self.port.request_client("session/request_permission", params)
         except RpcError as exc:
             log.warning("permission request failed: %.200s", exc)
-            return Verdict(False, reason="the client could not be asked")
+            return Verdict(False, reason=CLIENT_NOT_ASKED)
         except ConnectionClosedError:
             # Nobody is left to answer. Telling the model "the user declined" would be
             # untrue and would let the turn go on; end it as cancelled instead, so the call

@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MCP_READY_TIMEOUT_S = 10.0
+# Automatic iac_check rounds with findings per turn (each gives the model one more step).
+MAX_AUTO_CHECKS = 2
 
 _STOP_REASONS = {
     "end_turn": "end_turn",
@@ -118,6 +120,7 @@ class Turn:
         #: Set once the user message is persisted: only then does the session change.
         self.started = False
         self.updated_at: str | None = None
+        self._auto_checks = 0
 
     # -------------------------------------------------------------- cancellation
 
@@ -235,6 +238,11 @@ class Turn:
             self.usage = self.usage + await maybe_compact(self.port, self.session, client)
             response = await self._model_step(client)
             if response.stop_reason != "tool_use":
+                # Edited IaC files are checked before the turn ends (issue 33); findings
+                # give the model another step.
+                if self._auto_checks < MAX_AUTO_CHECKS and await self.tools.check_edits(self):
+                    self._auto_checks += 1
+                    continue
                 return _STOP_REASONS.get(response.stop_reason or "end_turn", "end_turn")
             await self.tools.run(self, response)
         return "max_turn_requests"
@@ -248,7 +256,11 @@ class Turn:
             messages=messages,
             tools=self.tools.specs(session),
             max_tokens=self.port.settings.max_tokens,
-            thinking_budget=session.config.thinking_budget or None,
+            # The automatic check's tool_use carries no thinking block, which a request with
+            # thinking enabled would reject: the rest of such a turn runs without thinking.
+            thinking_budget=(session.config.thinking_budget or None)
+            if not self._auto_checks
+            else None,
         )
 
     async def _model_step(self, client: ModelClient) -> ModelResponse:

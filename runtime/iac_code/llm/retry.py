@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import anyio
 
+from iac_code import telemetry
+
 from .contract import ModelClient, ModelError, ModelRequest, StreamEvent
 
 DEFAULT_MAX_ATTEMPTS = 6
@@ -83,10 +85,13 @@ async def stream_with_retries(
         attempt += 1
         yielded = False
         try:
-            async with aclosing(client.stream(request)) as events:
-                async for event in events:
-                    yielded = True
-                    yield event
+            # One chat span per attempt (telemetry; a no-op when it is off).
+            with telemetry.model_call(request) as call:
+                async with aclosing(client.stream(request)) as events:
+                    async for event in events:
+                        yielded = True
+                        call.saw(event)
+                        yield event
             return
         except ModelError as error:
             if yielded:

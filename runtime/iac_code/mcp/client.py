@@ -32,7 +32,7 @@ import anyio
 import anyio.abc
 from acp_bindings.errors import MethodNotFoundError, RpcError
 
-from iac_code import __version__
+from iac_code import __version__, telemetry
 from iac_code.child_env import child_environment
 from iac_code.mcp.config import StdioServerConfig
 from iac_code.mcp.server_process import BoundedWrites, ServerProcess
@@ -453,7 +453,9 @@ class McpStdioClient:
     ) -> JsonDict:
         """``tools/call``; returns the raw result (``content``, ``isError``, ...)."""
         result = await self.request(
-            "tools/call", {"name": name, "arguments": arguments}, timeout_s=timeout_s
+            "tools/call",
+            telemetry.with_trace_meta({"name": name, "arguments": arguments}),
+            timeout_s=timeout_s,
         )
         if not isinstance(result, dict):
             raise McpError("the tools/call result is not an object")

@@ -1,4 +1,5 @@
-"""The ASGI application: ``/acp`` (HTTP and WebSocket) and ``/openapi.json``, behind the guard."""
+"""The ASGI application: ``/acp`` (HTTP and WebSocket), ``/openapi.json`` and ``/metrics``,
+behind the guard."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 
+from iac_code import telemetry
 from iac_code.remote.guard import GuardMiddleware
 from iac_code.remote.http_endpoint import AcpHttpEndpoint
 from iac_code.remote.options import RemoteOptions, is_loopback_host
@@ -33,6 +35,21 @@ def openapi_document() -> bytes:
 async def _openapi(request: Request) -> Response:
     del request
     return Response(openapi_document(), media_type="application/json")
+
+
+async def _metrics(request: Request) -> Response:
+    """Prometheus text of the agent's metrics (``OTEL_METRICS_EXPORTER=prometheus``), else 404."""
+    del request
+    text = telemetry.prometheus_text()
+    if text is None:
+        return Response(
+            "metrics are off: set OTEL_METRICS_EXPORTER=prometheus (needs iac-code-acp[otel])\n",
+            status_code=404,
+            media_type="text/plain",
+        )
+    from iac_code.telemetry.prometheus import CONTENT_TYPE
+
+    return Response(text, media_type=CONTENT_TYPE)
 
 
 def build_app(
@@ -58,6 +75,7 @@ def build_app(
             Route("/acp", AcpHttpEndpoint(registry)),
             WebSocketRoute("/acp", AcpWebSocketEndpoint(registry)),
             Route("/openapi.json", _openapi, methods=["GET"]),
+            Route("/metrics", _metrics, methods=["GET"]),
         ],
         lifespan=lifespan,
     )

@@ -178,5 +178,10 @@ def run_http_server(settings: Settings, options: RemoteOptions) -> int:
     async def main() -> None:
         await serve(app, config, shutdown_trigger=shutdown_trigger)  # type: ignore[arg-type]
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    finally:
+        from iac_code import telemetry
+
+        telemetry.shutdown()  # flush spans and metrics not exported yet
     return 0

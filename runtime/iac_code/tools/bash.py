@@ -18,6 +18,7 @@ from iac_code.tools.contract import (
     terminal_content,
     text_content,
 )
+from iac_code.tools.infra_commands import classify_command
 from iac_code.tools.process_group import run_in_process_group, shell_argv
 from iac_code.tools.text import cap_text
 
@@ -37,6 +38,8 @@ def _status_line(
         return f"[terminated by {signal_name}]"
     return f"[exit code: {exit_code}]"
 
+
+INFRA_TITLE_PREFIX = "Changes real infrastructure: "
 
 # Characters that could hide or reorder part of a command when the title is displayed:
 # control characters (terminal escapes, carriage returns) and Unicode bidi/invisible marks.
@@ -76,6 +79,7 @@ def _non_interactive_env(base: dict[str, str]) -> dict[str, str]:
 class BashTool(Tool):
     name = "bash"
     kind = "execute"
+    masks_output = True
     description = (
         "Run a shell command (bash -c) in the working directory and return its combined "
         "stdout and stderr and exit code. Non-interactive: stdin is empty, so commands that "
@@ -110,12 +114,21 @@ class BashTool(Tool):
         # The user approves what the title shows, so it shows the whole command, never the
         # model's description alone nor only the first line (a second line could hide
         # "curl ... | sh"). The description follows as a hint.
-        title = f"Run {visible_command(tool_input['command'])}"
+        command = visible_command(tool_input["command"])
+        if classify_command(tool_input["command"]) is not None:
+            title = INFRA_TITLE_PREFIX + command
+        else:
+            title = f"Run {command}"
         description = visible_command(tool_input.get("description") or "")
         return f"{title} \u2014 {description}" if description else title
 
     async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
-        return Access(kind=AccessKind.EXECUTE, paths=(os.fspath(ctx.cwd),))
+        change = classify_command(tool_input["command"])
+        return Access(
+            kind=AccessKind.EXECUTE,
+            paths=(os.fspath(ctx.cwd),),
+            infra_change=change.summary if change is not None else None,
+        )
 
     def _timeout(self, tool_input: JsonDict, ctx: ToolContext) -> float:
         requested = tool_input.get("timeout")

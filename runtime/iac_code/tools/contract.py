@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from iac_code.tools.paths import resolve_roots
+from iac_code.tools.secret_masking import mask_json, mask_secrets
 from iac_code.tools.text import cap_text
 from iac_code.tools.validation import validate_input
 
@@ -193,6 +194,9 @@ class Access:
     reasons: tuple[str, ...] = ()
     # Set when the input is invalid: run() will refuse it without touching anything.
     input_error: str | None = None
+    # Set for a command that changes real infrastructure (what was recognised, e.g.
+    # "terraform destroy"): it asks every time and no remembered answer or mode covers it.
+    infra_change: str | None = None
 
     @property
     def restricted(self) -> bool:
@@ -242,6 +246,15 @@ class ToolOutcome:
         )
 
 
+def _masked(outcome: ToolOutcome) -> ToolOutcome:
+    return replace(
+        outcome,
+        model_content=mask_secrets(outcome.model_content),
+        content=mask_json(outcome.content),
+        raw_output=mask_json(outcome.raw_output),
+    )
+
+
 def _cap_error_copies(outcome: ToolOutcome, limit: int) -> None:
     """An error's message is also in ``content`` and ``rawOutput``, which are sent to the
     client and stored in the session: cap them like the model's copy. The message may be
@@ -273,6 +286,9 @@ class Tool(abc.ABC):
     input_schema: ClassVar[JsonDict]
     # True when the tool changes nothing: the loop may run such calls concurrently.
     read_only: ClassVar[bool] = False
+    # True when the output may quote files, pages or command output: credential-shaped
+    # values in it are masked before the model, the client or the session file see them.
+    masks_output: ClassVar[bool] = False
 
     def validate(self, tool_input: Any) -> str | None:
         """Return why ``tool_input`` is unusable, or None when it is fine."""
@@ -306,6 +322,17 @@ class Tool(abc.ABC):
             return Access(kind=self._default_access_kind(), input_error=problem)
         return await self._access(tool_input, ctx)
 
+    async def preview(self, tool_input: Any, ctx: ToolContext) -> list[JsonDict]:
+        """Content shown on the ``tool_call`` before any permission request (an edit's
+        ``diff``, so the user sees what they approve); empty when there is nothing to show.
+        Never raises: a preview that fails is simply not shown."""
+        if self.validate(tool_input) is not None:
+            return []
+        try:
+            return await self._preview(tool_input, ctx)
+        except Exception:
+            return []
+
     async def run(
         self, tool_input: Any, ctx: ToolContext, *, access: Access | None = None
     ) -> ToolOutcome:
@@ -325,6 +352,8 @@ class Tool(abc.ABC):
         outcome.model_content = cap_text(outcome.model_content, ctx.limits.result_cap_chars)
         if outcome.is_error:
             _cap_error_copies(outcome, ctx.limits.result_cap_chars)
+        if self.masks_output:
+            outcome = _masked(outcome)
         return outcome
 
     def spec(self) -> JsonDict:
@@ -349,6 +378,9 @@ class Tool(abc.ABC):
     def _title(self, tool_input: JsonDict) -> str: ...
 
     def _locations(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
+        return []
+
+    async def _preview(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
         return []
 
     @abc.abstractmethod

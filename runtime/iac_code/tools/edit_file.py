@@ -19,6 +19,7 @@ from iac_code.tools.diffs import BoundedDiff, bounded_diff
 from iac_code.tools.file_io import NotEditable, read_current_text, write_text
 from iac_code.tools.paths import resolve_path
 from iac_code.tools.safe_fs import UnsafePath
+from iac_code.tools.secret_masking import MASK, overwrites_a_masked_value
 from iac_code.tools.workspace import (
     BaseFileWriteTool,
     checked_real_path,
@@ -61,6 +62,21 @@ class EditFileTool(BaseFileWriteTool):
 
     def _title(self, tool_input: JsonDict) -> str:
         return f"Edit {tool_input['path']}"
+
+    def _planned_diff(
+        self, tool_input: JsonDict, path: Path, current: str | None, ctx: ToolContext
+    ) -> BoundedDiff | None:
+        if current is None or tool_input["old_string"] == tool_input["new_string"]:
+            return None
+        planned = _plan_edit(
+            current,
+            tool_input["old_string"],
+            tool_input["new_string"],
+            bool(tool_input.get("replace_all")),
+            path,
+            ctx.limits,
+        )
+        return None if isinstance(planned, str) else planned.diff
 
     async def _run(
         self, tool_input: JsonDict, ctx: ToolContext, access: Access | None
@@ -139,7 +155,15 @@ def _plan_edit(
     limits: ToolLimits,
 ) -> _Plan | str:
     """The edit, or the error message for the model."""
+    if (refused := overwrites_a_masked_value(new_string, current)) is not None:
+        return refused
     occurrences = current.count(old_string)
+    if occurrences == 0 and MASK in old_string:
+        return (
+            f"old_string was not found in {path}: it contains {MASK}, which stands for a "
+            "secret hidden from you, not the file's real text. Choose old_string from lines "
+            "without secrets."
+        )
     if occurrences == 0:
         return (
             f"old_string was not found in {path}. Read the file again and copy the text "

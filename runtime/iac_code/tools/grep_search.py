@@ -206,6 +206,7 @@ class GrepTool(BaseDirectoryReadTool):
     name = "grep"
     kind = "search"
     read_only = True
+    masks_output = True
     description = (
         "Search file contents with a regular expression (Python/ripgrep syntax) below a "
         "directory or in one file (default: the working directory). Returns matching lines as "

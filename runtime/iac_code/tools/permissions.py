@@ -21,6 +21,10 @@ Rules (SPEC §2.1, §5, §6):
 6. Everything else (edits in ``default`` mode, commands, sub-agents) asks, unless a
    remembered answer for that tool settles it. Remembered answers are only consulted where
    the policy would otherwise ask, so they never override rules 2-5.
+7. A command that changes real infrastructure (``Access.infra_change``) asks every single
+   time, offering only allow once / reject once: no ``allow_always``, mode or saved rule
+   covers it, and its answer is never remembered. A remembered ``reject_always`` for the
+   tool still refuses it (refusing can only narrow what happens).
 """
 
 from __future__ import annotations
@@ -54,12 +58,22 @@ PERMISSION_OPTIONS: list[dict[str, str]] = [
 _OPTION_KINDS = frozenset(option["kind"] for option in PERMISSION_OPTIONS)
 
 
+# An infrastructure-changing command is approved one call at a time.
+INFRA_OPTIONS: list[dict[str, str]] = [
+    {"optionId": ALLOW_ONCE, "name": "Allow this once", "kind": ALLOW_ONCE},
+    {"optionId": REJECT_ONCE, "name": "Reject", "kind": REJECT_ONCE},
+]
+
+
 def permission_options(access: Access | None = None) -> list[dict[str, str]]:
     """Options to offer for ``access``.
 
-    All four are offered every time (SPEC §6), also for restricted calls where an
-    ``allow_always`` will be remembered but never covers such a call again.
+    All four are offered (SPEC §6), also for restricted calls where an ``allow_always``
+    will be remembered but never covers such a call again; an infrastructure-changing
+    command gets only allow once / reject, so there is nothing to remember.
     """
+    if access is not None and access.infra_change is not None:
+        return [dict(option) for option in INFRA_OPTIONS]
     return [dict(option) for option in PERMISSION_OPTIONS]
 
 
@@ -165,6 +179,10 @@ def decide(
     if mode == MODE_READ_ONLY and changes_things:
         return Decision.deny(f"the session is in read-only mode, which does not allow {tool_name}")
     remembered = memory.lookup(tool_name) if memory is not None else None
+    if access.infra_change is not None:
+        if remembered == REJECT_ALWAYS:
+            return Decision.deny(f"the user chose to always reject {tool_name}")
+        return Decision.ask(f"changes real infrastructure: {access.infra_change}")
     if access.restricted:
         if remembered == REJECT_ALWAYS:
             return Decision.deny(f"the user chose to always reject {tool_name}")
@@ -280,14 +298,39 @@ def interpret_permission_response(
     return malformed
 
 
-def declined_outcome(tool: Tool | str, reason: str = "") -> ToolOutcome:
+CLIENT_NOT_ASKED = "the client could not be asked"
+
+
+def declined_outcome(
+    tool: Tool | str, reason: str = "", access: Access | None = None
+) -> ToolOutcome:
     """The error result the model gets when a call was refused or not permitted."""
+    if access is not None and access.infra_change is not None:
+        return _infra_declined(access.infra_change, reason)
     tool_name = tool if isinstance(tool, str) else tool.name
     detail = f" ({reason})" if reason else ""
     return ToolOutcome.error(
         f"The user declined permission for {tool_name}{detail}; it was not run. Do not retry "
         "the same call; continue another way or ask the user.",
         raw_output={"declined": True, "reason": reason},
+    )
+
+
+def _infra_declined(change: str, reason: str) -> ToolOutcome:
+    """What the model gets when an infrastructure-changing command was not approved: why,
+    and what it can do instead (the user must run or approve it; plans stay possible)."""
+    if reason == CLIENT_NOT_ASKED:
+        why = "it needs the user's approval every time, and the client could not be asked for it"
+    else:
+        why = reason or "it was not approved"
+    message = (
+        f"Not run: this command changes real infrastructure ({change}), and {why}. Do not "
+        "retry it or work around this check. Show the user the exact command so they can run "
+        "it themselves, or continue with read-only steps (terraform plan, kubectl diff, "
+        "--dry-run, --check)."
+    )
+    return ToolOutcome.error(
+        message, raw_output={"declined": True, "reason": reason, "infraChange": change}
     )
 
 

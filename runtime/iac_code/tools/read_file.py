@@ -114,6 +114,7 @@ class ReadFileTool(Tool):
     name = "read_file"
     kind = "read"
     read_only = True
+    masks_output = True
     description = (
         "Read a text file and return its lines prefixed with 1-based line numbers "
         "(number, tab, text). Relative paths are resolved against the session's working "

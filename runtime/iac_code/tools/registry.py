@@ -10,6 +10,8 @@ from iac_code.tools.contract import JsonDict, Tool
 from iac_code.tools.edit_file import EditFileTool
 from iac_code.tools.glob_files import GlobTool
 from iac_code.tools.grep_search import GrepTool
+from iac_code.tools.iac_check import IacCheckTool
+from iac_code.tools.iac_plan import IacPlanTool
 from iac_code.tools.list_files import ListFilesTool
 from iac_code.tools.read_file import ReadFileTool
 from iac_code.tools.update_plan import UpdatePlanTool
@@ -29,6 +31,8 @@ def default_tools(*, include_agent: bool = True) -> dict[str, Tool]:
         EditFileTool(),
         BashTool(),
         WebFetchTool(),
+        IacCheckTool(),
+        IacPlanTool(),
     ]
     if include_agent:
         tools.append(AgentTool())

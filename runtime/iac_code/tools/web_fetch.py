@@ -86,6 +86,7 @@ class WebFetchTool(Tool):
     name = "web_fetch"
     kind = "fetch"
     read_only = True
+    masks_output = True
     description = (
         "Fetch an http:// or https:// URL with GET and return its content as text (HTML is "
         "converted to readable text with link targets in parentheses; JSON, YAML and other "

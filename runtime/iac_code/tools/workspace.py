@@ -5,7 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import anyio
+
 from iac_code.tools.contract import Access, AccessKind, JsonDict, Tool, ToolContext
+from iac_code.tools.diffs import BoundedDiff
+from iac_code.tools.file_io import NotEditable, read_current_text
 from iac_code.tools.paths import (
     is_inside_roots,
     is_sensitive,
@@ -118,3 +122,30 @@ class BaseFileWriteTool(Tool):
 
     async def _access(self, tool_input: JsonDict, ctx: ToolContext) -> Access:
         return path_access(AccessKind.WRITE, tool_input["path"], ctx)
+
+    async def _preview(self, tool_input: JsonDict, ctx: ToolContext) -> list[JsonDict]:
+        """The bounded ``diff`` the call would make, computed without writing anything.
+
+        Not for a path outside the workspace or a sensitive one: its current content is not
+        read before the user agreed (the title and the reason already name the path)."""
+        access = path_access(AccessKind.WRITE, tool_input["path"], ctx)
+        if access.restricted:
+            return []
+        path = resolve_path(tool_input["path"], ctx.cwd)
+        if path.is_dir():
+            return []
+        try:
+            current = await read_current_text(
+                path, ctx, Path(access.real_paths[0]), ctx.limits.edit_max_bytes
+            )
+        except (NotEditable, UnsafePath):
+            return []
+        diff = await anyio.to_thread.run_sync(self._planned_diff, tool_input, path, current, ctx)
+        return [] if diff is None else [diff.content]
+
+    def _planned_diff(
+        self, tool_input: JsonDict, path: Path, current: str | None, ctx: ToolContext
+    ) -> BoundedDiff | None:
+        """The diff from ``current`` (None: no such file) to what the call would write;
+        None when the call would fail (run() then explains why)."""
+        return None

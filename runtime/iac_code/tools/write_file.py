@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import anyio
 
@@ -13,10 +14,11 @@ from iac_code.tools.contract import (
     ToolOutcome,
     text_content,
 )
-from iac_code.tools.diffs import bounded_diff
+from iac_code.tools.diffs import BoundedDiff, bounded_diff
 from iac_code.tools.file_io import NotEditable, read_current_text, write_text
 from iac_code.tools.paths import resolve_path
 from iac_code.tools.safe_fs import UnsafePath
+from iac_code.tools.secret_masking import overwrites_a_masked_value
 from iac_code.tools.workspace import (
     BaseFileWriteTool,
     checked_real_path,
@@ -53,6 +55,11 @@ class WriteFileTool(BaseFileWriteTool):
     def _title(self, tool_input: JsonDict) -> str:
         return f"Write {tool_input['path']}"
 
+    def _planned_diff(
+        self, tool_input: JsonDict, path: Path, current: str | None, ctx: ToolContext
+    ) -> BoundedDiff | None:
+        return bounded_diff(path, current, tool_input["content"], ctx.limits.diff_max_chars)
+
     async def _run(
         self, tool_input: JsonDict, ctx: ToolContext, access: Access | None
     ) -> ToolOutcome:
@@ -73,6 +80,8 @@ class WriteFileTool(BaseFileWriteTool):
             return ToolOutcome.error(str(exc))
         except Exception as exc:
             return ToolOutcome.error(f"Could not read the current content of {path}: {exc}")
+        if (refused := overwrites_a_masked_value(content, old_text)) is not None:
+            return ToolOutcome.error(refused)
         try:
             # Again at write time: the read above may have waited on the client.
             verify_unchanged(path, checked)

@@ -332,7 +332,9 @@ class V2Handlers(AgentHandlers):
         message_id = translate.new_message_id()
         v1_params = _v1(
             V1PromptRequest,
-            {"sessionId": session_id, "prompt": raw["prompt"], "messageId": message_id},
+            # _meta goes on too: its traceparent is the parent of the turn's trace.
+            {"sessionId": session_id, "prompt": raw["prompt"], "messageId": message_id}
+            | ({"_meta": raw["_meta"]} if isinstance(raw.get("_meta"), dict) else {}),
         )
         accepted = self._turns[session_id] = _AcceptedPrompt()
         current_request().after_response(

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import (
+    classifier,
     concurrency,
     conformance,
     first_turn,
@@ -59,6 +60,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("list", "≤ 100 ms first page", sessions.run_list),
     Metric("concurrent", "0 errors, ≤ 1 MiB/idle session", concurrency.run),
     Metric("tool_call", "-", llm.run_tool_call),
+    Metric("infra_classifier", "≤ 1 ms median", classifier.run),
     Metric("remote_initialize", "-", remote.run_initialize),
     Metric("remote_relay", "SSE and WebSocket vs stdio", remote.run_relay_remote),
     Metric("remote_concurrent", "0 errors", remote.run_concurrent_remote),

@@ -124,6 +124,9 @@ async def test_sdk_client_approves_one_write_and_rejects_the_other(
         for update in client.tool_updates
         if isinstance(update, ToolCallProgress) and update.status in ("completed", "failed")
     }
+    # The agent's own check of the edited first.tf ends the turn (issue 33).
+    checks = [tool_id for tool_id in final if tool_id.startswith("toolu_iac_check_")]
+    assert [final.pop(tool_id) for tool_id in checks] == ["completed"]
     assert final == {"t_first": "completed", "t_second": "failed"}
     # The model was told about both outcomes.
     results = {

@@ -10,10 +10,12 @@ import pytest
 from acp_scripted_llm import ScriptedLLMServer, Turn
 
 from tests.agent.protocol_v2.v2_script import (
+    BASH,
     FAIL,
     FINAL_TEXT,
     LONG_BASH,
     LONG_BASH_COMMAND,
+    RAN_TEXT,
     RETRY,
     SLOW,
     WRITE,
@@ -45,7 +47,11 @@ _RETRIED: set[str] = set()
 
 def route(body: dict[str, Any]) -> Turn | dict[str, Any]:
     if _last_message_is_tool_result(body):
+        if _last_user_text(body).startswith(BASH):
+            return Turn().text(RAN_TEXT)
         return Turn().text(FINAL_TEXT, chunks=2)
+    if _last_user_text(body).startswith(BASH):
+        return Turn().tool_use("bash", {"command": _last_user_text(body)[len(BASH) :].strip()})
     if _last_user_text(body).startswith(SLOW):
         return Turn().text("tick " * 200, chunks=200).timing(chunk_delay=0.05)
     text = _last_user_text(body)

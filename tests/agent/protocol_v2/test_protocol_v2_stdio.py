@@ -15,7 +15,8 @@ from acp_schema.validation import validate_message
 from acp_scripted_llm import ScriptedLLMServer
 
 from tests.agent.process.stdio_harness import BlockingAgent, spawn
-from tests.agent.protocol_v2.v2_script import FINAL_TEXT, SLOW, WRITE, WRITTEN_TEXT
+from tests.agent.protocol_v2.v2_script import BASH, FINAL_TEXT, SLOW, WRITE, WRITTEN_TEXT
+from tests.agent.turn_tools.agent_tools_kit import install_stand_in_terraform
 
 pytestmark = pytest.mark.subprocess
 
@@ -270,3 +271,56 @@ def test_v2_cancel_ends_the_turn_with_a_cancelled_stop_reason(
     assert len(idles) == 1
     assert "messageId" in again.result
     assert problems == []
+
+
+def _answer_permission(agent: BlockingAgent, start: int, kind: str) -> dict[str, Any]:
+    """Wait for the next permission request from ``start``, answer the option of ``kind``."""
+    asked = agent.wait_frame(
+        lambda f: f.get("method") == "session/request_permission", start=start, timeout=MODEL_WAIT
+    )
+    params: dict[str, Any] = agent.frames[asked]["params"]
+    option = next(o for o in params["options"] if o["kind"] == kind)
+    agent.send(
+        {
+            "jsonrpc": "2.0",
+            "id": agent.frames[asked]["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": option["optionId"]}},
+        }
+    )
+    return params
+
+
+def test_v2_allow_always_on_bash_then_terraform_destroy_still_asks(
+    llm_server: ScriptedLLMServer, home: Path, workspace: Path
+) -> None:
+    """SPEC §6: an infrastructure-changing command asks even after "allow always" (v2)."""
+    record = install_stand_in_terraform(workspace)
+    destroy = 'PATH="$PWD/bin:$PATH" terraform destroy -auto-approve'
+    with spawn(home, llm_server.url) as agent:
+        _initialize(agent, V2_INIT)
+        session_id = agent.call("session/new", {"cwd": str(workspace)}).result["sessionId"]
+        start = len(agent.frames)
+        agent.call(
+            "session/prompt",
+            {"sessionId": session_id, "prompt": [{"type": "text", "text": BASH + "echo ok"}]},
+        )
+        _answer_permission(agent, start, "allow_always")
+        start = agent.wait_frame(_is_idle, start=start, timeout=MODEL_WAIT) + 1
+        agent.call(
+            "session/prompt",
+            {"sessionId": session_id, "prompt": [{"type": "text", "text": BASH + destroy}]},
+        )
+        asked = _answer_permission(agent, start, "reject_once")
+        agent.wait_frame(_is_idle, start=start, timeout=MODEL_WAIT)
+        # Only the agent's own requests and notifications: its two permission requests'
+        # ids collide with the harness's numbering of replies.
+        problems = [
+            error
+            for frame in agent.frames
+            if "method" in frame
+            for error in validate_message(frame, version=2)
+        ]
+    assert problems == []
+    assert asked["title"] == f"Changes real infrastructure: {destroy}"
+    assert [o["kind"] for o in asked["options"]] == ["allow_once", "reject_once"]
+    assert not record.exists()

@@ -14,3 +14,5 @@ RETRY = "RETRY:"
 FAIL = "FAIL:"
 WRITTEN_TEXT = 'resource "aws_vpc" "main" {}\n'
 FINAL_TEXT = "Wrote main.tf."
+BASH = "BASH:"  # the model runs the rest of the prompt with bash (asks), then answers
+RAN_TEXT = "Ran it."

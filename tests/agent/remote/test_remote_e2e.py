@@ -10,8 +10,9 @@ import pytest
 from acp_scripted_llm import ScriptedLLMServer
 from iac_code_dev.wire_client import WireClient
 
-from tests.agent.remote.llm_script import CHUNKS, SLOW, WRITE, chunk_text
+from tests.agent.remote.llm_script import BASH, CHUNKS, SLOW, WRITE, chunk_text
 from tests.agent.remote.remote_kit import agent_server, http_client, ws_client
+from tests.agent.turn_tools.agent_tools_kit import install_stand_in_terraform
 
 pytestmark = pytest.mark.anyio
 
@@ -208,3 +209,29 @@ async def test_ws_load_replay(home: Path, workspace: Path, llm_server: ScriptedL
             params = {"sessionId": session_id, "cwd": str(workspace), "mcpServers": []}
             await second.request("session/load", params)
             assert "remember the bucket" in second.text_of(session_id)
+
+
+async def test_http_allow_always_on_bash_then_terraform_destroy_still_asks(
+    home: Path, workspace: Path, llm_server: ScriptedLLMServer
+) -> None:
+    """SPEC §6: an infrastructure-changing command asks even after "allow always"."""
+    record = install_stand_in_terraform(workspace)
+    destroy = 'PATH="$PWD/bin:$PATH" terraform destroy -auto-approve'
+    async with agent_server(home, llm_server.url) as server, http_client(server.url) as client:
+        answers = iter(["allow_always", "reject_once"])
+
+        async def answer(_client: WireClient, _frame: object) -> object:
+            return {"outcome": {"outcome": "selected", "optionId": next(answers)}}
+
+        client.handlers["session/request_permission"] = answer
+        await client.initialize()
+        session_id = await client.new_session(workspace)
+        await _prompt_call(client, session_id, f"{BASH}echo validate-ok")
+        result = await _prompt_call(client, session_id, f"{BASH}{destroy}")
+        assert result["stopReason"] == "end_turn"  # type: ignore[index]
+        asked = [r["params"]["toolCall"] for r in client.agent_requests]
+        assert len(asked) == 2
+        assert asked[1]["title"] == f"Changes real infrastructure: {destroy}"
+        options = client.agent_requests[1]["params"]["options"]
+        assert [o["kind"] for o in options] == ["allow_once", "reject_once"]
+    assert not record.exists()

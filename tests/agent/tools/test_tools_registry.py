@@ -13,9 +13,9 @@ from iac_code.tools.text import cap_text, looks_binary
 from iac_code.tools.validation import validate_input
 
 ACP_TOOL_KINDS = {"read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"}
-# The nine tools of SPEC §5, plus update_plan (the model's plan as ACP plan updates).
+# The tools of SPEC §5, plus update_plan (the model's plan as ACP plan updates).
 TOOLS = ["read_file", "list_files", "glob", "grep", "write_file", "edit_file", "bash", "web_fetch",
-         "agent", "update_plan"]  # fmt: skip
+         "iac_check", "iac_plan", "agent", "update_plan"]  # fmt: skip
 
 
 def test_default_tools_are_the_nine_plus_the_plan() -> None:
@@ -45,7 +45,7 @@ def test_specs_for_model() -> None:
 def test_read_only_flags() -> None:
     tools = default_tools()
     assert {name for name, tool in tools.items() if tool.read_only} == {
-        "read_file", "list_files", "glob", "grep", "web_fetch", "update_plan"
+        "read_file", "list_files", "glob", "grep", "web_fetch", "iac_check", "update_plan"
     }  # fmt: skip
 
 

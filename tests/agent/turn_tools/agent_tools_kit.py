@@ -71,6 +71,17 @@ async def never_answer(client: WireClient, frame: Frame) -> Any:
     return NO_ANSWER
 
 
+def install_stand_in_terraform(workspace: Path) -> Path:
+    """``bin/terraform`` in ``workspace`` that only records its arguments (put it first on
+    PATH with ``PATH="$PWD/bin:$PATH"``); returns the record file, which exists once it ran."""
+    record = workspace / "terraform-calls.txt"
+    script = workspace / "bin" / "terraform"
+    script.parent.mkdir()
+    script.write_text(f'#!/bin/sh\necho "$@" >> "{record}"\n')
+    script.chmod(0o755)
+    return record
+
+
 # --- Final status helpers ----------------------------------------------------------------------
 
 

@@ -49,7 +49,7 @@ async def test_read_only_calls_of_one_response_all_answer_in_order(
         .tool_use("read_file", {"path": "main.tf"}, id="c1")
         .tool_use("grep", {"pattern": "region"}, id="c2")
         .tool_use("glob", {"pattern": "*.tf"}, id="c3")
-        .tool_use("write_file", {"path": "w.tf", "content": "w\n"}, id="c4")
+        .tool_use("write_file", {"path": "w.txt", "content": "w\n"}, id="c4")
         .tool_use("list_files", {}, id="c5")
     )
     model = ScriptedModelClient([turn], timing=False)

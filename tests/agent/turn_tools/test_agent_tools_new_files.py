@@ -55,8 +55,9 @@ async def test_an_existing_file_is_still_read_through_the_client(
         editor.install(client)
         session = await client.new_session(workspace)
         await client.prompt(session, "replace")
-        [read] = client.requests_for("fs/read_text_file")
-        assert read["params"]["path"] == main_tf
+        # Read twice: for the diff on the tool_call, then again when the write runs.
+        reads = client.requests_for("fs/read_text_file")
+        assert [read["params"]["path"] for read in reads] == [main_tf, main_tf]
         final = final_update(client, "w1")
         assert final["rawOutput"]["created"] is False
         assert final["content"][0]["oldText"] == "# unsaved\n"  # the editor's buffer

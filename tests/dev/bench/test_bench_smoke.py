@@ -97,3 +97,13 @@ def test_bench_remote_initialize_produces_a_row(tmp_path: Path) -> None:
     assert [row.metric for row in rows] == ["remote_initialize"]
     _assert_well_formed(rows[0])
     assert len(rows[0].data["samples_ms"]) == 2
+
+
+def test_bench_infra_classifier_produces_a_row(tmp_path: Path) -> None:
+    from iac_code_dev.bench.classifier import COMMANDS, run
+
+    ctx = BenchContext(agent_argv=default_agent_argv(), root=tmp_path, timeout=30.0)
+    rows = run(ctx, rounds=2)
+    assert [row.metric for row in rows] == ["infra_classifier"]
+    _assert_well_formed(rows[0])
+    assert rows[0].data["seconds"]["n"] == 2 * len(COMMANDS)
