@@ -13,7 +13,7 @@ are ``json`` (not ``jsonb``): it keeps the text as written, so key order survive
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -54,18 +54,32 @@ MIGRATIONS: Final[tuple[str, ...]] = (
 )
 
 
-def migrate(connection: Connection[object]) -> int:
-    """Bring the database up to the newest schema; returns how many migrations ran."""
+def schema_version(connection: Connection[Any]) -> int:
+    """The newest migration applied to the database (0 for an empty one)."""
+    row = connection.execute("SELECT to_regclass('iac_schema_migrations') IS NOT NULL").fetchone()
+    if not row or not row[0]:
+        return 0
+    row = connection.execute(
+        "SELECT coalesce(max(version), 0) FROM iac_schema_migrations"
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate(connection: Connection[Any]) -> int:
+    """Bring the database up to the newest schema; returns how many migrations ran.
+
+    An up-to-date database is only read, so a role without the right to create tables (a
+    read-only replica user) can still use it.
+    """
+    if schema_version(connection) >= len(MIGRATIONS):
+        return 0
     with connection.transaction():
         connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
         connection.execute(
             "CREATE TABLE IF NOT EXISTS iac_schema_migrations ("
             " version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
         )
-        row = connection.execute(
-            "SELECT coalesce(max(version), 0) FROM iac_schema_migrations"
-        ).fetchone()
-        current = int(row[0]) if row else 0  # type: ignore[index]
+        current = schema_version(connection)  # another process may have migrated meanwhile
         for version, sql in enumerate(MIGRATIONS[current:], current + 1):
             connection.execute(sql.encode())
             connection.execute(

@@ -103,9 +103,16 @@ def _cause_errno(error: Exception) -> int | None:
 class PostgresSessionStore:
     """Sessions in the PostgreSQL database at ``url`` (see the module docstring)."""
 
-    def __init__(self, url: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        connect_timeout: float = CONNECT_TIMEOUT,
+    ) -> None:
         self.url = url
         self.lease_seconds = lease_seconds
+        self.connect_timeout = connect_timeout
         self.owner = new_owner_name()
         self._pool: ConnectionPool[Any] | None = None
         self._pool_mutex = threading.Lock()
@@ -126,7 +133,7 @@ class PostgresSessionStore:
                 min_size=1,
                 max_size=POOL_MAX_SIZE,
                 kwargs={"autocommit": True},
-                timeout=CONNECT_TIMEOUT,
+                timeout=self.connect_timeout,
                 open=False,
                 name="iac-code-store",
             )
