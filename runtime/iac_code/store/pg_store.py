@@ -12,7 +12,6 @@ answered as a failed store operation (-32603 naming the cause) and the process s
 
 from __future__ import annotations
 
-import dataclasses
 import errno as errno_codes
 import logging
 import threading
@@ -77,13 +76,7 @@ _FENCE = (
 def _meta_from_row(row: Sequence[Any]) -> SessionMeta:
     session_id, cwd, title, created_at, updated_at, parent_id, directories = row
     return SessionMeta(
-        session_id=session_id,
-        cwd=cwd,
-        created_at=created_at,
-        updated_at=updated_at,
-        title=title,
-        parent_id=parent_id,
-        additional_directories=tuple(directories or ()),
+        session_id, cwd, created_at, updated_at, title, parent_id, tuple(directories or ())
     )
 
 
@@ -194,15 +187,12 @@ class PostgresSessionStore:
         """Create an empty session; raises SessionExistsError when the id is taken."""
         if not is_valid_session_id(session_id):
             raise InvalidSessionIdError(session_id)
-        now = utc_now()
-        meta = SessionMeta(
-            session_id=session_id,
-            cwd=cwd,
-            created_at=now,
-            updated_at=now,
+        meta = SessionMeta.new(
+            session_id,
+            cwd,
+            additional_directories=additional_directories,
             title=title,
             parent_id=parent_id,
-            additional_directories=tuple(additional_directories),
         )
         with self._connection(f"cannot create session {session_id!r}") as connection:
             self._insert_meta(connection, meta, next_seq=0)
@@ -237,15 +227,7 @@ class PostgresSessionStore:
             source = self._select_meta(connection, source_id, lock=True)
             if source is None:
                 raise SessionNotFoundError(source_id)
-            now = utc_now()
-            meta = dataclasses.replace(
-                source,
-                session_id=new_id,
-                cwd=source.cwd if cwd is None else cwd,
-                created_at=now,
-                updated_at=now,
-                parent_id=source_id,
-            )
+            meta = source.forked(new_id, cwd)
             row = connection.execute(
                 "SELECT next_seq FROM iac_sessions WHERE id = %s", (source_id,)
             ).fetchone()
