@@ -45,6 +45,7 @@ class Agents:
 
     def __init__(self, tmp_path: Path, url: str) -> None:
         self.tmp_path, self.url, self.count = tmp_path, url, 0
+        tmp_path.mkdir(parents=True, exist_ok=True)
 
     def env(self) -> dict[str, str]:
         self.count += 1
@@ -175,3 +176,25 @@ def test_one_writer_per_session_across_processes_with_takeover_after_kill_9(
         " ORDER BY seq",
     )
     assert rows == [("read_only",), ("default",)]
+
+
+def test_a_database_that_refuses_writes_is_a_clear_error_and_the_agent_stays_up(
+    tmp_path: Path, postgres_server: PostgresServer, workspace: Path
+) -> None:
+    schema = postgres_server.new_schema()
+    writable = Agents(tmp_path / "rw", postgres_server.url(schema=schema))
+    with writable.start() as agent:  # creates the tables and one session
+        agent.initialize()
+        kept = agent.new_session(workspace)
+    read_only = postgres_server.url(schema=schema, default_transaction_read_only="on")
+    with Agents(tmp_path / "ro", read_only).start() as agent:
+        agent.initialize()
+        refused = agent.call("session/new", {"cwd": str(workspace), "mcpServers": []}).error
+        assert refused["code"] == -32603
+        assert refused["message"] == (
+            "The session store cannot be written: the file system is read-only."
+        )
+        assert "read-only transaction" in refused["data"]["store"]
+        # Still up, and what was stored is still there to list.
+        listed = agent.call("session/list", {}).result["sessions"]
+        assert [entry["sessionId"] for entry in listed] == [kept]
