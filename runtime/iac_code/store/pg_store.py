@@ -151,14 +151,13 @@ class PostgresSessionStore:
         try:
             with self._open_pool().connection() as connection:
                 yield connection
+        except PoolTimeout as error:  # before psycopg.Error, of which it is a kind
+            raise StoreWriteError(f"{action}: PostgreSQL is unreachable ({error})") from error
         except psycopg.Error as error:
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
+            text = str(error).strip()
+            reason = text.splitlines()[0] if text else type(error).__name__
             raise StoreWriteError(
                 f"{action}: PostgreSQL: {reason}", errno=_cause_errno(error)
-            ) from error
-        except PoolTimeout as error:
-            raise StoreWriteError(
-                f"{action}: PostgreSQL is unreachable ({error})", errno=None
             ) from error
 
     def close(self) -> None:

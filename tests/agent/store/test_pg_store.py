@@ -169,7 +169,7 @@ def test_an_unreachable_server_is_a_store_error_not_a_crash() -> None:
         port = probe.getsockname()[1]
     store = PostgresSessionStore(f"postgresql://iac@127.0.0.1:{port}/none", connect_timeout=1)
     try:
-        with pytest.raises(StoreWriteError, match="PostgreSQL"):
+        with pytest.raises(StoreWriteError, match="PostgreSQL is unreachable"):
             store.get_meta(new_session_id())
         with pytest.raises(StoreWriteError, match="PostgreSQL"):
             store.create(new_session_id(), "/w")
