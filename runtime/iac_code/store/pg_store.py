@@ -280,18 +280,31 @@ class PostgresSessionStore:
             changes.append(("title", title))
         if not isinstance(additional_directories, _Unset):
             changes.append(("additional_directories", Jsonb(list(additional_directories))))
-        query = sql.SQL("UPDATE iac_sessions SET {} WHERE id = %s RETURNING {}").format(
+        token = self._held_token(session_id)
+        query = sql.SQL("UPDATE iac_sessions SET {} WHERE id = %(id)s {} RETURNING {}").format(
             sql.SQL(", ").join(
-                sql.SQL("{} = %s").format(sql.Identifier(name)) for name, _ in changes
+                sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name))
+                for name, _ in changes
             ),
+            sql.SQL("" if token is None else _FENCE),
             sql.SQL(_COLUMNS),
         )
-        values = [value for _, value in changes]
-        with self._connection(f"cannot update session {session_id!r}") as connection:
-            row = connection.execute(query, (*values, session_id)).fetchone()
+        values = {**dict(changes), "id": session_id, "token": token}
+        action = f"cannot update session {session_id!r}"
+        with self._connection(action) as connection:
+            row = connection.execute(query, values).fetchone()
+            exists = row is not None or self._select_meta(connection, session_id) is not None
+        if row is None and exists:
+            raise _taken_over(action)  # only a fenced update misses an existing session
         if row is None:
             raise SessionNotFoundError(session_id)
         return _meta_from_row(row)
+
+    def _held_token(self, session_id: str) -> int | None:
+        """The fencing token of this store's lease on the session, if it holds one."""
+        with self._held_mutex:
+            lease = self._held.get(session_id)
+        return None if lease is None else lease.token
 
     # -- events -------------------------------------------------------------------------
 
@@ -309,9 +322,7 @@ class PostgresSessionStore:
     def _append_encoded(self, session_id: str, encoded: list[str]) -> None:
         if not is_valid_session_id(session_id):
             raise SessionNotFoundError(session_id)
-        with self._held_mutex:
-            lease = self._held.get(session_id)
-        token = None if lease is None else lease.token
+        token = self._held_token(session_id)
         statement = _APPEND_SQL.format(fence="" if token is None else _FENCE)
         parameters = {"id": session_id, "count": len(encoded), "events": encoded, "token": token}
         action = f"cannot append to session {session_id!r}"
@@ -322,10 +333,7 @@ class PostgresSessionStore:
             exists = self._select_meta(connection, session_id) is not None
         if not exists:
             raise SessionNotFoundError(session_id)
-        raise StoreWriteError(
-            f"{action}: another process took the session over (its lease expired)",
-            errno=errno_codes.EBUSY,
-        )
+        raise _taken_over(action)
 
     def load_events(self, session_id: str) -> list[dict[str, Any]]:
         """Every event of the session, in sequence order (one query)."""
@@ -458,6 +466,14 @@ class PostgresSessionStore:
                         "lost the lease of session %r: another process took it over",
                         lease.session_id,
                     )
+
+
+def _taken_over(action: str) -> StoreWriteError:
+    """This process's lease was taken over: its writes are refused from now on (fencing)."""
+    return StoreWriteError(
+        f"{action}: another process took the session over (its lease expired)",
+        errno=errno_codes.EBUSY,
+    )
 
 
 def _encode(event: dict[str, Any]) -> str:

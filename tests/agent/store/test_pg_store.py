@@ -126,6 +126,9 @@ def test_a_writer_whose_lease_lapsed_can_never_write_again(
     assert caught.value.errno == errno.EBUSY
     with pytest.raises(StoreWriteError):
         paused.append_many(session_id, [{"by": "old", "n": 4}])
+    with pytest.raises(StoreWriteError, match="took the session over"):
+        paused.update_meta(session_id, title="late title")  # metadata is fenced too
+    assert successor.update_meta(session_id, title="current").title == "current"
     successor.append(session_id, {"by": "new", "n": 5})
     assert [event["n"] for event in successor.load_events(session_id)] == [1, 2, 5]
     old.release()  # the lapsed holder letting go does not free the successor's lease
