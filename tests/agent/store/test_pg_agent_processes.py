@@ -48,16 +48,16 @@ class Agents:
         self.tmp_path, self.url, self.count = tmp_path, url, 0
         tmp_path.mkdir(parents=True, exist_ok=True)
 
-    def env(self) -> dict[str, str]:
+    def env(self, lease_seconds: float) -> dict[str, str]:
         self.count += 1
         home = self.tmp_path / f"home{self.count}"
         env = agent_environment(home, None, api_key=None)
         env["IAC_CODE_STORE_URL"] = self.url
-        env["IAC_CODE_STORE_LEASE_SECONDS"] = str(LEASE_SECONDS)
+        env["IAC_CODE_STORE_LEASE_SECONDS"] = str(lease_seconds)
         return env
 
-    def start(self) -> Any:
-        env = self.env()
+    def start(self, lease_seconds: float = LEASE_SECONDS) -> Any:
+        env = self.env(lease_seconds)
         home = Path(env["IAC_CODE_HOME"])
         home.mkdir(parents=True)
         return run_agent(env, stderr_path=home / "stderr.log")
@@ -199,3 +199,19 @@ def test_a_database_that_refuses_writes_is_a_clear_error_and_the_agent_stays_up(
         # Still up, and what was stored is still there to list.
         listed = agent.call("session/list", {}).result["sessions"]
         assert [entry["sessionId"] for entry in listed] == [kept]
+
+
+def test_an_owner_that_exits_releases_its_leases_at_once(
+    agents: Agents, workspace: Path, store_url: str
+) -> None:
+    """With hour-long leases, only a release on exit lets the next process in."""
+    with agents.start(lease_seconds=3600) as owner:
+        owner.initialize()
+        session_id = owner.new_session(workspace)
+        assert _lease(store_url, session_id) is not None
+        owner.close_stdin()  # the editor quits without closing the session
+        assert owner.wait_exit() == 0
+    assert _lease(store_url, session_id) is None
+    with agents.start(lease_seconds=3600) as successor:
+        successor.initialize()
+        assert successor.load(session_id, workspace).result is not None
