@@ -116,3 +116,29 @@ def test_a_missing_postgres_extra_is_one_clear_line(
     args = build_parser().parse_args(["acp", "--home", str(tmp_path), "--store", "postgres://h/d"])
     with pytest.raises(SettingsError, match=r"postgres extra \(pip install"):
         acp_settings(args)
+
+
+def test_plain_iac_code_acp_with_a_bad_store_variable_exits_2_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """What editors run (the start-up fast path) judges the variable before answering."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("IAC_CODE_", "ANTHROPIC_"))}
+    env.update(IAC_CODE_HOME=str(tmp_path), IAC_CODE_STORE_URL="redis://:secret@cache/0")
+    done = subprocess.run(
+        [sys.executable, "-m", "iac_code.cli", "acp"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        "iac-code: environment variable IAC_CODE_STORE_URL must be a postgresql:// URL like"
+        " postgresql://user@host/dbname, not redis://..."
+    ]
