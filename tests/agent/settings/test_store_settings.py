@@ -102,6 +102,9 @@ def test_the_store_variable_is_a_secret_the_fast_path_still_sees(
     assert SessionDefaults().store_url is None
     monkeypatch.setitem(secret_env._held, "IAC_CODE_STORE_URL", "postgresql://pw@h/db")
     assert SessionDefaults().store_url == "postgresql://pw@h/db"
+    monkeypatch.delitem(secret_env._held, "IAC_CODE_STORE_URL")
+    (tmp_path / "config.toml").write_text('store = "postgres://cfg/db"\n', encoding="utf-8")
+    assert SessionDefaults().store_url == "postgres://cfg/db"  # the config key counts too
 
 
 def test_a_missing_postgres_extra_is_one_clear_line(
