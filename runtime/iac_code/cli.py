@@ -97,6 +97,17 @@ def _base_url(text: str) -> str:
     return text
 
 
+def _store_url(text: str) -> str:
+    import argparse
+
+    from iac_code.settings_core import store_url_problem
+
+    problem = store_url_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def _log_level(text: str) -> str:
     import argparse
 
@@ -178,6 +189,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="end a prompt turn with an error when the model sends nothing for this long"
         " (default 120; config model_timeout)",
+    )
+    acp.add_argument(
+        "--store",
+        type=_store_url,
+        metavar="URL",
+        help="keep sessions in this PostgreSQL database (postgresql://...; needs the postgres"
+        " extra) instead of JSONL files under the state folder (env IAC_CODE_STORE_URL,"
+        " config store)",
     )
     acp.add_argument(
         "--max-open-sessions",
@@ -286,6 +305,7 @@ def acp_settings(args: argparse.Namespace) -> Settings:
         max_line_bytes=args.max_line_bytes,
         max_turn_requests=args.max_turn_requests,
         max_open_sessions=args.max_open_sessions,
+        store_url=args.store,
     )
     if args.log_level is not None:  # the flag wins: a bad level elsewhere no longer matters
         settings = replace(settings, log_level_warning=None)
@@ -294,6 +314,10 @@ def acp_settings(args: argparse.Namespace) -> Settings:
         settings = settings.with_overrides(child_env_allow=allowed)
     if settings.model not in settings.models:
         settings = settings.with_overrides(models=(settings.model, *settings.models))
+    if settings.store_url:
+        from iac_code.store.open_store import check_store_extra
+
+        check_store_extra()
     return settings
 
 
@@ -373,6 +397,7 @@ def _plain_acp_arguments() -> argparse.Namespace:
             "max_line_bytes",
             "max_turn_requests",
             "max_open_sessions",
+            "store",
             "model_timeout",
             "child_env_allow",
             "max_connections",

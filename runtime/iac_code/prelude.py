@@ -302,6 +302,8 @@ def run_acp(
             defaults = session_defaults()
         except (SystemExit, OSError, ValueError, TypeError):
             defaults = None
+        if getattr(defaults, "store_url", None):
+            defaults = None  # the fast path writes JSONL files; a database store is not that
         import iac_code.agent.options
         import iac_code.session_files
         import iac_code.session_id  # noqa: F401

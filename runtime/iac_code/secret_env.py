@@ -41,6 +41,9 @@ PROVIDER_PREFIXES = ("ANTHROPIC_",)
 OWN_PREFIXES = ("IAC_CODE_", "IACCODE_")
 #: Words that make a name under those prefixes a secret (headers may carry credentials).
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "HEADERS")
+#: Whole names that are secrets although no word above says so: a session store URL may
+#: carry the database password (``postgresql://user:password@host/db``).
+SECRET_NAMES = ("IAC_CODE_STORE_URL",)
 
 _held: dict[str, str] = {}
 
@@ -48,6 +51,8 @@ _held: dict[str, str] = {}
 def is_builtin_secret(name: str) -> bool:
     """True for the variables that are always the agent's secrets (see the module doc)."""
     upper = name.upper()
+    if upper in SECRET_NAMES:
+        return True
     prefixed = upper.startswith(PROVIDER_PREFIXES) or upper.startswith(OWN_PREFIXES)
     return prefixed and any(word in upper for word in SECRET_WORDS)
 

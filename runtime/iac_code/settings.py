@@ -19,6 +19,7 @@ from iac_code.settings_core import (
     DEFAULT_MODEL_TIMEOUT,
     DEFAULT_MODELS,
     check_environment,
+    configured_store_url,
     home_path,
     model_choices,
     read_config,
@@ -35,6 +36,10 @@ ENVIRONMENT_VARIABLES = {
     "IAC_CODE_MODEL": f"default model (default {DEFAULT_MODEL})",
     "IAC_CODE_HOME": "state folder replacing ~/.iac-code (sessions in $IAC_CODE_HOME/sessions)",
     "IAC_CODE_LOG_LEVEL": "log level for stderr and the log file (default WARNING)",
+    "IAC_CODE_STORE_URL": "session store: a postgresql:// URL (default: JSONL files under the"
+    " state folder; needs the postgres extra)",
+    "IAC_CODE_STORE_LEASE_SECONDS": "seconds a database store's session lease lasts without"
+    " renewal, i.e. how soon another process may take over a dead one's session (default 15)",
     "IAC_CODE_CHILD_ENV_ALLOW": "comma-separated variables passed to bash/MCP children even"
     " though they are credentials (ANTHROPIC_* and IAC_CODE_* secrets are withheld otherwise)",
 }
@@ -72,6 +77,11 @@ class Settings:
     child_env_allow: tuple[str, ...] = ()
     #: Names/patterns withheld from child processes besides the built-in ones (child_env).
     secret_env: tuple[str, ...] = ()
+    #: Where sessions are kept: None for the JSONL files under ``home``, else a
+    #: ``postgresql://`` URL (``--store``, IAC_CODE_STORE_URL, config ``store``).
+    store_url: str | None = None
+    #: Seconds a database store's session lease lasts without renewal.
+    store_lease_seconds: float = 15.0
     #: Why the configured log level was not used (logged at start), if it was not.
     log_level_warning: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -130,6 +140,10 @@ def load_settings(env: dict[str, str] | None = None, *, home: Path | None = None
             *_names(env.get("IAC_CODE_CHILD_ENV_ALLOW")),
         ),
         secret_env=_names(config.get("secret_env")),
+        store_url=configured_store_url(env, config),
+        store_lease_seconds=float(
+            env.get("IAC_CODE_STORE_LEASE_SECONDS") or config.get("store_lease_seconds", 15.0)
+        ),
     )
 
 

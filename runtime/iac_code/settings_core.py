@@ -75,6 +75,8 @@ CONFIG_KEYS: dict[str, tuple[str, Callable[[object], bool]]] = {
     "model_notice_after": ("a positive number of seconds", _is_positive),
     "child_env_allow": ("a string or a list of strings", _is_names),
     "secret_env": ("a string or a list of strings", _is_names),
+    "store": ("a postgresql:// URL string", _is_text),
+    "store_lease_seconds": ("a positive number of seconds", _is_positive),
 }
 
 
@@ -121,6 +123,9 @@ def read_config(home: str) -> dict[str, Any]:
     problem = url_problem(config["base_url"]) if "base_url" in config else None
     if problem:
         raise SettingsError(f"{path}: base_url {problem}")
+    problem = store_url_problem(config["store"]) if "store" in config else None
+    if problem:
+        raise SettingsError(f"{path}: store {problem}")
     _read_cache[path] = (identity, config)
     return config
 
@@ -180,6 +185,22 @@ def url_problem(url: str) -> str | None:
     return None
 
 
+STORE_URL_SCHEMES = ("postgresql", "postgres")
+
+
+def store_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot name a session store (a sentence part), or None. Only the scheme
+    is quoted back: the rest may hold a password."""
+    scheme, separator, _ = url.partition("://")
+    example = "like postgresql://user@host/dbname"
+    if not separator or scheme.lower() not in STORE_URL_SCHEMES:
+        shown = f"{scheme}://..." if separator else "this value"
+        return f"must be a postgresql:// URL {example}, not {shown}"
+    if url != url.strip() or any(char.isspace() for char in url):
+        return f"contains spaces; it must be a URL {example}"
+    return None
+
+
 def unknown_key_warnings(home: str) -> list[str]:
     """One line per key of ``config.toml`` that iac-code does not know (it is ignored),
     naming the closest known key."""
@@ -204,6 +225,16 @@ def check_environment(env: Mapping[str, str]) -> None:
     problem = url_problem(base_url) if base_url else None
     if problem:
         raise SettingsError(f"environment variable ANTHROPIC_BASE_URL {problem}")
+    store = env.get("IAC_CODE_STORE_URL")
+    problem = store_url_problem(store) if store else None
+    if problem:
+        raise SettingsError(f"environment variable IAC_CODE_STORE_URL {problem}")
+    lease = env.get("IAC_CODE_STORE_LEASE_SECONDS")
+    if lease and not _is_positive(_float_or_none(lease)):
+        raise SettingsError(
+            "environment variable IAC_CODE_STORE_LEASE_SECONDS must be a positive number of"
+            f" seconds, not {lease!r}"
+        )
     # Read by the search tools (iac_code.tools.contract); a typo would pass unnoticed there.
     seconds = env.get("IAC_CODE_SEARCH_TIMEOUT_S")
     if seconds:
@@ -216,6 +247,13 @@ def check_environment(env: Mapping[str, str]) -> None:
                 "environment variable IAC_CODE_SEARCH_TIMEOUT_S must be a positive number of"
                 f" seconds, not {seconds!r}"
             )
+
+
+def _float_or_none(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def check_start(env: Mapping[str, str], home: str | None = None) -> list[str]:
@@ -239,7 +277,7 @@ def model_choices(env: Mapping[str, str], config: Mapping[str, Any]) -> tuple[st
 class SessionDefaults:
     """What a new session needs before the full settings are loaded."""
 
-    __slots__ = ("max_open_sessions", "model", "models", "sessions_dir")
+    __slots__ = ("max_open_sessions", "model", "models", "sessions_dir", "store_url")
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         source = os.environ if env is None else env
@@ -248,3 +286,15 @@ class SessionDefaults:
         self.model, self.models = model_choices(source, config)
         self.sessions_dir = os.path.join(home, "sessions")
         self.max_open_sessions = int(config.get("max_open_sessions", DEFAULT_MAX_OPEN_SESSIONS))
+        #: A configured database store: the fast path, which writes the JSONL layout itself,
+        #: must then leave session/new to the runtime.
+        if env is None:
+            from iac_code import secret_env  # the URL may be hidden as a secret
+
+            source = secret_env.environment()
+        self.store_url: str | None = configured_store_url(source, config)
+
+
+def configured_store_url(env: Mapping[str, str], config: Mapping[str, Any]) -> str | None:
+    """``IAC_CODE_STORE_URL``, else the config file's ``store``; None means the JSONL files."""
+    return env.get("IAC_CODE_STORE_URL") or config.get("store") or None

@@ -86,10 +86,11 @@ from iac_code.store import (
     InvalidCursorError,
     SessionLockedError,
     SessionNotFoundError,
-    SessionStore,
     StoreWriteError,
     new_session_id,
 )
+from iac_code.store.backend import SessionStoreBackend
+from iac_code.store.open_store import open_store
 from iac_code.unicode_text import clean_json
 
 if TYPE_CHECKING:
@@ -151,14 +152,14 @@ class IacAgent(AgentHandlers):
         self,
         settings: Settings,
         connection: Peer,
-        store: SessionStore | None = None,
+        store: SessionStoreBackend | None = None,
         *,
         model_client: ModelClient | None = None,
         background: TaskGroup | None = None,
     ) -> None:
         self.settings = settings
         self.connection = connection
-        self.store = store or SessionStore(settings.home)
+        self.store = store or open_store(settings)
         self.sessions: dict[str, Session] = {}
         self.client_capabilities: dict[str, Any] = {}
         self.models = ModelAccess(

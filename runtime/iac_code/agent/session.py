@@ -10,7 +10,7 @@ from iac_code.agent.options import DEFAULT_MODE, MODES, THOUGHT_LEVELS, SessionC
 
 if TYPE_CHECKING:
     from iac_code.mcp import McpSessionServers
-    from iac_code.store import SessionLock
+    from iac_code.store.backend import HeldSession
 
 
 class RunningTurn(Protocol):
@@ -32,7 +32,7 @@ class Session:
     events: list[dict[str, Any]] = field(default_factory=list)
     permission_rules: list[dict[str, Any]] = field(default_factory=list)
     turn: RunningTurn | None = None
-    lock: SessionLock | None = None
+    lock: HeldSession | None = None
     #: Whether the next prompt is the session's first (its text becomes the title).
     untitled: bool = True
     #: Prompt size of the last model request, for the compaction threshold (not persisted).

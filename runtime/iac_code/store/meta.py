@@ -6,7 +6,8 @@ comparing the strings compares the instants; listing sorts on them without parsi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,6 +48,29 @@ class SessionMeta:
     title: str | None = None
     parent_id: str | None = None
     additional_directories: tuple[str, ...] = ()
+
+    @classmethod
+    def new(
+        cls,
+        session_id: str,
+        cwd: str,
+        *,
+        additional_directories: Sequence[str] = (),
+        title: str | None = None,
+        parent_id: str | None = None,
+    ) -> SessionMeta:
+        """A session created now (created and updated at the same instant)."""
+        now = utc_now()
+        return cls(session_id, cwd, now, now, title, parent_id, tuple(additional_directories))
+
+    def forked(self, new_id: str, cwd: str | None) -> SessionMeta:
+        """A fork of this session created now: same title and directories, this as parent."""
+        now = utc_now()
+        cwd = self.cwd if cwd is None else cwd
+        return replace(
+            self, session_id=new_id, cwd=cwd, created_at=now, updated_at=now,
+            parent_id=self.session_id,
+        )  # fmt: skip
 
     def to_wire(self) -> dict[str, Any]:
         """The ACP ``SessionInfo`` object; absent optional fields are left out, not null."""

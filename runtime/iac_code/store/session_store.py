@@ -113,15 +113,12 @@ class SessionStore:
         parent_id: str | None = None,
     ) -> SessionMeta:
         """Create an empty session; raises SessionExistsError when the id is taken."""
-        now = utc_now()
-        meta = SessionMeta(
-            session_id=session_id,
-            cwd=cwd,
-            created_at=now,
-            updated_at=now,
+        meta = SessionMeta.new(
+            session_id,
+            cwd,
+            additional_directories=additional_directories,
             title=title,
             parent_id=parent_id,
-            additional_directories=tuple(additional_directories),
         )
         self._materialize(meta, b"")
         return meta
@@ -137,15 +134,7 @@ class SessionStore:
             raise SessionNotFoundError(source_id)
         events = self._read_events_bytes(source_id)
         events = events[: events.rfind(b"\n") + 1]  # never copy a torn last line
-        now = utc_now()
-        meta = dataclasses.replace(
-            source,
-            session_id=new_id,
-            cwd=source.cwd if cwd is None else cwd,
-            created_at=now,
-            updated_at=now,
-            parent_id=source_id,
-        )
+        meta = source.forked(new_id, cwd)
         self._materialize(meta, events)
         return meta
 

@@ -30,6 +30,7 @@ from . import (
     remote,
     sessions,
     startup,
+    store_append,
 )
 from ._client import HarnessError
 from .context import BenchContext, default_agent_argv
@@ -58,6 +59,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("relay", "≥ 20,000 chunks/s", llm.run_relay),
     Metric("load", "≤ 1 s incl. replay", sessions.run_load),
     Metric("list", "≤ 100 ms first page", sessions.run_list),
+    Metric("store_append", "-", store_append.run),
     Metric("concurrent", "0 errors, ≤ 1 MiB/idle session", concurrency.run),
     Metric("tool_call", "-", llm.run_tool_call),
     Metric("infra_classifier", "≤ 1 ms median", classifier.run),

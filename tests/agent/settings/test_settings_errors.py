@@ -56,6 +56,8 @@ def _one_line_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
         ("child_env_allow = 7\n", "child_env_allow", "a string or a list of strings"),
         ("secret_env = [1]\n", "secret_env", "a string or a list of strings"),
         ("log_level = 3\n", "log_level", "a string (DEBUG, INFO, WARNING or ERROR)"),
+        ("store = 5\n", "store", "a postgresql:// URL string"),
+        ("store_lease_seconds = 0\n", "store_lease_seconds", "a positive number of seconds"),
     ],
 )
 def test_a_config_value_of_the_wrong_type_names_file_key_and_type(
@@ -72,7 +74,8 @@ def test_every_config_key_has_a_case_above() -> None:
     covered = {
         "model", "models", "api_key", "base_url", "log_file", "max_tokens", "max_turn_requests",
         "max_open_sessions", "max_output_backlog_mib", "retry_base_delay", "model_timeout",
-        "model_notice_after", "child_env_allow", "secret_env", "log_level",
+        "model_notice_after", "child_env_allow", "secret_env", "log_level", "store",
+        "store_lease_seconds",
     }  # fmt: skip
     assert set(CONFIG_KEYS) == covered
 
