@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from opentelemetry import context as otel_context
@@ -22,11 +22,20 @@ from iac_code.telemetry.noop import ModelCallRecord, PermissionRecord, ToolCallR
 
 if TYPE_CHECKING:
     from iac_code.llm.contract import ModelRequest, ModelResponse
-    from iac_code.telemetry.otel import OtelRecorder
+    from iac_code.telemetry.instruments import Instruments
     from iac_code.tools.contract import ToolOutcome
     from iac_code.tools.permissions import Verdict
 
 PROVIDER = "anthropic"
+
+
+class OtelRecorder(Protocol):
+    """What a span record needs of the SDK recorder that hands it out (``otel.OtelRecorder``):
+    named here so the records do not import the module that imports them."""
+
+    tracer: trace.Tracer
+    metrics: Instruments
+    content: bool
 
 
 def error_type(exc: BaseException) -> str:
