@@ -109,8 +109,27 @@ def load_frames(path: Path) -> list[Frame]:
     return frames
 
 
+def _refuse_a_report(path: Path) -> None:
+    """One clear usage error when ``path`` holds a report this checker wrote (``run
+    --report-json``, ``proxy --report-json``): a single JSON document over many lines,
+    which read as a transcript would give an "invalid JSON" problem per line."""
+    try:
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return  # unreadable or not one JSON document: load_frames says what it is
+    if not isinstance(document, dict):
+        return
+    kind = document.get("format")
+    if isinstance(kind, str) and kind.startswith("acp-conformance"):
+        raise UsageError(
+            f"{path}: this is an acp-conformance report ({kind}), not a transcript;"
+            " validate reads a JSONL transcript, one JSON-RPC message per line"
+        )
+
+
 def validate_transcript_file(path: Path) -> tuple[str, bool]:
     """A printable report and whether the transcript is free of problems."""
+    _refuse_a_report(path)
     frames = load_frames(path)
     problems: list[str] = []
     for frame in frames:

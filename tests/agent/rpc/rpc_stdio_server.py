@@ -19,7 +19,7 @@ class NoisyHandler:
         if method == "spawn":
             # A child inheriting the standard descriptors writes to "stdout" and reads "stdin".
             child = [sys.executable, "-c", "import sys; print('child says hi'); sys.stdin.read()"]
-            with anyio.fail_after(10):
+            with anyio.fail_after(60):
                 await anyio.run_process(child, stdin=None, stdout=None, stderr=None)
             return {"spawned": True}
         if method == "stream":

@@ -54,7 +54,7 @@ async def serving(
 ) -> AsyncIterator[tuple[Connection, RawPeer]]:
     connection, peer = raw_peer_connection(handler)
     connection.accepts_batches = batches
-    with anyio.fail_after(10):
+    with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
             group.start_soon(connection.serve)
             yield connection, peer
