@@ -55,6 +55,7 @@ def anyio_backend() -> str:
 #: on one of them.
 STARTED_FIRST = (
     "tests/packaging/test_distributions_install.py",
+    "tests/packaging/test_readme_install_commands.py",
     "tests/checker/checks/test_conformance_preflight.py",
     "tests/checker/checks/test_conformance_wait_bounds.py",
     "tests/checker/remote/test_iac_code_remote_is_conformant.py",
