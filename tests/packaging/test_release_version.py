@@ -7,6 +7,7 @@ exact pins on the bindings) and that ``iac-code-dev version --set`` rewrites eve
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -109,3 +110,12 @@ def test_iac_code_dev_version_runs_from_the_development_environment() -> None:
     )
     assert shown.returncode == 0, shown.stderr
     assert len(shown.stdout.splitlines()) == len(release_version.PLACES) + 1
+
+
+def test_the_changelog_has_an_unreleased_section_and_one_for_this_version() -> None:
+    (version,) = set(release_version.read(ROOT).values())
+    headings = re.findall(r"(?m)^## (.+)$", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"))
+    assert headings[0] == "[Unreleased]"
+    released = [h for h in headings[1:] if re.fullmatch(r"\[[^\]]+\] - \d{4}-\d{2}-\d{2}", h)]
+    assert released == headings[1:], "a released section is '## [X.Y.Z] - YYYY-MM-DD'"
+    assert released[0].startswith(f"[{version}] - "), "the newest release is this version"
