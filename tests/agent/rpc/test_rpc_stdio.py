@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -31,12 +32,15 @@ def parse_frames(stdout: bytes) -> list[dict[str, Any]]:
 
 
 def run_server(stdin: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """The server's whole run on ``stdin``: every request in it is answered before the server
+    exits at end of input (a generous grace, which ends as soon as nothing is in flight)."""
     return subprocess.run(
         [sys.executable, str(SERVER), *args],
         input=stdin,
         capture_output=True,
-        timeout=30,
+        timeout=120,
         check=False,
+        env={**os.environ, "RPC_STDIO_SERVER_GRACE": "60"},
     )
 
 
