@@ -51,6 +51,20 @@ def test_every_readme_has_install_commands() -> None:
     assert len(CASES) >= 8, CASES
 
 
+def _bash(command: str, cwd: Path, env: dict[str, str]) -> None:
+    """Run ``command`` as a user would type it, in ``cwd``; it must succeed."""
+    done = subprocess.run(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+
+
 def _programs(readme: str, command: str) -> list[str]:
     """What ``command`` of ``readme`` installs: the agent, the checker, or the bindings."""
     folder = str(Path(readme).parent)
@@ -92,16 +106,7 @@ def test_the_readme_command_installs_a_working_program(
         "UV_TOOL_BIN_DIR": str(tools_bin),
         "PATH": os.pathsep.join([*path, str(DEV_BIN), os.environ.get("PATH", "")]),
     }
-    done = subprocess.run(
-        ["bash", "-c", command],
-        cwd=sources / Path(readme).parent,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    _bash(command, sources / Path(readme).parent, env)
 
     places = [tools_bin, home / ".venvs" / "iac" / "bin"]
     for program in _programs(readme, command):
@@ -138,16 +143,7 @@ def _the_http_extra_message_names_a_command_that_works(
     # Run from somewhere unrelated to the checkout: the command must not depend on it.
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    added = subprocess.run(
-        ["bash", "-c", command],
-        cwd=elsewhere,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT,
-        check=False,
-    )
-    assert added.returncode == 0, f"{command}\n{added.stderr[-3000:]}"
+    _bash(command, elsewhere, env)
     words = shlex.split(command)
     python = words[0] if words[1:3] == ["-m", "pip"] else words[words.index("--python") + 1]
     run([python, "-c", "import starlette, hypercorn"])
