@@ -55,6 +55,7 @@ def anyio_backend() -> str:
 #: on one of them.
 STARTED_FIRST = (
     "tests/packaging/test_distributions_install.py",
+    "tests/packaging/test_readme_install_commands.py",
     "tests/checker/checks/test_conformance_preflight.py",
     "tests/checker/checks/test_conformance_wait_bounds.py",
     "tests/checker/remote/test_iac_code_remote_is_conformant.py",
@@ -63,8 +64,29 @@ STARTED_FIRST = (
 )
 
 
+#: Modules whose tests wait on real processes, threads or deadlines: the ones a loaded machine
+#: turned red before their bounds were made generous (issue 32). They carry the ``timing``
+#: marker, and .ci/run also runs ``pytest -m timing`` beside two busy loops, so a bound that
+#: depends on speed shows up there first. About 30 s on an idle machine, a minute or so under
+#: the hogs.
+TIMING_SENSITIVE = (
+    "tests/agent/protocol_v2/test_v1_updates_skip_v2.py",
+    "tests/agent/turn_tools/test_agent_tools_process.py",
+    "tests/agent/handlers/test_agent_cancel.py",
+    "tests/agent/llm/test_llm_preload.py",
+    "tests/agent/process/test_integration_lifecycle.py",
+    "tests/agent/process/test_integration_startup.py",
+    "tests/agent/process/test_integration_faults.py",
+    "tests/agent/remote/test_remote_units.py",
+    "tests/agent/store/test_store_index_rebuild.py",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: not item.nodeid.startswith(STARTED_FIRST))  # a stable sort
+    for item in items:
+        if item.nodeid.startswith(TIMING_SENSITIVE):
+            item.add_marker(pytest.mark.timing)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -13,6 +13,7 @@ another agent is not failed for them; they are listed as notes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -123,9 +124,36 @@ def _frame(seq: int, line: Line, index: Any, open_ids: OpenIds, backend: Any) ->
     return Frame(seq, float(t) if isinstance(t, int | float) else 0.0, direction, line.data, msg)
 
 
+def _refuse_a_report(path: Path) -> None:
+    """One clear usage error when ``path`` holds a report this checker wrote (``run
+    --report-json``, ``proxy --report-json``): a single JSON document over many lines,
+    which read as a transcript would give an "invalid JSON" problem per line. Only the
+    file's head is read (a report starts with its ``format`` key), so a huge transcript
+    still streams in bounded memory."""
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(REPORT_HEAD_BYTES)
+    except OSError:
+        return  # iter_frames says what is wrong with it
+    match = REPORT_HEAD.match(head)
+    if match is not None:
+        kind = match.group(1).decode("ascii")
+        raise UsageError(
+            f"{path}: this is an acp-conformance report ({kind}), not a transcript;"
+            " validate reads a JSONL transcript, one JSON-RPC message per line"
+        )
+
+
+#: How much of a file is read to tell a report from a transcript.
+REPORT_HEAD_BYTES = 4096
+#: The start of a report: its first key names the format (``acp-conformance-report``, ...).
+REPORT_HEAD = re.compile(rb'\s*\{\s*"format"\s*:\s*"(acp-conformance[A-Za-z0-9._-]*)"')
+
+
 def validate_transcript_file(path: Path) -> tuple[str, bool]:
     """A printable report and whether the transcript is free of problems. The messages are
     judged as they are read; at most `LISTED` problems and notes are listed (all counted)."""
+    _refuse_a_report(path)
     problems = Listing()
     notes = Listing()
     validator = TranscriptValidator(load_backend(), method_index())

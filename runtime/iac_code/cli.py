@@ -334,8 +334,41 @@ def _missing_http_extra() -> str | None:
         return None
     return (
         f"iac-code: --transport http needs the http extra (missing: {', '.join(missing)});"
-        " install iac-code-acp[http], e.g. pipx install --preinstall ./generated './runtime[http]'"
+        f" add it to this installation with: {_http_extra_install_command()}"
     )
+
+
+def _http_extra_install_command() -> str:
+    """A command that installs the extra into the environment running this agent, wherever
+    it came from (pipx, uv tool, a venv) and from any folder: the agent does not know where
+    its checkout is, but it knows its own interpreter and the extra's requirements."""
+    import importlib.util
+    import shlex
+
+    requirements = " ".join(shlex.quote(r) for r in _http_extra_requirements())
+    python = shlex.quote(sys.executable)
+    if importlib.util.find_spec("pip") is not None:
+        return f"{python} -m pip install {requirements}"
+    # Environments made by uv (uv tool install, uv venv) have no pip, and their owner has uv.
+    return f"uv pip install --python {python} {requirements}"
+
+
+def _http_extra_requirements() -> list[str]:
+    """The ``http`` extra's requirements as this installation's metadata declares them (the
+    names alone where there is none, as in a development checkout)."""
+    import importlib.metadata
+    import re
+
+    try:
+        declared = importlib.metadata.requires("iac-code-acp") or []
+    except importlib.metadata.PackageNotFoundError:
+        declared = []
+    found = []
+    for requirement in declared:
+        spec, _, marker = requirement.partition(";")
+        if re.search(r"""extra\s*==\s*["']http["']""", marker):
+            found.append(spec.strip().replace(" ", ""))
+    return found or list(HTTP_EXTRA_MODULES)
 
 
 def _serve_http(args: argparse.Namespace, settings: Callable[[], Settings]) -> int:

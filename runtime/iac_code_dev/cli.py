@@ -74,6 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
         " derived from schema/index.json and the agent itself.",
     )
     coverage.add_argument("--write", type=Path, help="write the table to this file instead")
+    version = commands.add_parser(
+        "version",
+        help="show the release version in every place it is written, or set it in all",
+        description="The three distributions are released under one version (MAINTAINING.md,"
+        " Releasing). Without --set: list each place and exit 1 if they disagree.",
+    )
+    version.add_argument("--set", metavar="X.Y.Z", dest="new_version", help="write this version")
     return parser
 
 
@@ -96,8 +103,26 @@ def main(argv: list[str] | None = None) -> int:
         from iac_code_dev.coverage import main as coverage_main
 
         return coverage_main(["--write", str(args.write)] if args.write else [])
+    if args.command == "version":
+        return _version(args.new_version)
     parser.print_help(sys.stderr)
     return 2
+
+
+def _version(new_version: str | None) -> int:
+    from iac_code_dev import release_version
+
+    root = release_version.REPOSITORY
+    try:
+        if new_version is not None:
+            changed = release_version.set_version(root, new_version)
+            print(f"version {new_version} written to: {', '.join(changed) or 'nothing (already)'}")
+        shown, agree = release_version.report(root)
+    except release_version.VersionError as exc:
+        print(f"iac-code-dev: {exc}", file=sys.stderr)
+        return 2
+    print(shown)
+    return 0 if agree else 1
 
 
 if __name__ == "__main__":

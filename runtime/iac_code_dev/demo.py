@@ -42,7 +42,7 @@ resource "aws_s3_bucket_public_access_block" "logs" {
 }
 """
 
-_TIMEOUT = 20.0
+_TIMEOUT = 120.0
 
 
 def _script() -> list[Any]:

@@ -14,16 +14,21 @@ import os
 import shutil
 import subprocess
 import sys
-import venv
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-SOURCE_FOLDERS = ("schema", "generated", "runtime", "conformance")
-INSTALL_TIMEOUT = 600.0  # a cold pip cache downloads anthropic, pydantic, hypothesis, ...
+from tests.packaging.install_kit import (
+    DEV_BIN,
+    INSTALL_TIMEOUT,
+    ROOT,
+    copy_sources,
+    fresh_venv,
+    installed,
+    run,
+)
 
 #: Imported only by the checker, the HTTP transport or the development tools: an agent that
 #: serves stdio must not carry them (compared with `pip list` names, normalised).
@@ -47,21 +52,8 @@ pytestmark = pytest.mark.subprocess
 @dataclass(frozen=True)
 class Built:
     sources: Path
+    #: The sdists and wheels of the three distributions.
     wheels: Path
-
-
-def _run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # type: ignore[call-overload, no-any-return]
-        argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=True, **kwargs
-    )
-
-
-def _copy_sources(target: Path) -> None:
-    ignore = shutil.ignore_patterns(
-        "__pycache__", "build", "*.egg-info", "node_modules", "iac_code_dev"
-    )
-    for folder in SOURCE_FOLDERS:
-        shutil.copytree(ROOT / folder, target / folder, ignore=ignore)
 
 
 def _once_per_run(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
@@ -84,47 +76,20 @@ def _once_per_run(factory: pytest.TempPathFactory, name: str, make: Callable[[Pa
     return folder
 
 
-#: The development environment's scripts: pipx and uv come with its ``[dev]`` extra.
-DEV_BIN = Path(sys.executable).parent
-
-
 def _build(base: Path) -> None:
-    _copy_sources(base / "src")
+    copy_sources(base / "src")
     for name in ("generated", "runtime", "conformance"):
-        # Each in its own isolated build environment, from the copied sources.
-        _run(
-            [
-                str(DEV_BIN / "uv"),
-                "build",
-                "-q",
-                "--wheel",
-                "-o",
-                str(base / "wheels"),
-                str(base / "src" / name),
-            ]
+        # What a release publishes: the sdist, then the wheel built from that sdist (so an
+        # sdist missing a file fails here), each in its own isolated build environment.
+        run(
+            [str(DEV_BIN / "uv"), "build", "-q", "-o", str(base / "dist"), str(base / "src" / name)]
         )
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     base = _once_per_run(tmp_path_factory, "distributions", _build)
-    return Built(base / "src", base / "wheels")
-
-
-def _fresh_venv(path: Path, *, with_pip: bool = True) -> Path:
-    venv.EnvBuilder(with_pip=with_pip, clear=True).create(path)
-    return path / "bin"
-
-
-def _installed(bin_dir: Path) -> dict[str, str]:
-    # importlib.metadata rather than `pip list`: venvs made by pipx's uv backend have no pip.
-    probe = (
-        "import importlib.metadata as m, json;"
-        "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))"
-    )
-    listing = _run([str(bin_dir / "python"), "-c", probe])
-    packages: dict[str, str] = json.loads(listing.stdout)
-    return {name.lower().replace("_", "-"): version for name, version in packages.items()}
+    return Built(base / "src", base / "dist")
 
 
 def _pip_install(bin_dir: Path, built: Built, *requirements: str) -> None:
@@ -133,7 +98,7 @@ def _pip_install(bin_dir: Path, built: Built, *requirements: str) -> None:
     It is the development environment's pip, pointed at that venv (``--python``): the venv
     then needs no pip of its own, whose bootstrapping costs seconds of CPU per venv.
     """
-    _run(
+    run(
         [
             sys.executable,
             "-m",
@@ -152,7 +117,7 @@ def _pip_install(bin_dir: Path, built: Built, *requirements: str) -> None:
 @pytest.fixture(scope="module")
 def agent_bin(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
     def make(folder: Path) -> None:
-        _pip_install(_fresh_venv(folder / "venv", with_pip=False), built, "iac-code-acp")
+        _pip_install(fresh_venv(folder / "venv", with_pip=False), built, "iac-code-acp")
 
     return _once_per_run(tmp_path_factory, "agent-venv", make) / "venv" / "bin"
 
@@ -164,11 +129,9 @@ def _agent_env(home: Path) -> dict[str, str]:
 
 
 def test_the_agent_venv_holds_only_what_a_stdio_session_imports(agent_bin: Path) -> None:
-    installed = _installed(agent_bin)
-    assert {"iac-code-acp", "acp-bindings", "anthropic", "anyio", "pydantic", "httpx"} <= set(
-        installed
-    )
-    assert NOT_IN_THE_AGENT.isdisjoint(installed), NOT_IN_THE_AGENT & set(installed)
+    found = installed(agent_bin)
+    assert {"iac-code-acp", "acp-bindings", "anthropic", "anyio", "pydantic", "httpx"} <= set(found)
+    assert NOT_IN_THE_AGENT.isdisjoint(found), NOT_IN_THE_AGENT & set(found)
 
 
 def test_the_installed_agent_answers_initialize(agent_bin: Path, tmp_path: Path) -> None:
@@ -202,7 +165,76 @@ def test_the_http_transport_without_its_extra_is_one_clear_line(
     assert served.returncode == 2
     lines = served.stderr.strip().splitlines()
     assert len(lines) == 1, served.stderr
-    assert "iac-code-acp[http]" in lines[0]
+    assert "needs the http extra (missing: starlette, hypercorn)" in lines[0]
+    # This venv has no pip (made as uv makes them): the suggestion uses uv, with the extra's
+    # requirements from the installed metadata. Running it is left to the README tests,
+    # which install the agent as the README says (this venv is shared by the module).
+    command = lines[0].split("add it to this installation with: ", 1)[1]
+    assert command == (
+        f"uv pip install --python {agent_bin / 'python'} 'starlette>=0.40' 'hypercorn>=0.17'"
+    )
+
+
+def test_the_three_sdists_and_wheels_are_built_and_each_holds_the_license(built: Built) -> None:
+    import tarfile
+    import zipfile
+
+    from iac_code_dev import release_version
+
+    (version,) = set(release_version.read(ROOT).values())
+    files = [path for path in built.wheels.iterdir() if path.name.endswith((".whl", ".tar.gz"))]
+    names = sorted(path.name for path in files)
+    assert names == sorted(
+        f"{name}-{version}{suffix}"
+        for name in ("acp_bindings", "iac_code_acp", "acp_conformance")
+        for suffix in (".tar.gz", "-py3-none-any.whl")
+    )
+    license_text = (ROOT / "LICENSE").read_bytes()
+    for path in files:
+        if path.suffix == ".whl":
+            with zipfile.ZipFile(path) as wheel:
+                shipped = [n for n in wheel.namelist() if n.endswith("/licenses/LICENSE")]
+                assert len(shipped) == 1, path.name
+                assert wheel.read(shipped[0]) == license_text
+        else:
+            with tarfile.open(path) as sdist:
+                members = sdist.getnames()
+                assert f"{path.name.removesuffix('.tar.gz')}/LICENSE" in members
+                if path.name.startswith("acp_bindings"):  # the schemas travel in the sdist
+                    assert any(m.endswith("acp_schema/index.json") for m in members)
+
+
+def test_the_sdists_install_and_every_command_runs(built: Built, tmp_path: Path) -> None:
+    """From the sdists alone (each built into a wheel again by the installer): what a user of
+    the package index gets where no wheel fits."""
+    from iac_code_dev import release_version
+
+    (version,) = set(release_version.read(ROOT).values())
+    sdists = {path.name.split("-")[0]: path for path in built.wheels.glob("*.tar.gz")}
+    bin_dir = fresh_venv(tmp_path / "sdist-venv", with_pip=False)
+    run(
+        [
+            str(DEV_BIN / "uv"),
+            "pip",
+            "install",
+            "-q",
+            "--python",
+            str(bin_dir / "python"),
+            f"acp-bindings[validation] @ {sdists['acp_bindings'].as_uri()}",
+            str(sdists["iac_code_acp"]),
+            str(sdists["acp_conformance"]),
+        ]
+    )
+    found = installed(bin_dir)
+    assert {"acp-bindings", "iac-code-acp", "acp-conformance"} <= set(found)
+    assert {found[name] for name in ("acp-bindings", "iac-code-acp", "acp-conformance")} == {
+        version
+    }
+    assert run([str(bin_dir / "iac-code"), "--version"]).stdout.strip() == f"iac-code {version}"
+    checker = run([str(bin_dir / "acp-conformance"), "--version"]).stdout.strip()
+    assert checker == f"acp-conformance {version}"
+    probe = "import acp_schema.validation, acp_bindings.v2; print(len(acp_schema.load_index()))"
+    assert int(run([str(bin_dir / "python"), "-c", probe]).stdout) > 0
 
 
 def _expand(value: str, inputs: dict[str, str], action_path: Path) -> str:
@@ -238,7 +270,7 @@ def test_the_checker_action_installs_the_checker_alone_and_passes_the_agent(
             "args": "--timeout 30",
         }
     )
-    bin_dir = _fresh_venv(tmp_path / "checker-venv")
+    bin_dir = fresh_venv(tmp_path / "checker-venv")
     workdir = tmp_path / "run"
     workdir.mkdir()
     output_file = tmp_path / "github-output"
@@ -273,9 +305,9 @@ def test_the_checker_action_installs_the_checker_alone_and_passes_the_agent(
     ]
     install = completed["Install acp-conformance"]
     assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-3000:]
-    installed = _installed(bin_dir)
-    assert "acp-conformance" in installed
-    assert {"anthropic", "iac-code-acp", "starlette", "hypercorn"}.isdisjoint(installed)
+    found = installed(bin_dir)
+    assert "acp-conformance" in found
+    assert {"anthropic", "iac-code-acp", "starlette", "hypercorn"}.isdisjoint(found)
 
     checked = completed["Run acp-conformance"]
     assert checked.returncode == 0, checked.stdout[-4000:] + checked.stderr[-2000:]
@@ -311,10 +343,10 @@ def test_the_checker_action_installs_the_checker_alone_and_passes_the_agent(
 
 
 def test_the_bindings_install_alone_and_validate_a_message(built: Built, tmp_path: Path) -> None:
-    bin_dir = _fresh_venv(tmp_path / "bindings-venv", with_pip=False)
+    bin_dir = fresh_venv(tmp_path / "bindings-venv", with_pip=False)
     _pip_install(bin_dir, built, "acp-bindings[validation]")
-    installed = _installed(bin_dir)
-    assert {"anyio", "anthropic", "httpx", "iac-code-acp", "acp-conformance"}.isdisjoint(installed)
+    found = installed(bin_dir)
+    assert {"anyio", "anthropic", "httpx", "iac-code-acp", "acp-conformance"}.isdisjoint(found)
     probe = """
 import json
 from acp_bindings.v2.models import InitializeRequest
@@ -325,54 +357,7 @@ good = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
 bad = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "x"}}
 print(json.dumps([validate_message(good, version=2), len(validate_message(bad, version=2))]))
 """
-    shown = _run([str(bin_dir / "python"), "-c", probe])
+    shown = run([str(bin_dir / "python"), "-c", probe])
     good_problems, bad_problems = json.loads(shown.stdout)
     assert good_problems == []
     assert bad_problems > 0
-
-
-@pytest.fixture(scope="module")
-def installers() -> Path:
-    """Where pipx and uv are: the development environment has both."""
-    return DEV_BIN
-
-
-def test_pipx_installs_the_agent_and_the_checker_as_the_readme_says(
-    built: Built, installers: Path, tmp_path: Path
-) -> None:
-    env = dict(os.environ, PIPX_HOME=str(tmp_path / "pipx"), PIPX_BIN_DIR=str(tmp_path / "bin"))
-    generated, runtime = built.sources / "generated", built.sources / "runtime"
-    # The README's commands; --preinstall paths are taken relative to pipx's venv: absolute.
-    pipx = str(installers / "pipx")
-    _run([pipx, "install", "--preinstall", str(generated), str(runtime)], env=env)
-    _run(
-        [
-            pipx,
-            "install",
-            "--preinstall",
-            f"{generated}[validation]",
-            str(built.sources / "conformance"),
-        ],
-        env=env,
-    )
-    shown = _run([str(tmp_path / "bin" / "iac-code"), "--version"])
-    assert shown.stdout.strip() == "iac-code 0.1.0"
-    checker = _run([str(tmp_path / "bin" / "acp-conformance"), "--version"])
-    assert "0.1.0" in checker.stdout
-    checker_python = tmp_path / "pipx" / "venvs" / "acp-conformance" / "bin"
-    assert "anthropic" not in _installed(checker_python)
-
-
-def test_uv_tool_installs_the_agent_and_the_checker_from_their_folders(
-    built: Built, installers: Path, tmp_path: Path
-) -> None:
-    env = dict(
-        os.environ,
-        UV_TOOL_DIR=str(tmp_path / "tools"),
-        UV_TOOL_BIN_DIR=str(tmp_path / "bin"),
-    )
-    for folder in ("./runtime", "./conformance"):
-        _run([str(installers / "uv"), "tool", "install", folder], env=env, cwd=built.sources)
-    assert _run([str(tmp_path / "bin" / "iac-code"), "--version"]).stdout.startswith("iac-code ")
-    checker = _run([str(tmp_path / "bin" / "acp-conformance"), "--version"])
-    assert "0.1.0" in checker.stdout

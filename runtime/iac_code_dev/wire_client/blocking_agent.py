@@ -137,7 +137,7 @@ class BlockingAgent:
     def signal(self, signum: signal.Signals) -> None:
         self.running.signal(signum)
 
-    def wait_exit(self, timeout: float = 30.0) -> int:
+    def wait_exit(self, timeout: float = 120.0) -> int:
         code: int = self._call(self.running.wait_exit, timeout)
         return code
 
@@ -160,7 +160,7 @@ def blocking_agent_process(
     stderr_path: Path | None = None,
     handlers: Mapping[str, Handler] | None = None,
     refuse_unhandled: bool = False,
-    timeout: float = 30.0,
+    timeout: float = 120.0,
     kill_at_exit: bool = True,
 ) -> Iterator[BlockingAgent]:
     """:func:`~.ndjson_pipes.open_agent_process` for synchronous code.

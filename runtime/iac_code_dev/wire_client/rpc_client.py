@@ -40,7 +40,7 @@ Frame = dict[str, Any]
 Handler = Callable[["WireClient", Frame], Awaitable[Any]]
 Direction = Literal["sent", "received"]
 
-TIMEOUT = 10.0
+TIMEOUT = 120.0
 """Default bound of every wait; generous because test machines are busy."""
 
 NO_ANSWER: Any = object()

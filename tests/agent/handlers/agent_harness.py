@@ -32,7 +32,7 @@ from iac_code_dev.wire_client import Frame, Reply, WireClient, open_pipe_client
 
 __all__ = ["AgentClient", "Frame", "Reply", "open_agent"]
 
-READ_TIMEOUT = 5.0
+READ_TIMEOUT = 60.0
 
 
 @dataclass

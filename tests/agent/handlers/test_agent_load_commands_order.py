@@ -26,7 +26,7 @@ async def test_load_and_resume_send_the_command_list_before_the_answer(
         assert "result" in (await client.prompt(session_id, "hello")).frame
     async with open_agent(tmp_path) as client:
         await client.initialize()
-        with anyio.fail_after(5):
+        with anyio.fail_after(60):
             reply = await client.call(
                 method,
                 {"sessionId": session_id, "cwd": str(client.workspace), "mcpServers": []},

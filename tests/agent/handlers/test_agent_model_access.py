@@ -44,7 +44,7 @@ async def test_retries_are_reported_to_the_hook_and_the_stream_ends_with_the_res
         notices.append(notice)
 
     access = ModelAccess(settings(tmp_path), fake, on_retry=heard)
-    with anyio.fail_after(10):
+    with anyio.fail_after(60):
         events = [event async for event in access.stream(fake, REQUEST)]
     assert [notice.attempt for notice in notices] == [1]
     assert isinstance(events[-1], ModelResponse)
@@ -54,7 +54,7 @@ async def test_retries_are_reported_to_the_hook_and_the_stream_ends_with_the_res
 async def test_complete_returns_the_whole_response(tmp_path: Path) -> None:
     fake = ScriptedModelClient([text_turn("summary")], timing=False)
     access = ModelAccess(settings(tmp_path), fake)
-    with anyio.fail_after(10):
+    with anyio.fail_after(60):
         response = await access.complete(fake, REQUEST)
     assert response.text == "summary"
     assert len(fake.requests) == 1

@@ -158,7 +158,7 @@ async def test_a_second_prompt_while_one_runs_is_rejected(tmp_path: Path) -> Non
         running = await client.send(
             "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "a"}]}
         )
-        with anyio.fail_after(5):
+        with anyio.fail_after(60):
             await model.stalled.wait()
         second = await client.prompt(session_id, "b")
         await client.notify("session/cancel", {"sessionId": session_id})
@@ -274,7 +274,7 @@ async def test_a_running_prompt_does_not_block_other_requests_or_sessions(tmp_pa
         running = await client.send(
             "session/prompt", {"sessionId": busy, "prompt": [{"type": "text", "text": "long"}]}
         )
-        with anyio.fail_after(5):
+        with anyio.fail_after(60):
             await model.stalled.wait()
         listed = await client.call("session/list", {})
         answered = await client.prompt(other, "quick one")

@@ -52,7 +52,7 @@ class RecordingClient:
 
     async def wait_until(self, predicate: Callable[[], bool]) -> None:
         """The SDK runs notification handlers as tasks, so they may trail a response."""
-        with anyio.fail_after(5):
+        with anyio.fail_after(60):
             while not predicate():
                 waiter = anyio.Event()
                 self._waiters.append(waiter)

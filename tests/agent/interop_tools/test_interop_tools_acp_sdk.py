@@ -30,7 +30,7 @@ from acp_scripted_llm import ScriptedLLMServer, Turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop, pytest.mark.subprocess]
 
-WAIT_S = 30.0
+WAIT_S = 120.0
 
 
 class PermissionPickingClient:

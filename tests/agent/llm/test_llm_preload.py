@@ -13,7 +13,20 @@ from iac_code.llm.anthropic_client import AnthropicModelClient
 from iac_code.llm.preload import IdleGate, Preloader
 from iac_code.settings import Settings
 
-WAIT = 10.0
+WAIT = 60.0
+
+
+class _NeverWaits(threading.Condition):
+    """The gate's condition in tests of a pause that must return at once: any wait on it
+    fails the test there and then, so "did not wait" is observed, not timed."""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        raise AssertionError(f"the pause waited (for up to {timeout} s)")
+
+
+def _gate_that_must_not_wait(gate: IdleGate) -> IdleGate:
+    gate._condition = _NeverWaits()
+    return gate
 
 
 @pytest.fixture(autouse=True)
@@ -50,7 +63,7 @@ def test_a_turn_that_needs_the_sdk_ends_the_quiet_period(monkeypatch: pytest.Mon
 
 
 def test_preload_gate_pause_returns_at_once_when_idle() -> None:
-    gate = IdleGate()
+    gate = _gate_that_must_not_wait(IdleGate())
     gate.pause(limit=WAIT)  # nothing is being handled: no wait at all
     assert not gate.busy
 
@@ -79,11 +92,24 @@ def test_preload_gate_gives_up_once_per_busy_period() -> None:
     gate = IdleGate()
     gate.enter()
     gate.pause(limit=0.01)  # times out: the request may be waiting for the preload itself
+    _gate_that_must_not_wait(gate)
     gate.pause(limit=WAIT)  # so the same busy period never pauses it again (returns at once)
     gate.leave()
     gate.enter()  # a new busy period: pausing applies again
     gate.open_for_good()  # ... unless someone needs the SDK now
-    gate.pause(limit=WAIT)
+    gate.pause(limit=WAIT)  # (returns at once too)
+
+
+def test_preload_gate_pauses_again_in_a_new_busy_period() -> None:
+    """The control of the test above: after giving up once, a new busy period does wait."""
+    gate = IdleGate()
+    gate.enter()
+    gate.pause(limit=0.01)
+    gate.leave()
+    gate.enter()
+    _gate_that_must_not_wait(gate)
+    with pytest.raises(AssertionError, match="the pause waited"):
+        gate.pause(limit=WAIT)
 
 
 def test_preload_thread_stops_at_checkpoints_while_busy() -> None:
@@ -170,6 +196,7 @@ def test_a_turn_that_needs_the_sdk_opens_the_gate(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(preload, "GATE", gate)
     gate.enter()
     preload.hurry()
+    _gate_that_must_not_wait(gate)
     gate.pause(limit=WAIT)  # returns at once: the gate stays open for good
     gate.leave()
 
@@ -177,7 +204,7 @@ def test_a_turn_that_needs_the_sdk_opens_the_gate(monkeypatch: pytest.MonkeyPatc
 def test_a_pause_ends_when_another_thread_waits_for_an_import(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    gate = IdleGate()
+    gate = _gate_that_must_not_wait(IdleGate())
     gate.enter()
     monkeypatch.setattr(preload, "_someone_waits_for_an_import", lambda: True)
     gate.pause()  # returns: the request may be waiting for a module the preload holds

@@ -38,7 +38,7 @@ class InstantSleep:
 
 async def consume(events_source: AsyncGenerator[StreamEvent, None]) -> list[StreamEvent]:
     events: list[StreamEvent] = []
-    with anyio.fail_after(10):
+    with anyio.fail_after(60):
         async with aclosing(events_source) as stream:
             async for event in stream:
                 events.append(event)
@@ -97,7 +97,7 @@ async def test_failure_after_partial_text_is_not_retried(llm_server: ScriptedLLM
     client = AnthropicModelClient("k", llm_server.url)
     sleep = InstantSleep()
     seen: list[StreamEvent] = []
-    with anyio.fail_after(10), pytest.raises(ModelServerError) as caught:
+    with anyio.fail_after(60), pytest.raises(ModelServerError) as caught:
         async with aclosing(stream_with_retries(client, REQUEST, sleep=sleep)) as stream:
             async for event in stream:
                 seen.append(event)
@@ -157,7 +157,7 @@ async def test_retry_after_beyond_the_budget_gives_up_at_once() -> None:
 
 async def test_cancellation_during_backoff_ends_promptly() -> None:
     client = ScriptedModelClient([Turn().http_error(503), "never reached"])
-    with anyio.fail_after(5):
+    with anyio.fail_after(60):
         with anyio.move_on_after(0.2) as scope:  # the real anyio.sleep(30 s) backoff is cancelled
             await consume(
                 stream_with_retries(

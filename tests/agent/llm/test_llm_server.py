@@ -256,7 +256,7 @@ def test_other_endpoints_and_unknown_paths(llm_server: ScriptedLLMServer) -> Non
         f"{llm_server.url}/v1/messages/count_tokens", {"model": "m", "messages": MESSAGES}
     )
     assert status == 200 and json.loads(raw)["input_tokens"] > 0
-    with urllib.request.urlopen(f"{llm_server.url}/v1/models", timeout=5) as response:
+    with urllib.request.urlopen(f"{llm_server.url}/v1/models", timeout=60) as response:
         models = json.loads(response.read())
     assert models["data"] and all(m["id"] for m in models["data"])
     status, _, raw = post(f"{llm_server.url}/v1/complete", {})
@@ -291,7 +291,7 @@ def test_recording_of_system_tools_cache_and_thinking(llm_server: ScriptedLLMSer
 
 def test_close_ends_a_slow_stream_promptly() -> None:
     server = ScriptedLLMServer([Turn().text("x" * 100, chunks=100).timing(chunk_delay=1.0)]).start()
-    sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=60)
     body = json.dumps(
         {"model": "m", "max_tokens": 5, "stream": True, "messages": MESSAGES}
     ).encode()
@@ -324,7 +324,7 @@ def test_a_client_resetting_its_connection_prints_no_traceback(
 
     monkeypatch.setattr(http_server._HTTPServer, "shutdown_request", shutdown_request)
     with ScriptedLLMServer([text_turn("still here")]) as server:
-        sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=60)
         sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\n")  # headers never finish
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         sock.close()  # linger 0: the kernel sends RST, the handler's read fails
@@ -375,8 +375,8 @@ def test_cli_serves_a_script_until_stdin_closes(tmp_path: Path) -> None:
         )
         assert status == 400
         process.stdin.close()
-        assert process.wait(timeout=10) == 0
+        assert process.wait(timeout=60) == 0
     finally:
         if process.poll() is None:
             process.kill()
-            process.wait(timeout=5)
+            process.wait(timeout=60)

@@ -44,7 +44,7 @@ async def running(
 
 
 async def test_handshake_and_paged_tool_list(tmp_path: Path, mcp_logger: logging.Logger) -> None:
-    with anyio.fail_after(15):
+    with anyio.fail_after(60):
         async with running(fake_config("--page-size", "2"), tmp_path, mcp_logger) as client:
             assert client.protocol_version == "2025-06-18"
             assert client.server_info == {"name": "fake", "version": "1.0"}
@@ -59,7 +59,7 @@ async def test_handshake_and_paged_tool_list(tmp_path: Path, mcp_logger: logging
 
 
 async def test_calls_echo_add_and_is_error(tmp_path: Path, mcp_logger: logging.Logger) -> None:
-    with anyio.fail_after(15):
+    with anyio.fail_after(60):
         async with running(fake_config(), tmp_path, mcp_logger) as client:
             echoed = await client.call_tool("echo", {"text": "héllo\nworld"})
             added = await client.call_tool("add", {"a": 2, "b": 40})
@@ -75,7 +75,7 @@ async def test_calls_echo_add_and_is_error(tmp_path: Path, mcp_logger: logging.L
 async def test_cancelled_call_sends_notice_and_returns(
     tmp_path: Path, mcp_logger: logging.Logger
 ) -> None:
-    with anyio.fail_after(15):
+    with anyio.fail_after(60):
         async with running(fake_config(), tmp_path, mcp_logger) as client:
             with anyio.move_on_after(0.3) as scope:
                 await client.call_tool("slow", {"seconds": 120})
@@ -88,7 +88,7 @@ async def test_cancelled_call_sends_notice_and_returns(
 async def test_timed_out_call_is_cancelled_on_the_server(
     tmp_path: Path, mcp_logger: logging.Logger
 ) -> None:
-    with anyio.fail_after(15):
+    with anyio.fail_after(60):
         async with running(fake_config(), tmp_path, mcp_logger) as client:
             with pytest.raises(McpTimeoutError):
                 await client.call_tool("slow", {"seconds": 120}, timeout_s=0.2)
@@ -102,7 +102,7 @@ async def test_timed_out_call_is_cancelled_on_the_server(
 async def test_server_requests_ping_answered_others_refused(
     tmp_path: Path, mcp_logger: logging.Logger
 ) -> None:
-    with anyio.fail_after(15):
+    with anyio.fail_after(60):
         async with running(fake_config(), tmp_path, mcp_logger) as client:
             answers = json.loads(text_of(await client.call_tool("ping_client", {})))
     assert answers["s1"]["result"] == {}
@@ -111,7 +111,7 @@ async def test_server_requests_ping_answered_others_refused(
 
 async def test_runs_in_cwd_with_extra_env(tmp_path: Path, mcp_logger: logging.Logger) -> None:
     config = fake_config(env=(("MCP_TEST_VALUE", "from-acp"),))
-    with anyio.fail_after(15):
+    with anyio.fail_after(60):
         async with running(config, tmp_path, mcp_logger) as client:
             where = json.loads(
                 text_of(await client.call_tool("whereami", {"var": "MCP_TEST_VALUE"}))
@@ -125,7 +125,7 @@ async def test_stderr_goes_to_the_log(
     tmp_path: Path, mcp_logger: logging.Logger, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="tests.mcp")
-    with anyio.fail_after(15):
+    with anyio.fail_after(60):
         async with running(fake_config(), tmp_path, mcp_logger) as client:
             await client.list_tools()
     assert client.stderr_tail() == ["fake server starting"]
@@ -144,7 +144,7 @@ async def test_stderr_goes_to_the_log(
 async def test_start_failures_raise_and_leave_nothing_running(
     tmp_path: Path, mcp_logger: logging.Logger, config: StdioServerConfig, expected: str
 ) -> None:
-    with anyio.fail_after(15):
+    with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
             client = McpStdioClient(config, cwd=tmp_path, logger=mcp_logger)
             with pytest.raises(McpStartError) as failure:
@@ -157,7 +157,7 @@ async def test_start_failures_raise_and_leave_nothing_running(
 async def test_aclose_stops_the_whole_process_group(
     tmp_path: Path, mcp_logger: logging.Logger
 ) -> None:
-    with anyio.fail_after(15):
+    with anyio.fail_after(60):
         async with running(fake_config("--spawn-child"), tmp_path, mcp_logger) as client:
             child_pid = int(text_of(await client.call_tool("child_pid", {})))
             server_pid = client.pid
@@ -184,7 +184,7 @@ async def test_a_cancel_that_lands_during_the_spawn_still_stops_the_server(
         return process
 
     monkeypatch.setattr(server_process.anyio, "open_process", cancelled_while_spawning)
-    with anyio.fail_after(15):
+    with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
             group_scope.append(group.cancel_scope)
             client = McpStdioClient(fake_config(), cwd=tmp_path, logger=mcp_logger)
@@ -201,7 +201,7 @@ async def test_aclose_kills_a_server_that_ignores_sigterm(
     tmp_path: Path, mcp_logger: logging.Logger
 ) -> None:
     config = fake_config("--stubborn", "--spawn-child")
-    with anyio.fail_after(15):
+    with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
             client = McpStdioClient(config, cwd=tmp_path, logger=mcp_logger)
             await client.start(group)
@@ -217,7 +217,7 @@ async def test_aclose_kills_a_server_that_ignores_sigterm(
 async def test_calls_fail_cleanly_once_the_server_died(
     tmp_path: Path, mcp_logger: logging.Logger
 ) -> None:
-    with anyio.fail_after(15):
+    with anyio.fail_after(60):
         async with running(fake_config(), tmp_path, mcp_logger) as client:
             assert client.pid is not None
             os.kill(client.pid, signal.SIGKILL)
@@ -233,7 +233,7 @@ async def test_output_that_is_no_message_is_logged_not_answered(
 ) -> None:
     """A server printing logs (or an endless line) on stdout gets no error answers back."""
     caplog.set_level(logging.WARNING, logger="tests.mcp")
-    with anyio.fail_after(15):
+    with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
             client = McpStdioClient(
                 fake_config(), cwd=tmp_path, logger=mcp_logger, max_line_bytes=1024
@@ -257,7 +257,7 @@ async def test_a_server_that_stops_reading_its_input_is_closed(
     tmp_path: Path, mcp_logger: logging.Logger, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(mcp_client, "WRITE_TIMEOUT_S", 0.3)
-    with anyio.fail_after(15):
+    with anyio.fail_after(60):
         async with running(fake_config(), tmp_path, mcp_logger) as client:
             await client.call_tool("deaf", {})
             # More than a pipe buffer holds: the write cannot finish while nobody reads.

@@ -159,7 +159,7 @@ async def test_run_passes_arguments_and_converts_text(tmp_path: Path) -> None:
         {"content": [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}]}
     )
     tool = make_tool(caller, input_schema={"type": "object", "required": ["path"]})
-    with anyio.fail_after(5):
+    with anyio.fail_after(60):
         outcome = await tool.run({"path": "a"}, context(tmp_path))
         invalid = await tool.run({}, context(tmp_path))
     assert caller.calls == [("read", {"path": "a"}, 600.0)]
@@ -173,7 +173,7 @@ async def test_run_passes_arguments_and_converts_text(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_unusual_schemas_do_not_block_calls(tmp_path: Path) -> None:
     tool = make_tool(input_schema={"type": "object", "properties": "not a mapping"})
-    with anyio.fail_after(5):
+    with anyio.fail_after(60):
         outcome = await tool.run({"x": 1}, context(tmp_path))
         not_object = await tool.run([1], context(tmp_path))
     assert not outcome.is_error
@@ -193,7 +193,7 @@ async def test_client_errors_become_error_outcomes(
     tmp_path: Path, error: Exception, expected: str
 ) -> None:
     tool = make_tool(ScriptedCaller(error=error))
-    with anyio.fail_after(5):
+    with anyio.fail_after(60):
         outcome = await tool.run({}, context(tmp_path))
     assert outcome.is_error
     assert expected in outcome.model_content
@@ -203,7 +203,7 @@ async def test_client_errors_become_error_outcomes(
 @pytest.mark.anyio
 async def test_is_error_result_is_an_error_outcome(tmp_path: Path) -> None:
     result = {"content": [{"type": "text", "text": "disk full"}], "isError": True}
-    with anyio.fail_after(5):
+    with anyio.fail_after(60):
         outcome = await make_tool(ScriptedCaller(result)).run({}, context(tmp_path))
     assert outcome.is_error
     assert outcome.model_content == "disk full"
@@ -213,7 +213,7 @@ async def test_is_error_result_is_an_error_outcome(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_results_are_capped_for_model_and_client(tmp_path: Path) -> None:
     result = {"content": [{"type": "text", "text": "x" * 5000}]}
-    with anyio.fail_after(5):
+    with anyio.fail_after(60):
         outcome = await make_tool(ScriptedCaller(result)).run(
             {}, context(tmp_path, result_cap_chars=500)
         )

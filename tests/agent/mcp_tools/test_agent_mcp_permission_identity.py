@@ -63,7 +63,7 @@ def test_allow_always_does_not_move_to_the_server_that_takes_the_label(tmp_path:
             session_id = agent.call("session/new", new).result["sessionId"]
             assert _prompt(agent, session_id, "allow_always") == ["first_a"]
             agent.close_stdin()
-            assert agent.wait_exit(timeout=15) == 0
+            assert agent.wait_exit(timeout=120) == 0
 
         with run_agent(env, stderr_path=tmp_path / "stderr2.txt") as agent:
             agent.initialize()
@@ -76,4 +76,4 @@ def test_allow_always_does_not_move_to_the_server_that_takes_the_label(tmp_path:
             # B's add asks (A's "always" does not cover it); A's add, relabelled, does not.
             assert _prompt(agent, session_id, "reject_once") == ["now_b"]
             agent.close_stdin()
-            assert agent.wait_exit(timeout=15) == 0
+            assert agent.wait_exit(timeout=120) == 0

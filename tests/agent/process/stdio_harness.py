@@ -30,7 +30,7 @@ __all__ = [
 
 # Generous: the first prompt of a process imports the model SDK (~2 s of CPU, several times
 # that while parallel test workers share two CPUs). Only a failing test ever waits this long.
-TIMEOUT = 30.0
+TIMEOUT = 120.0
 _process_numbers = itertools.count(1)
 
 

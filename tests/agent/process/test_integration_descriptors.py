@@ -48,4 +48,4 @@ def test_idle_sessions_need_no_descriptor_each(tmp_path: Path) -> None:
         )
         assert "result" in fork.frame, fork.frame
         agent.close_stdin()
-        assert agent.wait_exit(timeout=20) == 0
+        assert agent.wait_exit(timeout=120) == 0

@@ -35,7 +35,7 @@ def test_a_session_streams_then_replays_in_a_new_process_then_closes_and_lists(
         live_ids = {u["update"]["messageId"] for u in prompt.updates if "messageId" in u["update"]}
         assert len(live_ids) == 1
         first.close_stdin()
-        assert first.wait_exit(timeout=5) == 0
+        assert first.wait_exit(timeout=120) == 0
         first.drain_until_eof()
         # Nothing of the turn was written after its response.
         late = [
@@ -69,7 +69,7 @@ def test_a_session_streams_then_replays_in_a_new_process_then_closes_and_lists(
 
         listed = second.call("session/list", {"cwd": str(workspace)}).result["sessions"]
         second.close_stdin()
-        assert second.wait_exit(timeout=5) == 0
+        assert second.wait_exit(timeout=120) == 0
         assert second.all_stdout_is_json()
     assert [s["sessionId"] for s in listed] == [session_id]
     assert listed[0]["title"] == QUESTION

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.subprocess
 
 SEARCH_TIMEOUT_S = 8
 # Waits are generous: the first prompt imports the model SDK, slow on a busy machine.
-WAIT_S = 30.0
+WAIT_S = 120.0
 _tool_ids = itertools.count(1)
 
 

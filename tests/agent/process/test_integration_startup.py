@@ -57,7 +57,7 @@ def test_a_bad_first_line_gets_the_full_runtimes_error_and_initialize_still_work
         error = agent.next_frame()
         init = agent.call("initialize", {"protocolVersion": 1})
         agent.close_stdin()
-        assert agent.wait_exit(timeout=5) == 0
+        assert agent.wait_exit(timeout=120) == 0
     assert error["id"] is None and error["error"]["code"] == -32700
     assert init.result["protocolVersion"] == 1
 
@@ -75,7 +75,7 @@ def test_initialize_followed_by_immediate_eof_is_answered_then_exits_zero(home: 
     with spawn(home, None) as agent:
         agent.send(INITIALIZE)
         agent.close_stdin()
-        assert agent.wait_exit(timeout=5) == 0
+        assert agent.wait_exit(timeout=120) == 0
         agent.drain_until_eof()
     assert [f.get("id") for f in agent.frames] == [1]
     assert agent.frames[0]["result"]["protocolVersion"] == 1
@@ -111,6 +111,6 @@ def test_a_first_initialize_the_fast_path_cannot_answer_gets_the_runtimes_error(
         error = agent.next_frame()
         init = agent.call("initialize", {"protocolVersion": 1})
         agent.close_stdin()
-        assert agent.wait_exit(timeout=10) == 0
+        assert agent.wait_exit(timeout=120) == 0
     assert error["id"] is None and error["error"]["code"] == code, error
     assert init.result["protocolVersion"] == 1

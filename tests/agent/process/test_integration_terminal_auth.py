@@ -28,7 +28,7 @@ from iac_code.credentials import credentials_path, stored_api_key
 from tests.agent.process.stdio_harness import agent_environment, spawn
 
 GOOD_KEY = "sk-ant-good-key-123"
-TIMEOUT = 20.0
+TIMEOUT = 60.0
 
 
 class _KeyChecker(BaseHTTPRequestHandler):

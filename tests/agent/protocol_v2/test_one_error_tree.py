@@ -40,7 +40,7 @@ class _Raises:
 async def _answer_to(error: Exception) -> BaseException:
     """What the calling side raises when the other side's handler raises ``error``."""
     server, client = memory_connection_pair(_Raises(error), _Raises(error))
-    with anyio.fail_after(5):
+    with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
             group.start_soon(server.serve)
             group.start_soon(client.serve)

@@ -26,7 +26,7 @@ from iac_code.settings import Settings
 from iac_code_dev.wire_client import WireClient
 from iac_code_dev.wire_client.remote_transports import open_http_client, open_ws_client
 
-TIMEOUT = 15.0
+TIMEOUT = 60.0
 CAPABILITIES = {"fs": {}, "terminal": False}
 INIT = {"protocolVersion": 1, "clientCapabilities": CAPABILITIES}
 

@@ -88,7 +88,7 @@ async def test_http_load_replays_over_the_session_stream(
             await _prompt_call(first, session_id, "remember the subnet")
             assert first.transport.connection_id is not None
             assert (await first.transport.delete()).status_code == 202
-            with anyio.fail_after(10):
+            with anyio.fail_after(60):
                 await server.registry.wait_closed(first.transport.connection_id)
         async with http_client(server.url) as second:
             await second.initialize()
@@ -202,7 +202,7 @@ async def test_ws_load_replay(home: Path, workspace: Path, llm_server: ScriptedL
             await _prompt_call(first, session_id, "remember the bucket")
             connection_id = first.transport.connection_id
         assert connection_id is not None
-        with anyio.fail_after(10):
+        with anyio.fail_after(60):
             await server.registry.wait_closed(connection_id)
         async with ws_client(server.ws_url) as second:
             await second.initialize()

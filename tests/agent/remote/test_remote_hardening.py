@@ -35,7 +35,7 @@ async def test_bad_initialize_bodies_answer_400_and_free_their_slot(
     limits = RemoteLimits(max_connections=2)
     async with (
         agent_server(home, llm_server.url, limits=limits) as server,
-        httpx.AsyncClient(timeout=15) as http,
+        httpx.AsyncClient(timeout=60) as http,
     ):
         expected = {SURROGATE_ID: -32600, NAN_PARAMS: -32700, INFINITY_ID: -32700}
         for _ in range(3):  # more attempts than there are slots

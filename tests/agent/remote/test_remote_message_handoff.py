@@ -68,7 +68,7 @@ async def test_client_messages_reach_the_handler_without_being_re_encoded() -> N
         "method": "session/prompt",
         "params": {"sessionId": "s1", "prompt": []},
     }
-    with anyio.fail_after(10):
+    with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
             await group.start(remote.run)
             answer = await remote.initialize(initialize)
@@ -101,7 +101,7 @@ async def test_a_message_after_close_is_refused() -> None:
         return _RecordingHandler(connection), on_close
 
     remote = RemoteConnection("websocket", make_handler, RemoteLimits())
-    with anyio.fail_after(10):
+    with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
             await group.start(remote.run)
             remote.close()

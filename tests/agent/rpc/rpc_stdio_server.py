@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -19,7 +20,7 @@ class NoisyHandler:
         if method == "spawn":
             # A child inheriting the standard descriptors writes to "stdout" and reads "stdin".
             child = [sys.executable, "-c", "import sys; print('child says hi'); sys.stdin.read()"]
-            with anyio.fail_after(10):
+            with anyio.fail_after(60):
                 await anyio.run_process(child, stdin=None, stdout=None, stderr=None)
             return {"spawned": True}
         if method == "stream":
@@ -40,7 +41,11 @@ async def on_shutdown() -> None:
 
 async def main() -> None:
     prefix = sys.argv[1].encode() if len(sys.argv) > 1 else b""
-    await serve_stdio(NoisyHandler, prefix=prefix, on_shutdown=on_shutdown, shutdown_grace=0.2)
+    # How long requests still in flight at end of input or SIGTERM may take: short for the
+    # tests that cancel a hanging one, long for those whose requests must all finish (a
+    # child process started on a loaded machine takes seconds).
+    grace = float(os.environ.get("RPC_STDIO_SERVER_GRACE", "0.2"))
+    await serve_stdio(NoisyHandler, prefix=prefix, on_shutdown=on_shutdown, shutdown_grace=grace)
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ async def serving(
     """The connection (``options`` are its keyword arguments) served while the block runs."""
     connection, peer = raw_peer_connection(handler, **options)
     connection.accepts_batches = batches
-    with anyio.fail_after(10):
+    with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
             group.start_soon(connection.serve)
             yield connection, peer

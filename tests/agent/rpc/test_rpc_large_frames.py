@@ -56,7 +56,7 @@ async def test_large_frames_are_encoded_off_the_event_loop(
 
     monkeypatch.setattr(connection_module, "encode_message", recording)
     connection, peer = raw_peer_connection(_Handler())
-    with anyio.fail_after(10):
+    with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
             group.start_soon(connection.serve)
             await peer.send({"jsonrpc": "2.0", "id": 1, "method": "notify_big"})

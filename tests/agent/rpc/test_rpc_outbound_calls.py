@@ -37,7 +37,7 @@ class _Quiet:
 @asynccontextmanager
 async def serving(**options: Any) -> AsyncIterator[tuple[Connection, RawPeer]]:
     connection, peer = raw_peer_connection(_Quiet(), **options)
-    with anyio.fail_after(10):
+    with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
             group.start_soon(connection.serve)
             yield connection, peer

@@ -237,7 +237,7 @@ def test_validate_params_is_usable_alone() -> None:
 @asynccontextmanager
 async def routed(handlers: object, methods: Any = None) -> AsyncIterator[RawPeer]:
     connection, peer = raw_peer_connection(Router(handlers, methods))
-    with anyio.fail_after(10):
+    with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
             group.start_soon(connection.serve)
             yield peer
@@ -267,7 +267,7 @@ async def test_router_behind_a_connection_answers_on_the_wire() -> None:
         }
         await peer.send({**V, "method": "_iac/unknown_note"})
         await peer.send({**V, "method": "x/note", "params": {}})
-        with anyio.fail_after(5):
+        with anyio.fail_after(60):
             await handlers.noted.wait()
         await peer.send({**V, "id": "c", "method": "x/ctx"})
         assert (await peer.receive())["result"] == {"id": "c", "method": "x/ctx"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -31,12 +32,15 @@ def parse_frames(stdout: bytes) -> list[dict[str, Any]]:
 
 
 def run_server(stdin: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """The server's whole run on ``stdin``: every request in it is answered before the server
+    exits at end of input (a generous grace, which ends as soon as nothing is in flight)."""
     return subprocess.run(
         [sys.executable, str(SERVER), *args],
         input=stdin,
         capture_output=True,
-        timeout=30,
+        timeout=120,
         check=False,
+        env={**os.environ, "RPC_STDIO_SERVER_GRACE": "60"},
     )
 
 
@@ -88,7 +92,7 @@ async def _read_frame(process: Process, buffer: bytearray) -> dict[str, Any]:
 async def test_sigterm_mid_request_shuts_down_cleanly_with_status_zero() -> None:
     process = await anyio.open_process([sys.executable, str(SERVER)])
     try:
-        with anyio.fail_after(20):
+        with anyio.fail_after(60):
             assert process.stdin is not None and process.stderr is not None
             buffer = bytearray()
             await process.stdin.send(frame({**V, "id": 1, "method": "echo"}))

@@ -27,7 +27,7 @@ class Child:
         )
         self._buffer = b""
 
-    def read_line(self, timeout: float = 10.0) -> str:
+    def read_line(self, timeout: float = 60.0) -> str:
         """The next line the child printed; fails the test if none comes in ``timeout``."""
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
@@ -45,7 +45,7 @@ class Child:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode()
 
-    def wait_for(self, expected: str, timeout: float = 10.0) -> None:
+    def wait_for(self, expected: str, timeout: float = 60.0) -> None:
         line = self.read_line(timeout)
         assert line == expected, f"expected {expected!r}, child said {line!r}"
 
@@ -55,7 +55,7 @@ class Child:
         self.process.stdin.write(text.encode() + b"\n")
         self.process.stdin.flush()
 
-    def finish(self, timeout: float = 10.0) -> int:
+    def finish(self, timeout: float = 60.0) -> int:
         return self.process.wait(timeout)
 
     def stderr_text(self) -> str:

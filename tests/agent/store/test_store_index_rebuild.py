@@ -58,8 +58,8 @@ def _home_with_bad_folder(tmp_path: Path, damage: str) -> tuple[str, str]:
 def test_list_and_load_with_a_bad_folder_and_no_index_finish(tmp_path: Path, damage: str) -> None:
     good, bad = _home_with_bad_folder(tmp_path, damage)
     with Child(_LISTER, tmp_path, bad) as child:
-        assert child.read_line(timeout=20) == good  # the bad folder is skipped
-        assert child.read_line(timeout=20) == f"{bad}=False"
+        assert child.read_line(timeout=60) == good  # the bad folder is skipped
+        assert child.read_line(timeout=60) == f"{bad}=False"
         assert child.finish() == 0
     assert (tmp_path / "sessions" / "index.jsonl").exists()  # rebuilt from the good folders
 
@@ -69,8 +69,8 @@ def test_two_processes_rebuilding_at_once_both_finish(tmp_path: Path) -> None:
     good, bad = _home_with_bad_folder(tmp_path, "corrupt")
     with Child(_LISTER, tmp_path, bad) as first, Child(_LISTER, tmp_path, bad) as second:
         for child in (first, second):
-            assert child.read_line(timeout=20) == good
-            assert child.read_line(timeout=20) == f"{bad}=False"
+            assert child.read_line(timeout=60) == good
+            assert child.read_line(timeout=60) == f"{bad}=False"
             assert child.finish() == 0
 
 
@@ -92,8 +92,8 @@ def test_a_reader_does_not_wait_for_another_process_holding_the_index_lock(
     with Child(_LOCK_HOLDER, lock_file) as holder:
         holder.wait_for("locked")
         with Child(_LISTER, tmp_path, bad) as lister:
-            assert lister.read_line(timeout=20) == good  # listed from its own scan
-            assert lister.read_line(timeout=20) == f"{bad}=False"
+            assert lister.read_line(timeout=60) == good  # listed from its own scan
+            assert lister.read_line(timeout=60) == f"{bad}=False"
             assert lister.finish() == 0
         holder.tell("done")
         assert holder.finish() == 0

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.anyio
 CATASTROPHIC_REGEX = "(.*)*y"
 # Translates to nested "[^/]*(?:a|b)" groups: polynomial blow-up on a long name without "z".
 CATASTROPHIC_GLOB = "*{a,b}" * 12 + "*z"
-WAIT_S = 20.0
+WAIT_S = 60.0
 
 
 @pytest.fixture(autouse=True)

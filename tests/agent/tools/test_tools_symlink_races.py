@@ -27,7 +27,7 @@ from iac_code.tools.write_file import WriteFileTool
 
 pytestmark = pytest.mark.anyio
 
-FAST_S = 5.0  # a refused call comes back at once; this only bounds a regression
+FAST_S = 30.0  # a refused call comes back at once; this only bounds a regression
 
 
 @pytest.fixture

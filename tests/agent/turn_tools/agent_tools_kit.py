@@ -43,7 +43,7 @@ from iac_code_dev.wire_client import (
 
 __all__ = ["CANCELLED_ANSWER", "NO_ANSWER", "ErrorAnswer", "Frame", "WireClient", "selected"]
 
-WAIT_S = 10.0
+WAIT_S = 120.0
 """Upper bound for any single wait on the agent; generous because CI machines are busy."""
 
 

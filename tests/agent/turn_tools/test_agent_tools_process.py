@@ -30,7 +30,7 @@ from tests.agent.turn_tools.agent_tools_kit import (
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
 # The agent process imports the runtime and answers initialize first; allow for a slow CI.
-PROCESS_WAIT_S = 20.0
+PROCESS_WAIT_S = 120.0
 
 
 @pytest.fixture

@@ -71,7 +71,21 @@ def _property_strategies_built_once() -> Iterator[None]:
 
 
 def test_newest_upstream_is_available() -> None:
-    """Stands for the parametrised tests below, which are empty without the reference."""
+    """Stands for the parametrised tests below, which are empty without the reference: the
+    reference parses, and every method role and update kind of ours became a target, most
+    of them with an upstream definition to generate from."""
+    assert "SessionUpdate" in _upstream_defs()
+    index = load_index()
+    expected = {f"update:{kind}" for kind in index["updates"]} | {
+        f"{method}:{role}"
+        for method, entry in index["methods"].items()
+        if not entry["aliasOf"]
+        for role in ("params", "result")
+        if entry[role] is not None
+    }
+    assert set(IDS) == expected
+    with_upstream = [target[0] for target in TARGETS if isinstance(target[1], dict)]
+    assert len(with_upstream) > len(TARGETS) // 2, with_upstream
 
 
 MAX_EXAMPLES = 8

@@ -68,7 +68,7 @@ def test_a_helper_left_behind_is_counted_at_shutdown(tmp_path: Path) -> None:
             [sys.executable, "-c", _AGENT], env=dict(os.environ), cwd=tmp_path
         )
         assert agent.process.stdout is not None
-        with anyio.fail_after(20):
+        with anyio.fail_after(60):
             seen = b""
             while b"burned" not in seen:
                 seen += await agent.process.stdout.receive()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from acp_conformance import baseline
+from acp_conformance.cli import main
 from acp_conformance.config import UsageError
 from acp_conformance.outcomes import Verdict
 from acp_conformance.report import (
@@ -189,3 +190,21 @@ def test_github_annotation_escaping() -> None:
 
     line = _command("warning", "a:b,c", "50% done\nnext line")
     assert line == "::warning title=a%3Ab%2Cc::50%25 done%0Anext line"
+
+
+@pytest.mark.subprocess
+def test_validate_given_a_report_says_so_in_one_line(
+    failing_run: RunResult, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A report handed to ``validate`` instead of a transcript: one line and exit 2, not an
+    "invalid JSON" problem for each of its thousands of lines."""
+    path = tmp_path / "report.json"
+    json_report.write(failing_run, path)
+    assert len(path.read_text().splitlines()) > 100
+    assert main(["validate", str(path)]) == 2
+    shown = capsys.readouterr()
+    assert shown.out == ""
+    lines = shown.err.strip().splitlines()
+    assert len(lines) == 1, shown.err
+    assert "this is an acp-conformance report" in lines[0]
+    assert "not a transcript" in lines[0] and str(path) in lines[0]

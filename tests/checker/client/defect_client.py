@@ -108,7 +108,7 @@ def main() -> int:
     send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt})
     answer(3)
     agent.stdin.close()
-    agent.wait(timeout=10)
+    agent.wait(timeout=60)
     return 0
 
 

@@ -255,7 +255,7 @@ def test_run_checks_two_agents_side_by_side_and_keeps_the_table_order(
     import acp_conformance.peers.__main__ as peers_main
 
     # Both fakes must be inside check_peer at once to pass the barrier (bounded: 10 s).
-    both_running = threading.Barrier(2, timeout=10)
+    both_running = threading.Barrier(2, timeout=60)
 
     def fake_check(resolved, options) -> AgentRun:
         both_running.wait()

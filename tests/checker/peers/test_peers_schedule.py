@@ -16,7 +16,7 @@ from acp_conformance.peers.schedule import (
 )
 
 LONG, SHORT = PastCheck(LONG_CHECK_SECONDS * 2), PastCheck(1.0)
-WAIT = 10.0
+WAIT = 60.0
 
 
 def _ordered_run(

@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-TIMEOUT = 30.0
+TIMEOUT = 120.0
 RAW_AGENT = Path(__file__).parents[1] / "checks" / "fixtures" / "raw_agent.py"
 
 

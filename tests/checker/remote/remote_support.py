@@ -45,7 +45,7 @@ def run_remote(
     only: list[str] | None = None,
     websocket: bool = False,
     token: str | None = None,
-    timeout: float = 10.0,
+    timeout: float = 60.0,
     profile: str = "acp",
 ) -> RunResult:
     config = RunConfig(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 #: Bound on a server announcing its port, and on each step of stopping it.
-START_BOUND = 20.0
+START_BOUND = 60.0
 
 _PORT = re.compile(r"(?:listening |127\.0\.0\.1:)(\d+)")
 

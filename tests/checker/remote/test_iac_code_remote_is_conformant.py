@@ -145,7 +145,7 @@ def test_prompt_turns_over_the_remote_transport_with_a_served_agent(websocket: b
         ],
         only=only,
         llm="anthropic",
-        timeout=15.0,
+        timeout=60.0,
         jobs=2,
         remote=RemoteTarget("http://127.0.0.1:{port}/acp", websocket=websocket),
     )

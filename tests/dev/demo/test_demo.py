@@ -14,7 +14,7 @@ def test_demo_writes_the_file_and_replays_the_session() -> None:
         [sys.executable, "-m", "iac_code_dev.cli", "demo"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=300,
         check=False,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

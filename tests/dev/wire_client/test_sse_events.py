@@ -14,7 +14,7 @@ import httpx
 import pytest
 from iac_code_dev.wire_client.sse_events import SseEvent, SseParser, aiter_sse, iter_sse
 
-WAIT_S = 10.0
+WAIT_S = 60.0
 
 
 def events(text: str) -> list[SseEvent]:

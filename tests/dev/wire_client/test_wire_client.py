@@ -27,7 +27,7 @@ from iac_code_dev.wire_client import (
 
 pytestmark = pytest.mark.anyio
 
-WAIT_S = 10.0
+WAIT_S = 60.0
 SHORT_S = 0.05  # a wait meant to run out
 
 
