@@ -23,6 +23,7 @@ from ..outcomes import (
     failed,
     harness_error,
     not_applicable,
+    out_of_scope,
     passed,
     soften,
 )
@@ -434,6 +435,13 @@ def _null_for_optional_object(run: AgentRun, violation: Any) -> bool:
     return not schema.get("required")
 
 
+#: Why ``schema.error-data-shapes`` does not apply under ``--profile acp``.
+ACP_ERROR_DATA = (
+    "ACP's error object allows any `data` (or none); the per-code data shapes are iac-code's "
+    "own convention, judged only under --profile iac-code"
+)
+
+
 @requirement(
     "schema.error-data-shapes",
     Tier.SHOULD,
@@ -443,6 +451,11 @@ def _null_for_optional_object(run: AgentRun, violation: Any) -> bool:
     house=True,
 )
 def error_data_shapes(record: RunRecord) -> list[Outcome]:
+    """ACP's error object leaves ``data`` free (any value, or none): the per-code shapes are
+    iac-code's own convention (SPEC §1.1), so only ``--profile iac-code`` judges them; under
+    ``--profile acp`` the rule does not apply and can never fail a peer."""
+    if record.config.profile == "acp":
+        return [out_of_scope(ACP_ERROR_DATA)]
     found = _violations(record)
     if isinstance(found, str):
         return [harness_error(found)]
