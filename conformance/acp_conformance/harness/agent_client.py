@@ -89,6 +89,15 @@ def id_key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def id_text(value: Any) -> str | None:
+    """An integer or string id as text, so ``1`` and ``"1"`` meet: an answer whose id has
+    the text of a request's id but not its type is that request's answer with a changed id
+    (``jsonrpc.id-echo``), not an answer to something never sent. None for other values."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return None
+    return str(value)
+
+
 @dataclass
 class Response:
     """The agent's answer to one of the checker's requests."""
@@ -130,6 +139,12 @@ class Pending:
         self.request = frame
         self.response: Response | None = None
         self.arrived = anyio.Event()
+
+    @property
+    def request_id(self) -> Any:
+        """The id the request was sent with (None until it is sent)."""
+        msg = self.request.message
+        return msg.get("id") if isinstance(msg, dict) else None
 
     async def wait(
         self,
@@ -277,11 +292,22 @@ class AgentConnection:
                 self._dispatch_agent_request(frame)
             elif "method" not in message and "id" in message:
                 pending = self._pending.pop(id_key(message["id"]), None)
+                if pending is None:
+                    pending = self._pending.pop(self._retyped(message["id"]) or "", None)
                 if pending is not None:
                     pending.response = Response(pending.method, pending.request, frame)
                     pending.arrived.set()
         self._notify_change()
         return True
+
+    def _retyped(self, rid: Any) -> str | None:
+        """The key of a pending request whose id has the text of ``rid`` but another type:
+        the answer goes to it (with its wrong id, which ``jsonrpc.id-echo`` judges), so the
+        check waiting for it does not time out and charge the defect to its own rule."""
+        text = id_text(rid)
+        if text is None:
+            return None
+        return next((k for k, p in self._pending.items() if id_text(p.request_id) == text), None)
 
     def _dispatch_agent_request(self, frame: Frame) -> None:
         if self._tg is None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..citations import ERROR_CODES, STDIO, acp, house, jsonrpc, schema_requires
 from ..fuzzing import resolved_schema
-from ..harness.agent_client import id_key
+from ..harness.agent_client import id_key, id_text
 from ..harness.process import Rung
 from ..harness.recorder import Frame
 from ..outcomes import (
@@ -305,6 +305,17 @@ def loose_id(frame: Frame) -> tuple[bool, Any]:
         return False, None
 
 
+def _same_text(rid: Any, required: dict[str, Frame], optional: set[str]) -> str | None:
+    """The key of a sent, unanswered id with the text of ``rid`` but another type."""
+    text = id_text(rid)
+    if text is None:
+        return None
+    for key in [*required, *optional]:
+        if id_text(json.loads(key)) == text:
+            return key
+    return None
+
+
 @requirement(
     "jsonrpc.one-response-per-request",
     Tier.MUST,
@@ -345,6 +356,12 @@ def one_response_per_request(record: RunRecord) -> list[Outcome]:
             elif key in optional:
                 optional.discard(key)
                 answered.add(key)
+            elif (sent := _same_text(msg["id"], required, optional)) is not None:
+                # An answer whose id changed type (1 came back as "1"): jsonrpc.id-echo's
+                # defect; the request counts as answered here so it is not charged twice.
+                required.pop(sent, None)
+                optional.discard(sent)
+                answered.add(sent)
             else:
                 yield frame, f"response to id {msg['id']!r}, which the client never sent"
         agent_stayed_up = run.exit is not None and run.exit.rung is not Rung.ALREADY_EXITED
