@@ -239,7 +239,14 @@ async def non_request_json_gets_invalid_request(ctx: CheckContext) -> Outcome:
 async def batches_get_one_invalid_request(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     batch = [{"jsonrpc": "2.0", "id": 41, "method": "session/list", "params": {}}]
-    frame = await _response_to_raw(run.live, json.dumps(batch).encode(), None)
+    # Waiting for id 41 too: an agent that serves the batch's requests one by one answers it.
+    frame = await _response_to_raw(run.live, json.dumps(batch).encode(), 41)
+    if frame.message.get("id") == 41:
+        return failed(
+            f"a batch was answered line by line (its request 41 on its own line: "
+            f"{brief(frame)}), not with one -32600",
+            frames=[frame.seq],
+        )
     if _error_code(frame) != -32600:
         return failed(f"a batch was answered with {brief(frame)}", frames=[frame.seq])
     return passed("batch answered with -32600", frames=[frame.seq])

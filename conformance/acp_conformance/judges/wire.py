@@ -342,6 +342,12 @@ def one_response_per_request(record: RunRecord) -> list[Outcome]:
                         required[key] = frame
                     else:
                         optional.add(key)
+                elif isinstance(msg, list):
+                    # A batch line: how its requests are answered (one -32600, or line by
+                    # line) is the batch rule's to judge; an answer to one is no stray.
+                    optional.update(
+                        id_key(m["id"]) for m in msg if isinstance(m, dict) and "id" in m
+                    )
                 continue
             if not _is_response(msg):
                 continue

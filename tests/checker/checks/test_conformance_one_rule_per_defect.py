@@ -30,3 +30,14 @@ def test_errors_that_retype_the_id_fail_id_echo_and_nothing_else() -> None:
     assert not result.harness_errors
     for rule in QUIET_PROBES:
         assert result.results[rule].verdict is Verdict.PASS, result.results[rule].reason
+
+
+@pytest.mark.subprocess
+def test_a_batch_answered_line_by_line_fails_the_batch_rule_only() -> None:
+    result = run_checker(
+        raw_agent("--defect", "batch-line-by-line"), only=["jsonrpc.*"], profile="iac-code"
+    )
+    failing = {rid for rid, r in result.results.items() if r.verdict is Verdict.FAIL}
+    assert failing == {"jsonrpc.batch-rejected"}, {r: result.results[r].reason for r in failing}
+    assert "answered line by line" in result.results["jsonrpc.batch-rejected"].reason
+    assert result.results["jsonrpc.one-response-per-request"].verdict is Verdict.PASS
