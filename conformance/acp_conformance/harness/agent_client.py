@@ -23,6 +23,7 @@ from anyio.abc import TaskGroup
 
 from .limits import LineSplitter
 from .process import AgentProcess
+from .quiet_budget import QuietBudget
 from .recorder import Frame, Recorder
 
 #: Method of the request the checker uses as a barrier; agents answer it with -32601.
@@ -155,7 +156,8 @@ class Pending:
         """The response, waiting at most ``timeout`` (default: the connection's) for it;
         ``reported``: the whole wait to name when it does not come, when the caller had
         already waited before."""
-        bound = self._conn.timeout if timeout is None else timeout
+        asked = self._conn.timeout if timeout is None else timeout
+        bound = self._conn.quiet.bound(asked)
         with anyio.move_on_after(bound):
             while not self.arrived.is_set():
                 if self._conn.eof.is_set():
@@ -165,11 +167,15 @@ class Pending:
             if self._conn.eof.is_set():
                 raise gone(self._conn, f"agent exited before answering {self.method}")
             self._conn.recorder.abandoned.add(self.request.seq)
+            shortened = bound < asked
+            self._conn.quiet.ran_out(bound)
             message = (
-                f"no response to {self.method} within {bound:g} s"
+                f"no response to {self.method} within {bound:.3g} s"
                 if reported is None
                 else f"no response to {self.method} within {reported:.3g} s"
             )
+            if shortened:
+                message += f" ({self._conn.quiet.describe()})"
             stray = self._null_id_error()
             if stray is not None:
                 message = (
@@ -204,11 +210,14 @@ class AgentConnection:
         handler: AgentRequestHandler | None,
         *,
         timeout: float,
+        quiet: QuietBudget | None = None,
     ) -> None:
         self.process = process
         self.recorder = recorder
         self.handler = handler
         self.timeout = timeout
+        #: The run's budget for waits on a quiet agent (its own when not given).
+        self.quiet = quiet if quiet is not None else QuietBudget()
         self.eof = anyio.Event()
         self._changed = anyio.Event()
         self._write_lock = anyio.Lock()
@@ -434,7 +443,7 @@ class AgentConnection:
         what: str = "the expected message",
     ) -> Frame:
         """The first agent frame from index ``since`` on that satisfies ``predicate``."""
-        bound = self.timeout if timeout is None else timeout
+        bound = self.quiet.bound(self.timeout if timeout is None else timeout)
         cursor = since
         with anyio.move_on_after(bound):
             while True:

@@ -153,6 +153,8 @@ def stdout_only_json(record: RunRecord) -> list[Outcome]:
         for frame in _agent_frames(run):
             if frame.oversized:
                 continue  # judged by transport.output-bounded (the checker's line cap)
+            if frame.part_of is not None:
+                continue  # a line of a message split over lines: transport.newline-terminated
             if not frame.is_json:
                 yield frame, f"not JSON ({frame.decode_error})"
             elif batches and _is_batch(frame.message):
@@ -175,8 +177,16 @@ def newline_terminated(record: RunRecord) -> list[Outcome]:
         for frame in _agent_frames(run):
             if not frame.terminated and not frame.oversized:
                 yield frame, "stdout ended without a newline after this data"
+            elif frame.split_from is not None:
+                lines = frame.seq - frame.split_from + 1
+                yield (
+                    frame,
+                    f"one message written over {lines} lines (#{frame.split_from}-#{frame.seq}: "
+                    f"pretty-printed, or a raw newline inside); its {lines - 1} earlier lines, "
+                    "not JSON on their own, are this defect too",
+                )
 
-    return per_run(record, find, "unterminated lines")
+    return per_run(record, find, "unterminated or split messages")
 
 
 @requirement(

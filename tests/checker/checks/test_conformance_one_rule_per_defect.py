@@ -41,3 +41,43 @@ def test_a_batch_answered_line_by_line_fails_the_batch_rule_only() -> None:
     assert failing == {"jsonrpc.batch-rejected"}, {r: result.results[r].reason for r in failing}
     assert "answered line by line" in result.results["jsonrpc.batch-rejected"].reason
     assert result.results["jsonrpc.one-response-per-request"].verdict is Verdict.PASS
+
+
+@pytest.mark.subprocess
+def test_pretty_printed_output_is_newline_terminated_alone_and_costs_no_waits() -> None:
+    result = run_checker(raw_agent("--defect", "pretty-print"))
+    failing = {rid for rid, r in result.results.items() if r.verdict is Verdict.FAIL}
+    assert failing == {"transport.newline-terminated"}, {
+        r: result.results[r].reason for r in failing
+    }
+    item = result.results["transport.newline-terminated"]
+    assert "one message written over" in item.reason and "not JSON on their own" in item.reason
+    # The lines it split into are folded under it, and no check waited in vain for an answer.
+    assert result.results["transport.stdout-only-json"].verdict is Verdict.PASS
+    assert not result.harness_errors, [r.reason for r in result.harness_errors]
+    assert not any(
+        "within" in r.reason for r in result.results.values() if r.verdict.value == "fail"
+    )
+
+
+def test_split_lines_are_joined_into_the_message_they_make() -> None:
+    import json
+
+    from acp_conformance.harness.recorder import Recorder
+
+    message = {"jsonrpc": "2.0", "id": 7, "result": {"items": [{}, [], 1], "text": "a\nb"}}
+    recorder = Recorder()
+    recorder.add("a2c", b"{ this is a log line, never completed")
+    recorder.add("a2c", b'{"jsonrpc":"2.0","method":"session/update","params":{}}')
+    recorder.add("a2c", b"[another log line")
+    lines = json.dumps(message, indent=2).encode().split(b"\n")
+    for line in lines:
+        recorder.add("a2c", line)
+    frames = recorder.frames
+    last = frames[-1]
+    assert last.message == message and last.split_from == 3
+    assert [f.part_of for f in frames[3:-1]] == [last.seq] * (len(lines) - 1)
+    # The log line before the whole message stays what it is: not JSON, part of nothing.
+    assert not frames[0].is_json and frames[0].part_of is None
+    assert not frames[2].is_json and frames[2].part_of is None
+    assert frames[1].split_from is None and last.to_json()["splitFrom"] == 3
