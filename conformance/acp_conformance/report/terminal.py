@@ -153,7 +153,8 @@ def _evidence(result: RunResult, item: RequirementResult, width: int) -> list[st
         more = len(failure.frames) - EVIDENCE_FRAMES
         if more > 0:
             out.append(f"{EVIDENCE_PAD}… and {more} more frames")
-    source = item.requirement.reference.split(" ", 1)[0]
+    # A house rule's citation starts "iac-code house rule (…)": its basis is the source.
+    source = item.requirement.reference.rsplit("basis: ", 1)[-1].split(" ", 1)[0]
     out.append(
         f"{EVIDENCE_PAD}hint: --html or --report-json for the transcript; the rule: {source}"
     )

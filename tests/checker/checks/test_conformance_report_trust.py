@@ -147,6 +147,8 @@ def test_terminal_and_html_put_house_rules_in_their_own_section(tmp_path: Path) 
     acp_at, house_at = text.index(f"== {findings.ACP_SECTION}"), text.index("== iac-code house")
     assert acp_at < text.index("jsonrpc.id-echo") < house_at < text.index(house_rule.id)
     assert f"[beyond ACP: {adds}]" in " ".join(text.split())
+    # Its hint names the public basis, not just "iac-code".
+    assert "the rule: iac-code" not in text and "the rule: http" in text
     # Under --profile acp a house rule reports as SHOULD and does not block.
     assert result.status == "conformant" and "Blocks the verdict" not in text
     page = html_report.render(result)
