@@ -81,3 +81,22 @@ def test_split_lines_are_joined_into_the_message_they_make() -> None:
     assert not frames[0].is_json and frames[0].part_of is None
     assert not frames[2].is_json and frames[2].part_of is None
     assert frames[1].split_from is None and last.to_json()["splitFrom"] == 3
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    ("args", "verdict", "words"),
+    [
+        (("--quirk", "paged-list"), Verdict.PASS, "ended"),
+        (("--defect", "list-cursor-loop"), Verdict.FAIL, "the listing loops"),
+        (("--defect", "list-dead-cursor"), Verdict.FAIL, "was refused"),
+    ],
+)
+def test_session_list_cursors_are_followed_to_the_end(
+    args: tuple[str, str], verdict: Verdict, words: str
+) -> None:
+    result = run_checker(raw_agent(*args), only=["session.list-*"])
+    item = result.results["session.list-cursor-followed"]
+    assert item.verdict is verdict and words in item.reason, item.reason
+    # The other listing rules keep judging what they judge.
+    assert result.results["session.list-shape"].verdict is Verdict.PASS
