@@ -21,7 +21,7 @@ An area can appear twice (``v2_turns`` then ``v2_cancel``, ``v2_resume`` then
 
 # isort: off
 from .. import judges
-from ..judges import wire, consistency, output
+from ..judges import wire, consistency, output, tool_calls
 from ..scenarios import catalog  # first: it fixes the order of the scenarios
 from . import jsonrpc, extensibility, initialize, modes, sessions, session_paging
 from . import prompt, turns, cancel
@@ -49,6 +49,7 @@ __all__ = [
     "robustness",
     "session_paging",
     "sessions",
+    "tool_calls",
     "turns",
     "v2_auth",
     "v2_basics",

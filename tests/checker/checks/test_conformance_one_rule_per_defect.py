@@ -100,3 +100,25 @@ def test_session_list_cursors_are_followed_to_the_end(
     assert item.verdict is verdict and words in item.reason, item.reason
     # The other listing rules keep judging what they judge.
     assert result.results["session.list-shape"].verdict is Verdict.PASS
+
+
+LLM = {"llm": "anthropic", "agent_env": [("FIXTURE_LLM_URL", "{llm_url}")]}
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    ("defect", "verdict"), [(None, Verdict.PASS), ("unknown-tool-update", Verdict.FAIL)]
+)
+def test_a_tool_call_update_names_an_announced_tool_call(
+    defect: str | None, verdict: Verdict
+) -> None:
+    args = ("--defect", defect) if defect else ()
+    result = run_checker(
+        raw_agent(*args),
+        only=["prompt.tool-update-known-id", "turn.tool-call-lifecycle"],
+        **LLM,  # type: ignore[arg-type]
+    )
+    item = result.results["prompt.tool-update-known-id"]
+    assert item.verdict is verdict, item.reason
+    if defect:
+        assert "'never-announced'" in item.reason
