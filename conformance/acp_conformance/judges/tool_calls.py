@@ -1,10 +1,13 @@
-"""Tool call updates name a tool call the agent announced (issue 36, item 4)."""
+"""Tool calls and their permissions belong to a turn: an update names a tool call the agent
+announced, a permission request comes while the turn runs (issue 36, item 4)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from ..citations import acp
+from ..citations import acp, house
+from ..harness.agent_client import id_key
 from ..outcomes import Outcome
 from ..requirements import RUN_WIDE, Tier, requirement
 from ..scenarios.check_context import AgentRun, RunRecord
@@ -47,3 +50,53 @@ def _unknown_tool_updates(run: AgentRun) -> Iterator[Offence]:
 )
 def tool_updates_name_announced_calls(record: RunRecord) -> list[Outcome]:
     return per_run(record, _unknown_tool_updates, "updates of unannounced tool calls")
+
+
+def _late_permission_requests(run: AgentRun) -> Iterator[Offence]:
+    if negotiated_version(run) >= 2:
+        return  # a v2 prompt is answered at once; its turn ends with a state update
+    running: dict[object, int] = {}  # session → prompts in flight
+    prompts: dict[str, object] = {}  # id of a prompt request → its session
+    answered: set[object] = set()  # sessions whose last prompt was answered
+    for frame in run.frames:
+        msg = frame.message
+        if not isinstance(msg, dict):
+            continue
+        found = msg.get("params")
+        params: dict[str, Any] = found if isinstance(found, dict) else {}
+        if frame.direction == "c2a" and msg.get("method") == "session/prompt" and "id" in msg:
+            session = params.get("sessionId")
+            prompts[id_key(msg["id"])] = session
+            running[session] = running.get(session, 0) + 1
+        elif frame.direction == "a2c" and "method" not in msg and "id" in msg:
+            session = prompts.pop(id_key(msg["id"]), _NONE)
+            if session is not _NONE:
+                running[session] = running.get(session, 1) - 1
+                answered.add(session)
+        elif frame.direction == "a2c" and msg.get("method") == "session/request_permission":
+            session = params.get("sessionId")
+            if session in answered and not running.get(session):
+                yield (
+                    frame,
+                    f"session/request_permission for session {session!r} after its prompt "
+                    "was answered (no turn was running)",
+                )
+
+
+_NONE = object()
+
+
+@requirement(
+    "prompt.permission-within-turn",
+    Tier.MUST,
+    "session/request_permission comes while a prompt of its session is running, never after "
+    "the prompt's answer.",
+    house(
+        "permission is asked within a turn",
+        acp("prompt-turn", "Check for completion"),
+    ),
+    scenario=RUN_WIDE,
+    house=True,
+)
+def permission_requests_within_turns(record: RunRecord) -> list[Outcome]:
+    return per_run(record, _late_permission_requests, "permission requests after the turn")

@@ -122,3 +122,21 @@ def test_a_tool_call_update_names_an_announced_tool_call(
     assert item.verdict is verdict, item.reason
     if defect:
         assert "'never-announced'" in item.reason
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    ("defect", "verdict"), [(None, Verdict.PASS), ("late-permission", Verdict.FAIL)]
+)
+def test_permission_is_asked_within_the_turn(defect: str | None, verdict: Verdict) -> None:
+    args = ("--defect", defect) if defect else ()
+    result = run_checker(
+        raw_agent(*args),
+        only=["prompt.permission-within-turn", "turn.tool-call-lifecycle"],
+        profile="iac-code",
+        **LLM,  # type: ignore[arg-type]
+    )
+    item = result.results["prompt.permission-within-turn"]
+    assert item.verdict is verdict, item.reason
+    if defect:
+        assert "after its prompt was answered" in item.reason
