@@ -21,9 +21,10 @@ An area can appear twice (``v2_turns`` then ``v2_cancel``, ``v2_resume`` then
 
 # isort: off
 from .. import judges
-from ..judges import wire, consistency, output
+from ..judges import wire, consistency, output, tool_calls
 from ..scenarios import catalog  # first: it fixes the order of the scenarios
-from . import jsonrpc, extensibility, initialize, modes, sessions, prompt, turns, cancel
+from . import jsonrpc, extensibility, initialize, modes, sessions, session_paging
+from . import prompt, turns, cancel
 from . import gating, robustness, http, websocket, trace_context
 
 # the protocol-v2 scenario's checks; they share its agents, so this order is theirs
@@ -46,7 +47,9 @@ __all__ = [
     "output",
     "prompt",
     "robustness",
+    "session_paging",
     "sessions",
+    "tool_calls",
     "trace_context",
     "turns",
     "v2_auth",

@@ -6,6 +6,7 @@ are run-wide judges in :mod:`acp_conformance.judges.wire`."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 
@@ -16,6 +17,7 @@ from ..harness.agent_client import (
     AgentTimeout,
     Pending,
     id_key,
+    id_text,
 )
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
@@ -53,7 +55,11 @@ async def _response_to_raw(conn: AgentConnection, line: bytes, expected_id: obje
             isinstance(f.message, dict)
             and "method" not in f.message
             and "id" in f.message
-            and id_key(f.message["id"]) in keys
+            and (
+                id_key(f.message["id"]) in keys
+                # The id with its type changed (32 as "32") is jsonrpc.id-echo's defect.
+                or (expected_id is not None and id_text(f.message["id"]) == id_text(expected_id))
+            )
         )
 
     later = await conn.start_request(
@@ -117,35 +123,54 @@ async def integer_and_string_ids_are_echoed(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     conn = run.live
     session: dict[str, object] = {"cwd": str(ctx.work), "mcpServers": []}
-    probes: list[tuple[object, str, dict[str, object]]] = [
-        (4242, "session/new", session),
-        ("conformance-id-é", "session/new", session),
-        (0, "session/new", session),
+    # Errors carry the id too: an agent that echoes 1 as "1" only on its error path is
+    # caught here, and not charged to the rules whose probes end in an error.
+    probes: list[tuple[object, str, dict[str, object], bool]] = [
+        (4242, "session/new", session, False),
+        ("conformance-id-é", "session/new", session, False),
+        (0, "session/new", session, False),
+        (4343, "session/no_such_method", {}, True),
     ]
     # Sent together, as an editor may: an agent that takes a second per session/new
     # (claude-agent-acp) answers the three in little more than one.
-    pendings = [await conn.start_request(method, params, id=rid) for rid, method, params in probes]
-    sent_ids = {id_key(rid) for rid, _, _ in probes}
+    pendings = [
+        await conn.start_request(method, params, id=rid, deliberate=probe)
+        for rid, method, params, probe in probes
+    ]
     frames: list[int] = []
-    for (rid, _, _), pending in zip(probes, pendings, strict=True):
+    for (rid, _, _, _), pending in zip(probes, pendings, strict=True):
+        # The answer is the response whose id reads the same, whatever its type.
         try:
-            response = await pending.wait()
+            answer = await conn.wait_for(
+                functools.partial(_is_answer_to, rid=rid),
+                since=pending.request.seq,
+                what=f"an answer to {pending.method} (id {rid!r})",
+            )
         except AgentTimeout:
-            stray = [
-                f
-                for f in conn.agent_frames(pendings[0].request.seq)
-                if isinstance(f.message, dict)
-                and "method" not in f.message
-                and id_key(f.message.get("id")) not in sent_ids
-            ]
-            if stray:
-                return failed(
-                    f"request id {rid!r} came back as {stray[0].message.get('id')!r}",
-                    frames=[pending.request.seq, stray[0].seq],
-                )
+            # The check said so; the request is not also "never answered".
+            conn.recorder.abandoned.add(pending.request.seq)
             raise
-        frames += [pending.request.seq, response.frame.seq]
-    return passed("integer, zero and non-ASCII string ids echoed unchanged", frames=frames)
+        frames += [pending.request.seq, answer.seq]
+        if id_key(answer.message["id"]) != id_key(rid):
+            kind = "error" if "error" in answer.message else "result"
+            return failed(
+                f"request id {rid!r} came back as {answer.message['id']!r} (in an {kind})",
+                frames=[pending.request.seq, answer.seq],
+            )
+    return passed(
+        "integer, zero and non-ASCII string ids echoed unchanged, on results and errors",
+        frames=frames,
+    )
+
+
+def _is_answer_to(frame: Frame, rid: object) -> bool:
+    msg = frame.message
+    return (
+        isinstance(msg, dict)
+        and "method" not in msg
+        and ("result" in msg or "error" in msg)
+        and id_text(msg.get("id")) == id_text(rid)
+    )
 
 
 @requirement(
@@ -214,7 +239,14 @@ async def non_request_json_gets_invalid_request(ctx: CheckContext) -> Outcome:
 async def batches_get_one_invalid_request(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     batch = [{"jsonrpc": "2.0", "id": 41, "method": "session/list", "params": {}}]
-    frame = await _response_to_raw(run.live, json.dumps(batch).encode(), None)
+    # Waiting for id 41 too: an agent that serves the batch's requests one by one answers it.
+    frame = await _response_to_raw(run.live, json.dumps(batch).encode(), 41)
+    if frame.message.get("id") == 41:
+        return failed(
+            f"a batch was answered line by line (its request 41 on its own line: "
+            f"{brief(frame)}), not with one -32600",
+            frames=[frame.seq],
+        )
     if _error_code(frame) != -32600:
         return failed(f"a batch was answered with {brief(frame)}", frames=[frame.seq])
     return passed("batch answered with -32600", frames=[frame.seq])

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .limits import MAX_DEPTH, Budgets, oversized_reason
+from .split_frames import SplitJoiner
 
 Direction = Literal["c2a", "a2c"]
 
@@ -40,6 +41,11 @@ class Frame:
     #: The line's full length when it went over the line cap and only its head is in
     #: ``raw`` (0: the whole line is in ``raw``).
     oversized: int = 0
+    #: On the line that completed a message written over several lines (see
+    #: :mod:`.split_frames`): the seq of its first line; ``raw`` is then all of its lines.
+    split_from: int | None = None
+    #: On the earlier lines of such a message: the seq of the line that completed it.
+    part_of: int | None = None
 
     @property
     def is_json(self) -> bool:
@@ -64,6 +70,8 @@ class Frame:
             **({"unterminated": True} if not self.terminated else {}),
             **({"deliberate": True} if self.deliberate else {}),
             **({"oversized": self.oversized} if self.oversized else {}),
+            **({"splitFrom": self.split_from} if self.split_from is not None else {}),
+            **({"partOf": self.part_of} if self.part_of is not None else {}),
         }
 
 
@@ -170,6 +178,8 @@ class Recorder:
     #: Why the checker stopped reading this process's output (a line over the cap, a
     #: flood), or None.
     overflow: str | None = None
+    #: Joins the agent's messages written over several lines (see :mod:`.split_frames`).
+    joiner: SplitJoiner = field(default_factory=SplitJoiner)
 
     def admit(self, size: int) -> bool:
         """Whether one more agent line of ``size`` bytes may be kept; once not, ``overflow``
@@ -204,6 +214,8 @@ class Recorder:
             oversized=oversized,
         )
         self.frames.append(frame)
+        if direction == "a2c" and not oversized:
+            self.joiner.feed(frame, parse_line)
         return frame
 
     def stderr_text(self) -> str:

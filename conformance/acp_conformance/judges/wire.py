@@ -14,7 +14,7 @@ from typing import Any
 
 from ..citations import ERROR_CODES, STDIO, acp, house, jsonrpc, schema_requires
 from ..fuzzing import resolved_schema
-from ..harness.agent_client import id_key
+from ..harness.agent_client import id_key, id_text
 from ..harness.process import Rung
 from ..harness.recorder import Frame
 from ..outcomes import (
@@ -23,6 +23,7 @@ from ..outcomes import (
     failed,
     harness_error,
     not_applicable,
+    out_of_scope,
     passed,
     soften,
 )
@@ -152,6 +153,8 @@ def stdout_only_json(record: RunRecord) -> list[Outcome]:
         for frame in _agent_frames(run):
             if frame.oversized:
                 continue  # judged by transport.output-bounded (the checker's line cap)
+            if frame.part_of is not None:
+                continue  # a line of a message split over lines: transport.newline-terminated
             if not frame.is_json:
                 yield frame, f"not JSON ({frame.decode_error})"
             elif batches and _is_batch(frame.message):
@@ -174,8 +177,16 @@ def newline_terminated(record: RunRecord) -> list[Outcome]:
         for frame in _agent_frames(run):
             if not frame.terminated and not frame.oversized:
                 yield frame, "stdout ended without a newline after this data"
+            elif frame.split_from is not None:
+                lines = frame.seq - frame.split_from + 1
+                yield (
+                    frame,
+                    f"one message written over {lines} lines (#{frame.split_from}-#{frame.seq}: "
+                    f"pretty-printed, or a raw newline inside); its {lines - 1} earlier lines, "
+                    "not JSON on their own, are this defect too",
+                )
 
-    return per_run(record, find, "unterminated lines")
+    return per_run(record, find, "unterminated or split messages")
 
 
 @requirement(
@@ -304,6 +315,17 @@ def loose_id(frame: Frame) -> tuple[bool, Any]:
         return False, None
 
 
+def _same_text(rid: Any, required: dict[str, Frame], optional: set[str]) -> str | None:
+    """The key of a sent, unanswered id with the text of ``rid`` but another type."""
+    text = id_text(rid)
+    if text is None:
+        return None
+    for key in [*required, *optional]:
+        if id_text(json.loads(key)) == text:
+            return key
+    return None
+
+
 @requirement(
     "jsonrpc.one-response-per-request",
     Tier.MUST,
@@ -330,6 +352,12 @@ def one_response_per_request(record: RunRecord) -> list[Outcome]:
                         required[key] = frame
                     else:
                         optional.add(key)
+                elif isinstance(msg, list):
+                    # A batch line: how its requests are answered (one -32600, or line by
+                    # line) is the batch rule's to judge; an answer to one is no stray.
+                    optional.update(
+                        id_key(m["id"]) for m in msg if isinstance(m, dict) and "id" in m
+                    )
                 continue
             if not _is_response(msg):
                 continue
@@ -344,6 +372,12 @@ def one_response_per_request(record: RunRecord) -> list[Outcome]:
             elif key in optional:
                 optional.discard(key)
                 answered.add(key)
+            elif (sent := _same_text(msg["id"], required, optional)) is not None:
+                # An answer whose id changed type (1 came back as "1"): jsonrpc.id-echo's
+                # defect; the request counts as answered here so it is not charged twice.
+                required.pop(sent, None)
+                optional.discard(sent)
+                answered.add(sent)
             else:
                 yield frame, f"response to id {msg['id']!r}, which the client never sent"
         agent_stayed_up = run.exit is not None and run.exit.rung is not Rung.ALREADY_EXITED
@@ -434,6 +468,13 @@ def _null_for_optional_object(run: AgentRun, violation: Any) -> bool:
     return not schema.get("required")
 
 
+#: Why ``schema.error-data-shapes`` does not apply under ``--profile acp``.
+ACP_ERROR_DATA = (
+    "ACP's error object allows any `data` (or none); the per-code data shapes are iac-code's "
+    "own convention, judged only under --profile iac-code"
+)
+
+
 @requirement(
     "schema.error-data-shapes",
     Tier.SHOULD,
@@ -443,6 +484,11 @@ def _null_for_optional_object(run: AgentRun, violation: Any) -> bool:
     house=True,
 )
 def error_data_shapes(record: RunRecord) -> list[Outcome]:
+    """ACP's error object leaves ``data`` free (any value, or none): the per-code shapes are
+    iac-code's own convention (SPEC §1.1), so only ``--profile iac-code`` judges them; under
+    ``--profile acp`` the rule does not apply and can never fail a peer."""
+    if record.config.profile == "acp":
+        return [out_of_scope(ACP_ERROR_DATA)]
     found = _violations(record)
     if isinstance(found, str):
         return [harness_error(found)]

@@ -10,8 +10,10 @@ import json
 from html import escape
 from pathlib import Path
 
+from ..outcomes import Outcome, Verdict
 from ..runner import RequirementResult, RunResult
-from .excerpt import excerpt, needs_transcript, runs_by_id
+from . import findings
+from .excerpt import exchange, needs_transcript, runs_by_id
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -23,6 +25,8 @@ td,th{border-bottom:1px solid #ddd;padding:.3em .5em;vertical-align:top;text-ali
 .v-harness-error{color:#9a6500;font-weight:bold}.v-expected{color:#555;font-style:italic}
 pre{background:#f6f6f6;padding:.5em;overflow-x:auto;max-height:30em;font-size:12px;white-space:pre-wrap}
 .c2a{color:#174a8a}.a2c{color:#222}.filters{margin:1em 0}code{font-size:12px}
+.decisive{background:#ffe08a;font-weight:bold;display:inline-block;width:100%}
+.soft-note{color:#555;font-style:italic}h2{font-size:1.1em;margin-top:1.5em}
 """
 
 _SCRIPT = """
@@ -40,17 +44,22 @@ def _key(item: RequirementResult) -> str:
     return item.baseline or item.verdict.value
 
 
-def _transcripts(item: RequirementResult, runs: dict) -> str:
+def _frame(frame: dict) -> str:
+    decisive = " decisive" if frame.get("decisive") else ""
+    return (
+        f'<span class="frame {escape(frame["dir"])}{decisive}" data-seq="{frame["seq"]}">'
+        f"#{frame['seq']} {frame['t']:.3f}s {escape(frame['dir'])} {escape(frame['line'])}</span>"
+    )
+
+
+def _transcripts(outcomes: list[Outcome], runs: dict) -> str:
+    """Each failure's whole exchange (decisive frames highlighted), evidence and stderr."""
     blocks = []
-    for outcome in item.outcomes:
+    for outcome in outcomes:
         if not (needs_transcript(outcome) and outcome.run_id in runs):
             continue
-        data = excerpt(runs[outcome.run_id], outcome)
-        lines = "\n".join(
-            f'<span class="{escape(f["dir"])}">#{f["seq"]} {f["t"]:.3f}s {escape(f["dir"])} '
-            f"{escape(f['line'])}</span>"
-            for f in data["frames"]
-        )
+        data = exchange(runs[outcome.run_id], outcome)
+        lines = "\n".join(_frame(f) for f in data["frames"])
         evidence = escape(json.dumps(outcome.evidence, default=str, indent=1)[:4000])
         blocks.append(
             f"<details><summary>{escape(outcome.check)}: {escape(outcome.reason)} "
@@ -61,6 +70,47 @@ def _transcripts(item: RequirementResult, runs: dict) -> str:
             + "</details>"
         )
     return "".join(blocks)
+
+
+def _parts(item: RequirementResult) -> list[tuple[str, bool, list[Outcome], str]]:
+    """The rows of one requirement as (tier, blocking, outcomes, soft note): a MUST whose
+    failures are partly blocking and partly judged as SHOULD gets one row for each, so a
+    blocking outcome never shares a row with a non-blocking one."""
+    req = item.requirement
+    soft = [o for o in item.outcomes if o.verdict is Verdict.FAIL and o.soft is not None]
+    hard = [o for o in item.outcomes if o.verdict is Verdict.FAIL and o.soft is None]
+    if not (req.blocking and soft and hard):
+        note = "; ".join(dict.fromkeys(o.soft or "" for o in soft if o.soft)) if soft else ""
+        return [(req.tier.value, req.blocking, item.outcomes, note)]
+    note = "; ".join(dict.fromkeys(o.soft or "" for o in soft))
+    return [(req.tier.value, True, hard, ""), ("SHOULD", False, soft, note)]
+
+
+def _rows(item: RequirementResult, runs: dict) -> list[str]:
+    req = item.requirement
+    adds = findings.house_addition(req)
+    beyond = f"<br><em>beyond ACP: {escape(adds)}</em>" if adds else ""
+    rows = []
+    for tier, blocking, outcomes, note in _parts(item):
+        key = _key(item)
+        if item.baseline == "expected":
+            reason = item.baseline_reason or ""
+        else:
+            first = next((o for o in outcomes if o.verdict is item.verdict and o.reason), None)
+            reason = first.reason if first is not None else item.reason
+        soft_note = (
+            f'<br><span class="soft-note">judged as SHOULD: {escape(note)}</span>' if note else ""
+        )
+        rows.append(
+            f'<tr class="req" data-verdict="{escape(key)}" data-area="{escape(req.area)}"'
+            f' data-blocking="{"yes" if blocking else "no"}">'
+            f"<td><code>{escape(req.id)}</code><br><small>{escape(req.statement)}<br>"
+            f"{escape(req.reference)}{beyond}</small></td>"
+            f"<td>{escape(tier)}</td>"
+            f'<td class="v-{escape(key)}">{escape(key)}</td>'
+            f"<td>{escape(reason or '')}{soft_note}{_transcripts(outcomes, runs)}</td></tr>"
+        )
+    return rows
 
 
 #: Row order: what needs attention first (blocking failures), passes and n/a last.
@@ -90,16 +140,14 @@ def render(result: RunResult) -> str:
     areas = sorted({i.requirement.area for i in items})
     verdicts = sorted({_key(i) for i in items})
     counts = {v: sum(1 for i in items if _key(i) == v) for v in verdicts}
-    rows = []
-    for item in items:
-        req = item.requirement
-        reason = item.baseline_reason if item.baseline == "expected" else item.reason
-        rows.append(
-            f'<tr class="req" data-verdict="{escape(_key(item))}" data-area="{escape(req.area)}">'
-            f"<td><code>{escape(req.id)}</code><br><small>{escape(req.statement)}<br>{escape(req.reference)}</small></td>"
-            f"<td>{escape(req.tier.value)}</td>"
-            f'<td class="v-{escape(_key(item))}">{escape(_key(item))}</td>'
-            f"<td>{escape(reason or '')}{_transcripts(item, runs)}</td></tr>"
+    tables = []
+    for title, section in findings.sections(result):
+        ranked = sorted(section, key=_rank)
+        rows = "".join(row for item in ranked for row in _rows(item, runs))
+        tables.append(
+            f"<h2>{escape(title)}</h2><table><thead><tr>"
+            "<th>requirement</th><th>tier</th><th>verdict</th><th>reason / evidence</th>"
+            f"</tr></thead><tbody>{rows}</tbody></table>"
         )
     options_v = "".join(
         f'<option value="{escape(v)}">{escape(v)} ({counts[v]})</option>' for v in verdicts
@@ -121,10 +169,7 @@ v2 draft: {escape(result.config.v2_draft)}</p>
 Verdict <select id="fv" onchange="applyFilters()"><option value="">all</option>{options_v}</select>
 Area <select id="fa" onchange="applyFilters()"><option value="">all</option>{options_a}</select>
 </div>
-<table><thead><tr>
-<th>requirement</th><th>tier</th><th>verdict</th><th>reason / evidence</th>
-</tr></thead>
-<tbody>{"".join(rows)}</tbody></table>
+{"".join(tables)}
 </body></html>
 """
 

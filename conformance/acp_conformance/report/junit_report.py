@@ -1,4 +1,9 @@
-"""JUnit XML (``--junit``): one testcase per requirement, grouped by area."""
+"""JUnit XML (``--junit``): one testcase per requirement, grouped by area.
+
+Only what blocks the verdict is a ``<failure>`` (a MUST or CAPABILITY failure, a stale
+baseline entry): a SHOULD/INFO failure is a ``<skipped>`` whose message starts with its tier,
+with the property ``nonBlockingFailure``, so a CONFORMANT run is a green CI run.
+"""
 
 from __future__ import annotations
 
@@ -54,12 +59,23 @@ def to_xml(result: RunResult) -> ET.Element:
                 message=f"stale baseline entry: now passes ({item.baseline_reason})",
             )
             totals["failures"] += 1
-        elif item.verdict is Verdict.FAIL:
+        elif item.verdict is Verdict.FAIL and req.blocking:
             node = ET.SubElement(
                 case, "failure", message=f"[{req.tier.value}] {item.reason}", type=req.tier.value
             )
             node.text = details
             totals["failures"] += 1
+        elif item.verdict is Verdict.FAIL:
+            # A SHOULD/INFO failure does not make the agent non-conformant, so it must not
+            # turn CI red: it is a skip that says what failed, and a property CI can query.
+            node = ET.SubElement(
+                case, "skipped", message=f"[{req.tier.value}] failed, not blocking: {item.reason}"
+            )
+            node.text = details
+            case.find("properties").append(  # type: ignore[union-attr]
+                ET.Element("property", name="nonBlockingFailure", value="true")
+            )
+            totals["skipped"] += 1
         elif item.verdict is Verdict.HARNESS_ERROR:
             ET.SubElement(case, "error", message=item.reason).text = details
             totals["errors"] += 1

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from ..requirements import Requirement
 from ..runner import RequirementResult, RunResult
-from . import turn_transcript
+from . import findings, turn_transcript
 
 _LABEL = {
     "pass": "pass",
@@ -40,9 +40,11 @@ _NO_MODEL = ("--llm", "model is unreachable", "agent's own model")
 
 
 def render(result: RunResult, *, width: int | None = None, verbose: bool = False) -> str:
-    """The report. Not-applicable rows are counted per area, and listed only when
-    ``verbose``; every reason is shown whole, wrapped to ``width``."""
-    width = width or shutil.get_terminal_size((120, 40)).columns
+    """The report: ACP rules, then house rules, each as one table per area (not-applicable
+    rows counted per area and listed only when ``verbose``; every reason shown whole,
+    wrapped to ``width``); then what blocks the verdict, one root cause at a time; the
+    verdict line is always the last line (scripts read it)."""
+    width = width or shutil.get_terminal_size((100, 40)).columns
     lines: list[str] = []
     agent = result.agent_info or {}
     lines.append(
@@ -55,24 +57,22 @@ def render(result: RunResult, *, width: int | None = None, verbose: bool = False
     )
     if result.aborted is not None:
         lines += _aborted(result)
-    areas: dict[str, list[RequirementResult]] = {}
-    for item in result.results.values():
-        areas.setdefault(item.requirement.area, []).append(item)
     id_width = max((len(r) for r in result.results), default=10)
+    shown_causes: dict[tuple[str, int], str] = {}
     hidden = 0
-    for area, items in areas.items():
-        shown = [i for i in items if verbose or _label(i) != "n/a"]
-        skipped = len(items) - len(shown)
-        hidden += skipped
-        lines.append("")
-        lines.append(f"{area}" + (f"  (+{skipped} n/a)" if skipped else ""))
-        for item in shown:
-            reason = item.baseline_reason if item.baseline == "expected" else item.reason
-            req = item.requirement
-            head = f"  {req.id:<{id_width}}  {req.tier.value:<10}  {_label(item):<7}  "
-            lines += _wrapped(head, reason or "", width)
-            if item.verdict.value == "fail" and item.baseline != "expected":
-                lines += _evidence(result, item, " " * len(head), width)
+    for title, section in findings.sections(result):
+        lines += ["", f"== {title}"]
+        areas: dict[str, list[RequirementResult]] = {}
+        for item in section:
+            areas.setdefault(item.requirement.area, []).append(item)
+        for area, items in areas.items():
+            shown = [i for i in items if verbose or _label(i) != "n/a"]
+            skipped = len(items) - len(shown)
+            hidden += skipped
+            lines.append("")
+            lines.append(f"{area}" + (f"  (+{skipped} n/a)" if skipped else ""))
+            for item in shown:
+                lines += _row(result, item, id_width, width, shown_causes)
     lines.append("")
     if hidden:
         lines.append(f"{hidden} not-applicable requirements are counted per area; -v lists them")
@@ -82,38 +82,117 @@ def render(result: RunResult, *, width: int | None = None, verbose: bool = False
         transcript = turn_transcript.render(result.runs, width)
         lines += [*transcript, ""] if transcript else []
     lines += _unexercised(result, width)
+    lines += _blockers(result, width)
     if result.aborted is None or result.results:
         lines.append(summary_line(result.results.values()))
     lines.append(result.verdict_line())
     return "\n".join(lines)
 
 
-#: How many of a failure's cited frames the terminal shows, and how much of each.
+def _row(
+    result: RunResult,
+    item: RequirementResult,
+    id_width: int,
+    width: int,
+    shown_causes: dict[tuple[str, int], str],
+) -> list[str]:
+    """One requirement's line(s): id, tier, verdict, reason (a house rule's with what it
+    adds beyond ACP) and, for a failure, its evidence, or a pointer to the rule above that
+    already showed the same root cause."""
+    reason = item.baseline_reason if item.baseline == "expected" else item.reason
+    req = item.requirement
+    adds = findings.house_addition(req)
+    if adds and _label(item) != "n/a":
+        reason = f"{reason or ''} [beyond ACP: {adds}]"
+    head = f"  {req.id:<{id_width}}  {req.tier.value:<10}  {_label(item):<7}  "
+    lines = _wrapped(head, reason or "", width)
+    if item.verdict.value != "fail" or item.baseline == "expected":
+        return lines
+    failure = findings.first_failure(item)
+    key = (
+        (failure.run_id, min(failure.frames))
+        if failure is not None and failure.run_id and failure.frames
+        else None
+    )
+    if key is not None and key in shown_causes:
+        lines.append(
+            f"{EVIDENCE_PAD}same root cause as {shown_causes[key]} above ({key[0]} #{key[1]})"
+        )
+        return lines
+    if key is not None:
+        shown_causes[key] = req.id
+    return lines + _evidence(result, item, width)
+
+
+#: How many of a failure's cited frames the terminal shows; each is cut to the width.
 EVIDENCE_FRAMES = 3
-EVIDENCE_CHARS = 110
+EVIDENCE_PAD = "      "
 
 
-def _evidence(result: RunResult, item: RequirementResult, pad: str, width: int) -> list[str]:
-    """The frames a failure rests on (ids kept, the rest of each line cut with …) and a
-    one-line hint on where to see all of it."""
-    runs = {run.id: run for run in result.runs}
+def _snippet(result: RunResult, run_id: str, seq: int, prefix: str, width: int) -> str | None:
+    """``prefix`` then frame ``seq`` of run ``run_id`` on one line, cut with … at ``width``."""
+    run = next((r for r in result.runs if r.id == run_id), None)
+    if run is None or not 0 <= seq < len(run.frames):
+        return None
+    frame = run.frames[seq]
+    head = f"{prefix}{run.id} #{seq} {frame.direction}: "
+    text = " ".join(frame.text(max(width, 100) * 4).split())
+    room = max(width - len(head), 40)
+    return head + (text if len(text) <= room else text[: room - 1] + "…")
+
+
+def _evidence(result: RunResult, item: RequirementResult, width: int) -> list[str]:
+    """The frames a failure rests on, as wide as the terminal, and a one-line hint on where
+    to see all of it."""
     out: list[str] = []
-    failure = next((o for o in item.outcomes if o.verdict.value == "fail"), None)
-    run = runs.get(failure.run_id or "") if failure is not None else None
-    if failure is not None and run is not None:
+    failure = findings.first_failure(item)
+    if failure is not None and failure.run_id is not None:
         for seq in failure.frames[:EVIDENCE_FRAMES]:
-            if 0 <= seq < len(run.frames):
-                frame = run.frames[seq]
-                text = " ".join(frame.text(EVIDENCE_CHARS * 4).split())
-                room = max(min(EVIDENCE_CHARS, width - len(pad) - 16), 30)
-                cut = text if len(text) <= room else text[: room - 1] + "…"
-                out.append(f"{pad}{run.id} #{seq} {frame.direction}: {cut}")
+            line = _snippet(result, failure.run_id, seq, EVIDENCE_PAD, width)
+            out += [line] if line is not None else []
         more = len(failure.frames) - EVIDENCE_FRAMES
         if more > 0:
-            out.append(f"{pad}… and {more} more frames")
-    source = item.requirement.reference.split(" ", 1)[0]
-    out.append(f"{pad}hint: --html or --report-json for the transcript; the rule: {source}")
+            out.append(f"{EVIDENCE_PAD}… and {more} more frames")
+    # A house rule's citation starts "iac-code house rule (…)": its basis is the source.
+    source = item.requirement.reference.rsplit("basis: ", 1)[-1].split(" ", 1)[0]
+    out.append(
+        f"{EVIDENCE_PAD}hint: --html or --report-json for the transcript; the rule: {source}"
+    )
     return out
+
+
+def _one_line(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: max(width, 40) - 1] + "…"
+
+
+def _blockers(result: RunResult, width: int) -> list[str]:
+    """The closing list of what makes the run NOT CONFORMANT: one entry per root cause (its
+    first frame), the rules it broke under it, one line each."""
+    blocking = findings.blocks_verdict(result)
+    if not blocking:
+        return []
+    grouped = findings.causes(blocking)
+    lines = [
+        f"Blocks the verdict: {len(blocking)} rule{'s' * (len(blocking) != 1)},"
+        f" {len(grouped)} root cause{'s' * (len(grouped) != 1)}"
+    ]
+    for cause in grouped:
+        indent = "  "
+        if cause.run_id is not None and cause.seq is not None:
+            frame = _snippet(result, cause.run_id, cause.seq, "  first frame ", width)
+            lines.append(frame or f"  first frame {cause.run_id} #{cause.seq}")
+            indent = "    "
+        for item in cause.items:
+            reason = (
+                f"stale baseline entry: now passes ({item.baseline_reason})"
+                if item.baseline == "stale"
+                else item.reason
+            )
+            where = "" if cause.run_id is not None else "  (no frame)"
+            head = f"{indent}{item.requirement.id}  {item.requirement.tier.value}  "
+            lines.append(head + _one_line((reason or "") + where, width - len(head)))
+    return lines
 
 
 def _no_model_hint(result: RunResult) -> str | None:

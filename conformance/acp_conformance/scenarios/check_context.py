@@ -36,6 +36,7 @@ from ..harness.agent_client import (
 from ..harness.client_side import ClientSide, PermissionMode
 from ..harness.limits import Budgets, OutputBudget, run_budget
 from ..harness.process import AgentProcess, ExitRecord, Rung
+from ..harness.quiet_budget import QuietBudget
 from ..harness.recorder import Frame, Recorder
 from ..harness.remote import AccessDenied, RemoteConnection, RemoteTarget
 from ..harness.served import free_port, start_server, with_port
@@ -75,6 +76,8 @@ class RunEvidence:
     #: The output every agent process of the run may keep, all together (see
     #: :mod:`..harness.limits`).
     output: OutputBudget = field(default_factory=run_budget)
+    #: The waits all connections of the run may still spend on a quiet agent.
+    quiet: QuietBudget = field(default_factory=QuietBudget)
 
 
 @dataclass
@@ -208,7 +211,11 @@ class ScenarioRuntime:
             run.start_error = str(exc)
             raise SetupError(run.start_error) from exc
         run.conn = AgentConnection(
-            run.process, run.recorder, run.client, timeout=self.config.timeout
+            run.process,
+            run.recorder,
+            run.client,
+            timeout=self.config.timeout,
+            quiet=self.evidence.quiet,
         )
         run.conn.attach(self.tg)
         if initialize:

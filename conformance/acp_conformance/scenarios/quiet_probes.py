@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import anyio
 
-from ..harness.agent_client import BARRIER_METHOD, id_key
+from ..harness.agent_client import BARRIER_METHOD, id_key, id_text
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
 from ._expect import brief
@@ -35,18 +35,24 @@ async def silence_until_barrier(
         await barrier.arrived.wait()
     end = barrier.response.frame.seq if barrier.response is not None else len(conn.recorder.frames)
     # Late answers to the checker's own earlier requests (a slow barrier) are not strays.
-    own = {
-        id_key(f.message["id"])
+    # So are answers to them whose id changed type (1 came back as "1"): that defect is
+    # jsonrpc.id-echo's, and answering it here would charge it to the notification.
+    sent_ids = [
+        f.message["id"]
         for f in conn.recorder.frames
         if f.direction == "c2a"
         and isinstance(f.message, dict)
         and "method" in f.message
         and "id" in f.message
-    }
+    ]
+    own = {id_key(rid) for rid in sent_ids} | {id_text(rid) for rid in sent_ids} - {None}
     stray = [
         f
         for f in conn.agent_frames(start)
-        if f.seq < end and _is_response(f) and id_key(f.message.get("id")) not in own
+        if f.seq < end
+        and _is_response(f)
+        and id_key(f.message.get("id")) not in own
+        and id_text(f.message.get("id")) not in own
     ]
     if stray:
         return failed(

@@ -1,0 +1,102 @@
+"""Tool calls and their permissions belong to a turn: an update names a tool call the agent
+announced, a permission request comes while the turn runs (issue 36, item 4)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..citations import acp, house
+from ..harness.agent_client import id_key
+from ..outcomes import Outcome
+from ..requirements import RUN_WIDE, Tier, requirement
+from ..scenarios.check_context import AgentRun, RunRecord
+from ..versions import negotiated_version
+from .wire import Offence, per_run
+
+
+def _unknown_tool_updates(run: AgentRun) -> Iterator[Offence]:
+    if negotiated_version(run) >= 2:
+        return  # v2 keys its updates differently (version.v2-tool-call-ids)
+    announced: dict[object, set[object]] = {}  # session → toolCallIds its tool_call updates named
+    for frame in run.frames:
+        msg = frame.message
+        if frame.direction != "a2c" or not isinstance(msg, dict):
+            continue
+        if msg.get("method") != "session/update" or not isinstance(msg.get("params"), dict):
+            continue
+        session = msg["params"].get("sessionId")
+        update = msg["params"].get("update")
+        if not isinstance(update, dict):
+            continue
+        kind, tool_id = update.get("sessionUpdate"), update.get("toolCallId")
+        known = announced.setdefault(session, set())
+        if kind == "tool_call":
+            known.add(tool_id)
+        elif kind == "tool_call_update" and tool_id not in known:
+            yield (
+                frame,
+                f"tool_call_update for toolCallId {tool_id!r}, which no tool_call of session "
+                f"{session!r} announced",
+            )
+
+
+@requirement(
+    "prompt.tool-update-known-id",
+    Tier.SHOULD,
+    "A tool_call_update names a toolCallId that a tool_call of the same session announced.",
+    acp("tool-calls", "Updating"),
+    scenario=RUN_WIDE,
+)
+def tool_updates_name_announced_calls(record: RunRecord) -> list[Outcome]:
+    return per_run(record, _unknown_tool_updates, "updates of unannounced tool calls")
+
+
+def _late_permission_requests(run: AgentRun) -> Iterator[Offence]:
+    if negotiated_version(run) >= 2:
+        return  # a v2 prompt is answered at once; its turn ends with a state update
+    running: dict[object, int] = {}  # session → prompts in flight
+    prompts: dict[str, object] = {}  # id of a prompt request → its session
+    answered: set[object] = set()  # sessions whose last prompt was answered
+    for frame in run.frames:
+        msg = frame.message
+        if not isinstance(msg, dict):
+            continue
+        found = msg.get("params")
+        params: dict[str, Any] = found if isinstance(found, dict) else {}
+        if frame.direction == "c2a" and msg.get("method") == "session/prompt" and "id" in msg:
+            session = params.get("sessionId")
+            prompts[id_key(msg["id"])] = session
+            running[session] = running.get(session, 0) + 1
+        elif frame.direction == "a2c" and "method" not in msg and "id" in msg:
+            session = prompts.pop(id_key(msg["id"]), _NONE)
+            if session is not _NONE:
+                running[session] = running.get(session, 1) - 1
+                answered.add(session)
+        elif frame.direction == "a2c" and msg.get("method") == "session/request_permission":
+            session = params.get("sessionId")
+            if session in answered and not running.get(session):
+                yield (
+                    frame,
+                    f"session/request_permission for session {session!r} after its prompt "
+                    "was answered (no turn was running)",
+                )
+
+
+_NONE = object()
+
+
+@requirement(
+    "prompt.permission-within-turn",
+    Tier.MUST,
+    "session/request_permission comes while a prompt of its session is running, never after "
+    "the prompt's answer.",
+    house(
+        "permission is asked within a turn",
+        acp("prompt-turn", "Check for completion"),
+    ),
+    scenario=RUN_WIDE,
+    house=True,
+)
+def permission_requests_within_turns(record: RunRecord) -> list[Outcome]:
+    return per_run(record, _late_permission_requests, "permission requests after the turn")
