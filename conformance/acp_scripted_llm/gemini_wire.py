@@ -1,9 +1,10 @@
 """Gemini API shapes for a planned response (``generateContent`` and its SSE stream).
 
 A streamed answer is a series of whole ``GenerateContentResponse`` objects, one per
-``data:`` line: text and thought pieces arrive one part per chunk, a function call arrives
-whole (Gemini does not stream call arguments), and the last chunk carries the finish
-reason and the token counts.
+``data:`` line: text pieces arrive one part per chunk; a thought summary and a function
+call arrive whole (Gemini streams neither in pieces, and gemini-cli reads each thought part
+as one ``**subject** description`` summary); the last chunk carries the finish reason and
+the token counts.
 """
 
 from __future__ import annotations
@@ -95,14 +96,10 @@ def stream_chunks(plan: PlannedResponse) -> Iterator[Chunk]:
     response_id = f"scripted-{next(_response_ids):06d}"
     parts: list[dict[str, Any]] = []
     for block in plan.blocks:
-        if block.type == "tool_use":
+        if block.type == "text":
+            parts.extend({"text": piece} for piece in block.pieces)
+        else:
             parts.append(_whole_part(block))
-            continue
-        for piece in block.pieces:
-            part: dict[str, Any] = {"text": piece}
-            if block.type == "thinking":
-                part["thought"] = True
-            parts.append(part)
     if not parts:
         parts.append({"text": ""})
     for index, part in enumerate(parts):
