@@ -14,7 +14,7 @@ import anyio
 
 from . import __version__
 from .client import command as client_command
-from .config import RunConfig, UsageError, absolutize
+from .config import LLM_APIS, RunConfig, UsageError, absolutize
 from .harness.remote import RemoteTarget
 from .progress import progress_reporter
 from .report.terminal_safe import printable
@@ -91,9 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--llm",
-        choices=("anthropic", "openai", "none"),
+        choices=LLM_APIS,
         default="none",
-        help="API of the scripted LLM server the agent is pointed at (default none)",
+        help="API of the scripted LLM server the agent is pointed at: Anthropic Messages, "
+        "OpenAI Chat Completions, the OpenAI Responses API or the Gemini API (default none)",
     )
     run.add_argument(
         "--profile",

@@ -12,7 +12,9 @@ if TYPE_CHECKING:
     from .harness.remote import RemoteTarget
     from .trace_receiver import OtlpReceiver
 
-LlmApi = Literal["anthropic", "openai", "none"]
+LlmApi = Literal["anthropic", "openai", "openai-responses", "gemini", "none"]
+#: The ``--llm`` choices, in the order the help lists them.
+LLM_APIS: tuple[LlmApi, ...] = ("anthropic", "openai", "openai-responses", "gemini", "none")
 
 #: Placeholder URL for scenarios that run no scripted LLM: connections are refused at once.
 UNREACHABLE_LLM_URL = "http://127.0.0.1:9"
@@ -69,6 +71,11 @@ def fill_template(value: str, values: Mapping[str, str]) -> str:
 DEFAULT_LLM_ENV: dict[str, dict[str, str]] = {
     "anthropic": {"ANTHROPIC_BASE_URL": "{llm_url}", "ANTHROPIC_API_KEY": "acp-conformance"},
     "openai": {"OPENAI_BASE_URL": "{llm_url_v1}", "OPENAI_API_KEY": "acp-conformance"},
+    # The Responses API shares the OpenAI client's variables (codex-acp names the base URL in
+    # its model-provider config instead, through --agent-env or its peers-table command).
+    "openai-responses": {"OPENAI_BASE_URL": "{llm_url_v1}", "OPENAI_API_KEY": "acp-conformance"},
+    # gemini-cli and the google-genai SDK: the key, and the root the SDK adds /v1beta/... to.
+    "gemini": {"GOOGLE_GEMINI_BASE_URL": "{llm_url}", "GEMINI_API_KEY": "acp-conformance"},
     "none": {},
 }
 
@@ -78,8 +85,7 @@ def agent_environment(
 ) -> dict[str, str]:
     """The agent's environment: inherited, a fresh HOME, the endpoint variables of the
     scripted LLM's API, then the --agent-env pairs."""
-    url = (llm_url or UNREACHABLE_LLM_URL).rstrip("/")
-    values = {"llm_url": url, "llm_url_v1": url + "/v1", "home": str(home), "tmp": str(tmp)}
+    values = _template_values(home=home, tmp=tmp, llm_url=llm_url)
     env = dict(os.environ)
     env["HOME"] = str(home)
     if config.trace_receiver is not None:
@@ -87,6 +93,19 @@ def agent_environment(
     for key, value in [*DEFAULT_LLM_ENV[config.llm].items(), *config.agent_env]:
         env[key] = fill_template(value, values)
     return env
+
+
+def agent_command(config: RunConfig, *, home: Path, tmp: Path, llm_url: str | None) -> list[str]:
+    """The agent's argv with the same templates filled as in its environment: an agent
+    that takes its model endpoint only as an argument (codex-acp's ``-c
+    model_providers...base_url``) is pointed at each scenario's scripted LLM this way."""
+    values = _template_values(home=home, tmp=tmp, llm_url=llm_url)
+    return [fill_template(arg, values) for arg in config.argv]
+
+
+def _template_values(*, home: Path, tmp: Path, llm_url: str | None) -> dict[str, str]:
+    url = (llm_url or UNREACHABLE_LLM_URL).rstrip("/")
+    return {"llm_url": url, "llm_url_v1": url + "/v1", "home": str(home), "tmp": str(tmp)}
 
 
 def otel_environment(endpoint: str) -> dict[str, str]:

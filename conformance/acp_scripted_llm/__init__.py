@@ -1,4 +1,5 @@
-"""Scripted LLM HTTP server (Anthropic Messages + OpenAI Chat Completions) for tests,
+"""Scripted LLM HTTP server (Anthropic Messages, OpenAI Chat Completions and Responses, the
+Gemini API) for tests,
 the conformance checker and the offline demo. See `script` for the turn format."""
 
 from .http_server import RecordedRequest, ScriptedLLMServer

@@ -20,8 +20,8 @@ from .script import Script
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m acp_scripted_llm",
-        description="Serve a scripted fake LLM (Anthropic Messages and OpenAI Chat "
-        "Completions) on 127.0.0.1.",
+        description="Serve a scripted fake LLM (Anthropic Messages, OpenAI Chat "
+        "Completions and Responses, the Gemini API) on 127.0.0.1.",
     )
     parser.add_argument(
         "--script",

@@ -1,8 +1,11 @@
-"""The scripted LLM HTTP server: Anthropic Messages and OpenAI Chat Completions on 127.0.0.1.
+"""The scripted LLM HTTP server on 127.0.0.1: Anthropic Messages, OpenAI Chat Completions,
+the OpenAI Responses API and the Gemini API, all on one port.
 
 It runs `http.server.ThreadingHTTPServer` in a background thread, so it works the same from
 synchronous code, async tests and the CLI. Every request is recorded; each model call
-(``POST /v1/messages``, ``POST /v1/chat/completions``) consumes one turn of the `Script`.
+(``POST /v1/messages``, ``/v1/chat/completions``, ``/v1/responses``,
+``/v1beta/models/M:generateContent`` or ``:streamGenerateContent``) consumes one turn of
+the `Script`.
 
 Streams use HTTP/1.1 chunked transfer encoding like the real APIs, so a scripted truncation
 (the connection dropped before the final chunk) is visible to clients as an incomplete body.
@@ -22,10 +25,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from . import anthropic_wire, openai_wire
+from . import anthropic_wire, gemini_wire, openai_wire, responses_wire
+from .request_views import (
+    GEMINI_MODEL_METHODS,
+    gemini_call,
+    gemini_view,
+    gemini_wants_json,
+    responses_view,
+)
 from .script import PlannedResponse, Script, ScriptExhausted, plan_response
 
-Api = Literal["anthropic", "openai"]
+Api = Literal["anthropic", "openai", "openai-responses", "gemini"]
 
 # Bytes collected before one chunk is written when no chunk delay is scripted: large
 # writes keep the server cheap when a benchmark asks for tens of thousands of deltas.
@@ -52,6 +62,10 @@ class RecordedRequest:
             return "anthropic"
         if self.path.startswith("/v1/chat/completions"):
             return "openai"
+        if self.path.startswith("/v1/responses"):
+            return "openai-responses"
+        if gemini_call(self.path) is not None:
+            return "gemini"
         return None
 
     @property
@@ -59,20 +73,42 @@ class RecordedRequest:
         """The credential sent: ``x-api-key`` or a bearer ``authorization`` header."""
         if "x-api-key" in self.headers:
             return self.headers["x-api-key"]
+        if "x-goog-api-key" in self.headers:
+            return self.headers["x-goog-api-key"]
         auth = self.headers.get("authorization", "")
         return auth[7:] if auth.lower().startswith("bearer ") else None
 
     @property
     def is_model_call(self) -> bool:
-        return self.method == "POST" and self.path in ("/v1/messages", "/v1/chat/completions")
+        if self.method != "POST":
+            return False
+        gemini = gemini_call(self.path)
+        if gemini is not None:
+            return gemini[1] in GEMINI_MODEL_METHODS
+        return self.path in ("/v1/messages", "/v1/chat/completions", "/v1/responses")
 
     @property
     def streaming(self) -> bool:
+        if self.api == "gemini":  # Gemini streams by method, not by a body flag
+            return self.path.endswith(":streamGenerateContent")
         return isinstance(self.body, dict) and bool(self.body.get("stream"))
 
     @property
+    def chat_view(self) -> dict[str, Any]:
+        """The body in the Anthropic / Chat Completions shape the `Script` reads (see
+        `request_views`); the body itself for those two APIs."""
+        if not isinstance(self.body, dict):
+            return {}
+        gemini = gemini_call(self.path)
+        if gemini is not None:
+            return gemini_view(self.body, gemini[0])
+        if self.api == "openai-responses":
+            return responses_view(self.body)
+        return self.body
+
+    @property
     def messages(self) -> list[Any]:
-        return list(self.body.get("messages") or []) if isinstance(self.body, dict) else []
+        return list(self.chat_view.get("messages") or [])
 
     @property
     def system(self) -> Any:
@@ -88,7 +124,7 @@ class RecordedRequest:
 
     @property
     def tools(self) -> list[Any]:
-        return list(self.body.get("tools") or []) if isinstance(self.body, dict) else []
+        return list(self.chat_view.get("tools") or [])
 
     @property
     def tool_names(self) -> list[str]:
@@ -337,6 +373,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer_model_call("anthropic", request)
         elif request.path == "/v1/chat/completions":
             self._answer_model_call("openai", request)
+        elif request.path == "/v1/responses":
+            self._answer_model_call("openai-responses", request)
+        elif (gemini := gemini_call(request.path)) is not None:
+            self._answer_gemini(gemini[1], request)
         elif request.path == "/v1/messages/count_tokens":
             body = request.body if isinstance(request.body, dict) else {}
             text = json.dumps([body.get("system"), body.get("messages"), body.get("tools")])
@@ -388,13 +428,31 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- model calls --------------------------------------------------------------------
 
+    def _answer_gemini(self, method: str, request: RecordedRequest) -> None:
+        body = request.body if isinstance(request.body, dict) else {}
+        if method == "countTokens":
+            text = json.dumps([body.get("contents"), body.get("generateContentRequest")])
+            self._send_json(200, {"totalTokens": max(1, len(text) // 4)})
+        elif method not in GEMINI_MODEL_METHODS:
+            self._send_not_found(request.path)
+        elif gemini_wants_json(body) and not request.tools:
+            # A routing or next-speaker guess: answered with an empty JSON object, consuming
+            # no turn (the agent falls back to its defaults).
+            plan = plan_response({"content": [{"type": "text", "text": "{}"}]}, {})
+            if request.streaming:
+                self._stream_or_drop("gemini", plan, body)
+            else:
+                self._send_json(200, gemini_wire.whole_response(plan))
+        else:
+            self._answer_model_call("gemini", request)
+
     def _answer_model_call(self, api: Api, request: RecordedRequest) -> None:
-        body = request.body
-        if not isinstance(body, dict):
+        if not isinstance(request.body, dict):
             self._send_api_error(
                 api, 400, "invalid_request_error", "The body must be a JSON object."
             )
             return
+        body = request.chat_view
         try:
             plan = plan_response(self.server.owner.script.next_turn(body), body)
         except ScriptExhausted as exc:
@@ -415,17 +473,15 @@ class _Handler(BaseHTTPRequestHandler):
             content_type = "text/event-stream" if request.streaming else "application/json"
             self._send_bytes(200, plan.garbage.encode("utf-8"), content_type)
         elif not request.streaming:
-            whole = (
-                anthropic_wire.whole_message(plan)
-                if api == "anthropic"
-                else openai_wire.whole_completion(plan)
-            )
-            self._send_json(200, whole)
+            self._send_json(200, _WHOLE[api](plan))
         else:
-            try:
-                self._stream(api, plan, body)
-            except _ClientGone:
-                self.close_connection = True
+            self._stream_or_drop(api, plan, request.body)
+
+    def _stream_or_drop(self, api: Api, plan: PlannedResponse, body: dict[str, Any]) -> None:
+        try:
+            self._stream(api, plan, body)
+        except _ClientGone:
+            self.close_connection = True
 
     def _stream(self, api: Api, plan: PlannedResponse, body: dict[str, Any]) -> None:
         self.send_response(200)
@@ -484,16 +540,19 @@ class _Handler(BaseHTTPRequestHandler):
         message: str,
         headers: dict[str, str] | None = None,
     ) -> None:
-        body = (
-            anthropic_wire.error_body(error_type, message)
-            if api == "anthropic"
-            else openai_wire.error_body(error_type, message)
-        )
+        if api == "anthropic":
+            body = anthropic_wire.error_body(error_type, message)
+        elif api == "gemini":
+            body = gemini_wire.error_body(status, message)
+        else:
+            body = openai_wire.error_body(error_type, message)
         self._send_json(status, body, headers)
 
     def _send_not_found(self, path: str) -> None:
         api: Api = (
-            "openai"
+            "gemini"
+            if gemini_call(path) is not None
+            else "openai"
             if path.startswith(("/v1/chat", "/v1/completions", "/v1/responses"))
             else "anthropic"
         )
@@ -503,6 +562,12 @@ class _Handler(BaseHTTPRequestHandler):
 def _frames(api: Api, plan: PlannedResponse, body: dict[str, Any]) -> Iterator[tuple[bytes, bool]]:
     """Encoded SSE frames with their is-delta flag, for either API."""
     dumps = json.dumps
+    if api == "gemini":
+        yield from _gemini_frames(plan)
+        return
+    if api == "openai-responses":
+        yield from _responses_frames(plan)
+        return
     if api == "anthropic":
         for name, data, is_delta in anthropic_wire.stream_events(plan):
             yield b"event: %s\ndata: %s\n\n" % (name.encode(), dumps(data).encode()), is_delta
@@ -524,6 +589,49 @@ def _frames(api: Api, plan: PlannedResponse, body: dict[str, Any]) -> Iterator[t
             return
         yield b"data: %s\n\n" % dumps(chunk).encode(), is_delta
     yield b"data: [DONE]\n\n", False
+
+
+def _gemini_frames(plan: PlannedResponse) -> Iterator[tuple[bytes, bool]]:
+    """``data:`` lines of whole response chunks; a scripted stream error replaces the tail
+    by one chunk holding an ``error`` object, as the API reports a failure mid-stream."""
+    stream_error = plan.stream_error
+    limit = (stream_error or {}).get("after_events")
+    for count, (chunk, is_delta) in enumerate(gemini_wire.stream_chunks(plan)):
+        finishing = "finishReason" in chunk["candidates"][0]
+        if stream_error is not None and (
+            (limit is not None and count >= limit) or (limit is None and finishing)
+        ):
+            error = gemini_wire.error_body(503, stream_error.get("message", "Overloaded"))
+            yield b"data: %s\r\n\r\n" % json.dumps(error).encode(), False
+            return
+        yield b"data: %s\r\n\r\n" % json.dumps(chunk).encode(), is_delta
+
+
+def _responses_frames(plan: PlannedResponse) -> Iterator[tuple[bytes, bool]]:
+    """Named SSE events; a scripted stream error replaces the tail (from ``after_events``,
+    or the final ``response.completed``) by one ``error`` event."""
+    stream_error = plan.stream_error
+    limit = (stream_error or {}).get("after_events")
+    for count, (name, data, is_delta) in enumerate(responses_wire.stream_events(plan)):
+        if stream_error is not None and (
+            (limit is not None and count >= limit)
+            or (limit is None and name in ("response.completed", "response.incomplete"))
+        ):
+            error = responses_wire.error_event(
+                stream_error.get("type", "server_error"), stream_error.get("message", "Overloaded")
+            )
+            error["sequence_number"] = count
+            yield b"event: error\ndata: %s\n\n" % json.dumps(error).encode(), False
+            return
+        yield b"event: %s\ndata: %s\n\n" % (name.encode(), json.dumps(data).encode()), is_delta
+
+
+_WHOLE: dict[str, Callable[[PlannedResponse], dict[str, Any]]] = {
+    "anthropic": anthropic_wire.whole_message,
+    "openai": openai_wire.whole_completion,
+    "openai-responses": responses_wire.whole_response,
+    "gemini": gemini_wire.whole_response,
+}
 
 
 def _model_entry(model_id: str) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-LlmApi = Literal["anthropic", "openai", "none"]
+LlmApi = Literal["anthropic", "openai", "openai-responses", "gemini", "none"]
 
 #: Placeholders ``acp_conformance.config.agent_environment`` fills in per scenario.
 CHECKER_TEMPLATES = frozenset({"llm_url", "llm_url_v1", "home", "tmp"})
@@ -188,18 +188,17 @@ PEERS: tuple[Peer, ...] = (
         command=(f"{_NPM_BIN}/gemini", "--acp"),
         env=(
             ("GEMINI_API_KEY", "dummy"),
-            ("GOOGLE_GEMINI_BASE_URL", UNREACHABLE_URL),
+            ("GOOGLE_GEMINI_BASE_URL", "{llm_url}"),
             ("GEMINI_CLI_NO_RELAUNCH", "true"),
         ),
-        llm="none",
+        llm="gemini",
         installed_marker=f"{_NPM_BIN}/gemini",
         tools="qwen-code",
         needs_node22=True,
-        llm_note=(
-            "speaks the Gemini API, which the scripted LLM server does not: protocol only; "
-            "its prompts keep retrying the unreachable model past the checker's wait"
+        quirks=(
+            "GEMINI_CLI_NO_RELAUNCH=true stops it re-spawning itself as a child node",
+            "its JSON-mode routing calls are side calls of the scripted model (answered {})",
         ),
-        quirks=("GEMINI_CLI_NO_RELAUNCH=true stops it re-spawning itself as a child node",),
     ),
     Peer(
         name="qwen-code",
@@ -244,19 +243,16 @@ PEERS: tuple[Peer, ...] = (
             "-c",
             "model_provider=fake",
             "-c",
-            'model_providers.fake={name="fake",base_url="' + UNREACHABLE_URL + '/v1",'
+            'model_providers.fake={name="fake",base_url="{llm_url_v1}",'
             'wire_api="responses",env_key="OPENAI_API_KEY",supports_websockets=false,'
             "stream_max_retries=0,request_max_retries=0}",
         ),
-        env=(("OPENAI_API_KEY", "dummy"),),
-        llm="none",
+        env=(("OPENAI_API_KEY", "dummy"), ("OPENAI_BASE_URL", "{llm_url_v1}")),
+        llm="openai-responses",
         installed_marker=_CODEX_BIN,
         auth_method="openai-api-key",
-        llm_note=(
-            "needs the OpenAI Responses API, which the scripted LLM server does not speak: "
-            "protocol only; its prompts fail (-32603) against the unreachable model"
-        ),
         quirks=(
+            "its model endpoint is an argument: the checker fills {llm_url_v1} in the argv",
             "does not exit on stdin EOF; the checker's shutdown ladder SIGTERMs it",
             "run the platform binary directly, not the npm launcher",
             "CODEX_HOME must already exist if set; left unset it defaults to $HOME/.codex",

@@ -50,20 +50,30 @@ class ProbeResult:
 
 def probe_environment(resolved: ResolvedPeer, home: Path, tmp: Path) -> dict[str, str]:
     """The inherited environment with a private HOME and the peer's pairs filled in."""
+    env = dict(os.environ)
+    env["HOME"] = str(home)
+    env["TMPDIR"] = str(tmp)
+    for key, value in resolved.env:
+        env[key] = _fill_checker_templates(value, home, tmp)
+    return env
+
+
+def probe_command(resolved: ResolvedPeer, home: Path, tmp: Path) -> list[str]:
+    """The peer's argv with the checker's templates filled as a run would (codex-acp names
+    its model endpoint in an argument); the probe's model URL is unreachable."""
+    return [_fill_checker_templates(part, home, tmp) for part in resolved.command]
+
+
+def _fill_checker_templates(value: str, home: Path, tmp: Path) -> str:
     values = {
         "llm_url": UNREACHABLE_URL,
         "llm_url_v1": UNREACHABLE_URL + "/v1",
         "home": str(home),
         "tmp": str(tmp),
     }
-    env = dict(os.environ)
-    env["HOME"] = str(home)
-    env["TMPDIR"] = str(tmp)
-    for key, value in resolved.env:
-        for name, replacement in values.items():
-            value = value.replace("{" + name + "}", replacement)
-        env[key] = value
-    return env
+    for name, replacement in values.items():
+        value = value.replace("{" + name + "}", replacement)
+    return value
 
 
 def _pump_lines(stream: IO[bytes], into: queue.Queue[bytes | None]) -> None:
@@ -109,7 +119,7 @@ def probe(resolved: ResolvedPeer, *, timeout: float = 30.0) -> ProbeResult:
             started = time.monotonic()
             try:
                 process = subprocess.Popen(
-                    resolved.command,
+                    probe_command(resolved, home, tmp),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=stderr_file,

@@ -20,10 +20,10 @@ TYPICAL_COSTS: dict[str, PastCheck] = {
     "iac-code-0.16.0": PastCheck(58.0, 86.0),
     "sdk-echo": PastCheck(10.0, 10.0),
     "ts-sdk-echo": PastCheck(1.0, 2.0),
-    "gemini-cli": PastCheck(64.0, 24.0),
+    "gemini-cli": PastCheck(63.0, 32.0),  # --llm gemini (was 64 s, 24 CPU-s on --llm none)
     "qwen-code": PastCheck(54.0, 72.0),
     "claude-agent-acp": PastCheck(61.0, 100.0),
-    "codex-acp": PastCheck(20.0, 5.0),
+    "codex-acp": PastCheck(51.0, 6.0),  # --llm openai-responses (was 20 s on --llm none)
     "opencode": PastCheck(57.0, 101.0),
     "ts-sdk-http": PastCheck(9.0, 10.0),
     "ts-sdk-ws": PastCheck(3.0, 4.0),

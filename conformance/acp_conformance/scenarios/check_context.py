@@ -25,7 +25,7 @@ from acp_scripted_llm.script import Script
 from anyio.abc import TaskGroup
 
 from .. import __version__
-from ..config import RunConfig, agent_environment
+from ..config import RunConfig, agent_command, agent_environment
 from ..harness.agent_client import (
     NO_ANSWER,
     AgentConnection,
@@ -204,9 +204,10 @@ class ScenarioRuntime:
             return await self._open_remote(run, initialize, protocol_version, llm_script)
         llm_url = self._start_model(run, llm_script)
         env = agent_environment(self.config, home=self.home, tmp=self.tmp, llm_url=llm_url)
+        argv = agent_command(self.config, home=self.home, tmp=self.tmp, llm_url=llm_url)
         cwd = self.config.agent_cwd or self.work
         try:
-            run.process = await AgentProcess.start(self.config.argv, env=env, cwd=cwd)
+            run.process = await AgentProcess.start(argv, env=env, cwd=cwd)
         except Exception as exc:
             run.start_error = str(exc)
             raise SetupError(run.start_error) from exc
@@ -253,7 +254,7 @@ class ScenarioRuntime:
         port = free_port()
         try:
             run.process = await start_server(
-                self.config.argv,
+                agent_command(self.config, home=self.home, tmp=self.tmp, llm_url=llm_url),
                 port=port,
                 env=env,
                 cwd=self.config.agent_cwd or self.work,

@@ -380,3 +380,35 @@ def test_cli_serves_a_script_until_stdin_closes(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.wait(timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("path", "error_of"),
+    [
+        ("/v1beta/models/gemini-test:generateContent", lambda e: (e["code"], e["status"])),
+        ("/v1/responses", lambda e: (400, e["type"])),
+    ],
+    ids=["gemini", "responses"],
+)
+def test_a_body_that_is_not_json_gets_the_api_s_400(
+    llm_server: ScriptedLLMServer, path: str, error_of: Any
+) -> None:
+    llm_server.script.add("kept for the next call")
+    request = urllib.request.Request(
+        llm_server.url + path, data=b"{not json", headers={"content-type": "application/json"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=60)
+    assert caught.value.code == 400
+    error = json.loads(caught.value.read())["error"]
+    assert error_of(error) in ((400, "INVALID_ARGUMENT"), (400, "invalid_request_error"))
+    assert "JSON object" in error["message"]
+    assert llm_server.script.remaining == 1  # the bad call consumed no turn
+    status, _, raw = post(llm_server.url + path, {"model": "m", "input": "hi"})
+    assert status == 200 and b"kept for the next call" in raw  # the server is still up
+
+
+def test_unknown_gemini_method_is_a_google_404(llm_server: ScriptedLLMServer) -> None:
+    status, _, raw = post(f"{llm_server.url}/v1beta/models/m:batchEmbedContents", {})
+    assert status == 404
+    assert json.loads(raw)["error"]["status"] == "NOT_FOUND"

@@ -69,7 +69,7 @@ def test_checker_argv_carries_mode_auth_env_and_command(tmp_path) -> None:
     split = argv.index("--")
     options, command = argv[:split], argv[split + 1 :]
     assert options[1:4] == ["-m", "acp_conformance.cli", "run"]
-    assert options[options.index("--llm") + 1] == "none"
+    assert options[options.index("--llm") + 1] == "openai-responses"
     assert options[options.index("--auth-method") + 1] == "openai-api-key"
     assert options[options.index("--jobs") + 1] == "2"
     assert "OPENAI_API_KEY=dummy" in options

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import acp_conformance.peers
 import pytest
-from acp_conformance.config import RunConfig, agent_environment
+from acp_conformance.config import LLM_APIS, RunConfig, agent_command, agent_environment
 from acp_conformance.peers.agents import (
     CHECKER_TEMPLATES,
     INSTALL_PLACEHOLDERS,
@@ -61,18 +61,20 @@ def test_peer_has_install_run_and_llm_mode(peer) -> None:
     # The TS SDK echo agent runs the cache's Node 22 on a script shipped with the checker.
     assert peer.command and peer.command[0].startswith(("{peer_dir}/", "{node22_bin}/"))
     assert peer.installed_marker.startswith("{peer_dir}/")
-    assert peer.llm in ("anthropic", "openai", "none")
+    assert peer.llm in LLM_APIS
     assert peer.tools in VOCABULARIES
     assert peer.title
 
 
 @pytest.mark.parametrize("peer", ALL_ROWS, ids=lambda p: p.name)
 def test_placeholders_are_ones_that_get_filled(peer) -> None:
-    # The checker fills templates in the environment only, never in argv, except a remote
-    # peer's {port} (the checker starts that server per agent on a free port).
+    # The checker fills its templates in the environment and the argv (codex-acp names its
+    # model endpoint in an argument), and a remote peer's {port} (the checker starts that
+    # server per agent on a free port); the install marker gets install placeholders only.
     port = {"port"} if peer.transport != "stdio" else set()
-    for part in (*peer.command, peer.installed_marker):
-        assert placeholders(part) <= INSTALL_PLACEHOLDERS | port, part
+    for part in peer.command:
+        assert placeholders(part) <= INSTALL_PLACEHOLDERS | CHECKER_TEMPLATES | port, part
+    assert placeholders(peer.installed_marker) <= INSTALL_PLACEHOLDERS
     for _, value in peer.env:
         assert placeholders(value) <= INSTALL_PLACEHOLDERS | CHECKER_TEMPLATES, value
 
@@ -104,11 +106,28 @@ def test_opencode_inline_config_is_json_after_filling(tmp_path: Path) -> None:
     assert content["model"] == "fake/fake-model"
 
 
-def test_codex_authenticates_with_the_api_key_method_and_stays_offline() -> None:
+def test_codex_authenticates_with_the_api_key_method_and_uses_the_responses_server(
+    tmp_path: Path,
+) -> None:
     peer = PEERS_BY_NAME["codex-acp"]
     assert peer.auth_method == "openai-api-key"
     assert ("OPENAI_API_KEY", "dummy") in peer.env
-    assert any(UNREACHABLE_URL in part for part in peer.command)
+    assert peer.llm == "openai-responses"
+    config = RunConfig(argv=list(peer.command), llm=peer.llm)
+    argv = agent_command(config, home=tmp_path, tmp=tmp_path, llm_url="http://127.0.0.1:4242")
+    provider = argv[argv.index("model_provider=fake") + 2]
+    assert 'base_url="http://127.0.0.1:4242/v1"' in provider
+    assert 'wire_api="responses"' in provider
+    assert not any(UNREACHABLE_URL in part for part in peer.command)
+
+
+def test_gemini_cli_is_pointed_at_the_gemini_server(tmp_path: Path) -> None:
+    peer = PEERS_BY_NAME["gemini-cli"]
+    assert peer.llm == "gemini" and not peer.llm_note
+    config = RunConfig(argv=list(peer.command), agent_env=list(peer.env), llm=peer.llm)
+    env = agent_environment(config, home=tmp_path, tmp=tmp_path, llm_url="http://127.0.0.1:4242")
+    assert env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:4242"
+    assert env["GEMINI_API_KEY"] == "dummy"
 
 
 def test_resolve_fills_the_cache_layout(tmp_path: Path) -> None:
