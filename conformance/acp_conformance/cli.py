@@ -185,9 +185,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--traceparent",
         action="store_true",
-        help="send a W3C traceparent in a prompt's _meta and report (INFO) whether the agent"
-        " continues that trace, read from an OTLP receiver the checker starts on 127.0.0.1 and"
-        " names in the agent's OTEL_EXPORTER_OTLP_ENDPOINT (needs acp-conformance[otel])",
+        help="send a fresh W3C traceparent in every prompt's _meta and report (INFO) whether"
+        " the agent continues each trace, read from an OTLP receiver the checker starts on"
+        " 127.0.0.1 and names in the agent's OTEL_EXPORTER_OTLP_ENDPOINT (needs"
+        " acp-conformance[otel])",
     )
     run.add_argument(
         "--strict-coverage",

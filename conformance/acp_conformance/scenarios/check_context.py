@@ -210,6 +210,7 @@ class ScenarioRuntime:
         run.conn = AgentConnection(
             run.process, run.recorder, run.client, timeout=self.config.timeout
         )
+        run.conn.trace_prompts = self.config.trace_receiver is not None
         run.conn.attach(self.tg)
         if initialize:
             await self.initialize(run, protocol_version=protocol_version)
