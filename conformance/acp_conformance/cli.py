@@ -102,16 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="which rules block: "
         + "; ".join(f"{name}: {text}" for name, text in RULE_PROFILES.items()),
     )
-    run.add_argument(
-        "--v2-draft",
-        type=_v2_draft,
-        default=NEWEST_DRAFT,
-        metavar="DRAFT",
-        help="the ACP v2 draft graded: "
-        + ", ".join(DRAFTS)
-        + f" (default {NEWEST_DRAFT}; the official kit pins {KIT_DRAFT}, 2.0.0-alpha.N also"
-        " accepted): which v2 rules apply (batches only before newest) and which shapes pass",
-    )
+    _add_v2_draft(run)
     run.add_argument(
         "--tools",
         choices=tuple(VOCABULARIES),
@@ -272,7 +263,9 @@ def _add_v2_draft(parser: argparse.ArgumentParser) -> None:
         metavar="DRAFT",
         help="the ACP v2 draft a v2 session is graded as: "
         + ", ".join(DRAFTS)
-        + f" (default {NEWEST_DRAFT}; the official kit pins {KIT_DRAFT}); v1 is graded as v1",
+        + f" (default {NEWEST_DRAFT}; the official kit pins {KIT_DRAFT}, 2.0.0-alpha.N also"
+        " accepted): which v2 rules apply (batches only before newest) and which shapes pass;"
+        " v1 is graded as v1",
     )
 
 

@@ -19,10 +19,8 @@ from __future__ import annotations
 import logging
 import uuid
 import weakref
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -36,7 +34,7 @@ from iac_code.agent.permission_rules import memory_for, rule_key
 from iac_code.llm.contract import ModelRequest, ModelResponse, Usage
 from iac_code.rpc.errors import ConnectionClosedError
 from iac_code.tools.ask_user import AskUserTool
-from iac_code.tools.background_jobs import BackgroundJob, BackgroundJobs
+from iac_code.tools.background_jobs import BackgroundJobs
 from iac_code.tools.contract import Tool, ToolContext, ToolOutcome
 from iac_code.tools.iac_check import auto_check_path
 from iac_code.tools.permissions import (
@@ -175,27 +173,7 @@ class ToolRunner:
                 else None
             ),
             env=self.port.child_environment(),
-            start_background=partial(self._start_background, session.session_id, tool_call_id),
-        )
-
-    async def _start_background(
-        self,
-        session_id: str,
-        tool_call_id: str,
-        command: str,
-        argv: Sequence[str],
-        cwd: Path,
-        env: Mapping[str, str],
-        output_cap: int,
-    ) -> BackgroundJob:
-        return await self.background.start(
-            session_id=session_id,
-            tool_call_id=tool_call_id,
-            command=command,
-            argv=argv,
-            cwd=cwd,
-            env=env,
-            output_cap=output_cap,
+            start_background=partial(self.background.start, session.session_id, tool_call_id),
         )
 
     async def run_call(

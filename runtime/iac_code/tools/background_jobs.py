@@ -115,7 +115,6 @@ class BackgroundJobs:
 
     async def start(
         self,
-        *,
         session_id: str,
         tool_call_id: str,
         command: str,

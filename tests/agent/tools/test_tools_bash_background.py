@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -40,26 +41,20 @@ class _Changes:
 
 
 def _with_jobs(ctx: ToolContext, jobs: BackgroundJobs, call_id: str = "call_1") -> ToolContext:
-    async def start(command: str, argv, cwd, env, cap):  # type: ignore[no-untyped-def]
-        return await jobs.start(
-            session_id=SESSION,
-            tool_call_id=call_id,
-            command=command,
-            argv=argv,
-            cwd=cwd,
-            env=env,
-            output_cap=cap,
-        )
+    return replace(ctx, start_background=partial(jobs.start, SESSION, call_id))
 
-    return replace(ctx, start_background=start)
+
+def _watched() -> tuple[BackgroundJobs, _Changes]:
+    jobs = BackgroundJobs()
+    changes = _Changes()
+    jobs.add_listener(changes)
+    return jobs, changes
 
 
 async def test_background_call_returns_with_a_job_that_runs_on_until_its_session_closes(
     workspace: Path, ctx: ToolContext
 ) -> None:
-    jobs = BackgroundJobs()
-    changes = _Changes()
-    jobs.add_listener(changes)
+    jobs, changes = _watched()
     with anyio.fail_after(WAIT_S):
         outcome = await BashTool().run(
             {"command": SERVER, "background": True}, _with_jobs(ctx, jobs)
@@ -84,9 +79,7 @@ async def test_background_call_returns_with_a_job_that_runs_on_until_its_session
 async def test_a_job_that_ends_is_reported_and_leaves_nothing_behind(
     workspace: Path, ctx: ToolContext
 ) -> None:
-    jobs = BackgroundJobs()
-    changes = _Changes()
-    jobs.add_listener(changes)
+    jobs, changes = _watched()
     # The shell exits when told (a file appears); its own background sleep is a leftover.
     command = (
         "sleep 300 & echo $! > left.pid; "
