@@ -106,17 +106,18 @@ def test_the_job_is_listed_while_it_runs_and_the_list_clears_when_it_ends(
     assert problems == []  # every update valid against the v2 schema
 
 
+@pytest.mark.parametrize("method", ["session/close", "session/delete"])
 def test_closing_the_session_stops_the_job_and_everything_it_started(
-    llm_server: ScriptedLLMServer, home: Path, workspace: Path
+    method: str, llm_server: ScriptedLLMServer, home: Path, workspace: Path
 ) -> None:
     with spawn(home, llm_server.url) as agent:
         session_id, _, shell_pid, child_pid = _start_job(agent, workspace)
         assert pid_alive(shell_pid) and pid_alive(child_pid)  # the turn ended, the job did not
-        closed = agent.call("session/close", {"sessionId": session_id}, timeout=MODEL_WAIT)
+        closed = agent.call(method, {"sessionId": session_id}, timeout=MODEL_WAIT)
         # The close is answered once the job's process tree is gone.
         shell_gone, child_gone = not pid_alive(shell_pid), not pid_alive(child_pid)
         alive = agent.call("session/list", {})
-    assert closed.result == {}
+    assert closed.result == {}, closed.frame
     assert shell_gone and child_gone
     assert "result" in alive.frame
 
