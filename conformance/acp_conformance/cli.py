@@ -103,16 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="which rules block: "
         + "; ".join(f"{name}: {text}" for name, text in RULE_PROFILES.items()),
     )
-    run.add_argument(
-        "--v2-draft",
-        type=_v2_draft,
-        default=NEWEST_DRAFT,
-        metavar="DRAFT",
-        help="the ACP v2 draft graded: "
-        + ", ".join(DRAFTS)
-        + f" (default {NEWEST_DRAFT}; the official kit pins {KIT_DRAFT}, 2.0.0-alpha.N also"
-        " accepted): which v2 rules apply (batches only before newest) and which shapes pass",
-    )
+    _add_v2_draft(run)
     run.add_argument(
         "--tools",
         choices=tuple(VOCABULARIES),
@@ -186,9 +177,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--traceparent",
         action="store_true",
-        help="send a W3C traceparent in a prompt's _meta and report (INFO) whether the agent"
-        " continues that trace, read from an OTLP receiver the checker starts on 127.0.0.1 and"
-        " names in the agent's OTEL_EXPORTER_OTLP_ENDPOINT (needs acp-conformance[otel])",
+        help="send a fresh W3C traceparent in every prompt's _meta and report (INFO) whether"
+        " the agent continues each trace, read from an OTLP receiver the checker starts on"
+        " 127.0.0.1 and names in the agent's OTEL_EXPORTER_OTLP_ENDPOINT (needs"
+        " acp-conformance[otel])",
     )
     run.add_argument(
         "--strict-coverage",
@@ -251,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_RULE_PROFILE,
         help="which agent rules block (tiers in the findings; default acp)",
     )
+    _add_v2_draft(prx)
     prx.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD [ARGS...]")
 
     val = sub.add_parser("validate", help="validate a recorded JSONL transcript offline")
@@ -259,7 +252,22 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         help="one JSON-RPC message per line, optionally wrapped as {dir, msg}",
     )
+    _add_v2_draft(val)
     return parser
+
+
+def _add_v2_draft(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--v2-draft",
+        type=_v2_draft,
+        default=NEWEST_DRAFT,
+        metavar="DRAFT",
+        help="the ACP v2 draft a v2 session is graded as: "
+        + ", ".join(DRAFTS)
+        + f" (default {NEWEST_DRAFT}; the official kit pins {KIT_DRAFT}, 2.0.0-alpha.N also"
+        " accepted): which v2 rules apply (batches only before newest) and which shapes pass;"
+        " v1 is graded as v1",
+    )
 
 
 def _v2_draft(text: str) -> str:
@@ -419,7 +427,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .transcript import validate_transcript_file
 
-    report, ok = validate_transcript_file(args.transcript)
+    report, ok = validate_transcript_file(args.transcript, v2_draft=args.v2_draft)
     print(printable(report))
     return 0 if ok else 1
 
@@ -437,6 +445,7 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
         html=args.html.resolve() if args.html else None,
         log=args.log.resolve() if args.log else None,
         profile=args.profile,
+        v2_draft=args.v2_draft,
         judge_wait=max(0.0, args.judge_wait),
     )
     return run_relay(argv, options).exit_code

@@ -7,6 +7,10 @@ own requests, so the same id may be open in both directions at once (a client's 
 the agent's permission request, say); such a response is matched to the request whose result
 schema it fits, else to the later request (the inner exchange ends first).
 
+A transcript is graded as the protocol version its ``initialize`` answer negotiated (v1 when
+there is none); a v2 one as the draft ``--v2-draft`` names (default the newest), and the
+report's first line says which draft that was.
+
 Per-code error ``data`` shapes are this project's conventions, not ACP's, so a transcript of
 another agent is not failed for them; they are listed as notes.
 """
@@ -23,7 +27,9 @@ from .harness.agent_client import id_key
 from .harness.limits import Line, LineSplitter, oversized_reason
 from .harness.recorder import Direction, Frame, parse_line
 from .judges.wire import envelope_problem
+from .v2_drafts import NEWEST
 from .validation import TranscriptValidator, load_backend, method_index
+from .versions import DEFAULT_VERSION, V2, VersionedBackend, method_index_for
 
 READ_CHUNK = 64 * 1024
 
@@ -74,7 +80,11 @@ def _direction(
     return "a2c"
 
 
-def iter_frames(path: Path) -> Iterator[Frame]:
+def iter_frames(
+    path: Path,
+    index: dict[str, dict[str, Any]] | None = None,
+    backend: Any = None,
+) -> Iterator[Frame]:
     """The transcript's messages one at a time, read in chunks: a line over the checker's
     line cap is a problem of its own (only its head is kept), and nothing but the current
     line is held, whatever the file's size."""
@@ -82,8 +92,8 @@ def iter_frames(path: Path) -> Iterator[Frame]:
         stream = path.open("rb")
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
-    index = method_index()
-    backend = load_backend()
+    index = method_index() if index is None else index
+    backend = load_backend() if backend is None else backend
     open_ids: OpenIds = {"c2a": {}, "a2c": {}}
     seq = 0
     splitter = LineSplitter()
@@ -150,15 +160,47 @@ REPORT_HEAD_BYTES = 4096
 REPORT_HEAD = re.compile(rb'\s*\{\s*"format"\s*:\s*"(acp-conformance[A-Za-z0-9._-]*)"')
 
 
-def validate_transcript_file(path: Path) -> tuple[str, bool]:
+#: How many messages the search for the ``initialize`` answer reads before it gives up (v1).
+VERSION_SCAN = 1000
+
+
+def negotiated_version(path: Path) -> int:
+    """The ``protocolVersion`` the agent answered to the transcript's first ``initialize``
+    (read from the start of the file), 1 when there is none in the first `VERSION_SCAN`."""
+    asked: set[str] = set()
+    for frame in iter_frames(path):
+        if frame.seq >= VERSION_SCAN:
+            break
+        msg = frame.message
+        if not isinstance(msg, dict) or "id" not in msg:
+            continue
+        if msg.get("method") == "initialize":
+            asked.add(id_key(msg["id"]))
+        elif "method" not in msg and id_key(msg["id"]) in asked:
+            result = msg.get("result")
+            answered = result.get("protocolVersion") if isinstance(result, dict) else None
+            if isinstance(answered, int) and not isinstance(answered, bool) and answered == V2:
+                return V2
+            if "result" in msg:
+                return DEFAULT_VERSION
+    return DEFAULT_VERSION
+
+
+def validate_transcript_file(path: Path, v2_draft: str = NEWEST) -> tuple[str, bool]:
     """A printable report and whether the transcript is free of problems. The messages are
     judged as they are read; at most `LISTED` problems and notes are listed (all counted)."""
     _refuse_a_report(path)
     problems = Listing()
     notes = Listing()
-    validator = TranscriptValidator(load_backend(), method_index())
+    version = negotiated_version(path)
+    if version == V2:
+        backend: Any = VersionedBackend(V2, v2_draft)
+        index = method_index_for(V2)
+    else:
+        backend, index = load_backend(), method_index()
+    validator = TranscriptValidator(backend, index)
     count = 0
-    for frame in iter_frames(path):
+    for frame in iter_frames(path, index, backend):
         count += 1
         if not frame.is_json:
             problems.add(f"#{frame.seq}: {frame.decode_error}")
@@ -170,7 +212,8 @@ def validate_transcript_file(path: Path) -> tuple[str, bool]:
         if violation is not None:
             target = notes if violation.part == "error-data" else problems
             target.add(violation.describe())
-    head = f"{path}: {count} messages, {problems.count} problems"
+    graded = f"v2 draft {v2_draft}" if version == V2 else "v1"
+    head = f"{path}: {count} messages, {problems.count} problems (graded as {graded})"
     if notes.count:
         head += f" ({notes.count} notes: error data outside this project's conventions)"
     lines = [head, *problems.shown(), *(f"note: {n}" for n in notes.shown())]

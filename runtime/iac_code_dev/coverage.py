@@ -318,8 +318,16 @@ the npm SDK `@agentclientprotocol/sdk` 2.4.0; `schema/v2/`), served by the same 
   capability gates them in v2); `availableCommands` come with the session/new and
   session/resume answers; a turn that fails ends idle with `stopReason: "error"` and the
   error object.
-- Not sent: `background` work on state updates (a turn leaves nothing running: `bash` stops
-  every process it started when its call ends).
+- `background` on the running/idle state updates: a `bash` call with `background: true`
+  returns at once with a job id (the model is told the job's id and its output of the first
+  second) and its command keeps running. While it runs it is listed as
+  `{"type": "tool_call", "toolCallId": <the call that started it>, "_meta": {"iac_code":
+  {"jobId", "command"}}}`; when a job starts or ends the current state is sent again with the
+  full list (an idle sent for that carries no `stopReason`: no turn ended), `[]` once the last
+  one ended. The field is left out while a session has no job. A job's whole process tree is
+  stopped when its shell exits (what it left behind), its session is closed or deleted, or the
+  agent exits. v1 clients get no new field (v1 has no state updates); the job still ends with
+  the session. Every other `bash` call still stops every process it started when it ends.
 - JSON-RPC batches: the newest draft says ACP uses none, so a v2 client of that draft never
   sends a JSON array. The agent still answers one as the drafts alpha.3 to alpha.8 define
   batches (an array of responses by id; -32600 for an empty array or an invalid entry), as

@@ -5,6 +5,10 @@ With ``--traceparent`` the run starts an OTLP receiver and names it in every age
 ``OTEL_EXPORTER_OTLP_ENDPOINT`` (see :func:`acp_conformance.config.otel_environment`); this
 check sends one prompt with a fresh ``traceparent``, stops the agent (an exporter flushes at
 exit at the latest) and looks for spans of that trace whose parent is the span it named.
+Every other prompt the run sends carries a fresh ``traceparent`` too
+(:mod:`acp_conformance.trace_stamps`), and a run-wide judge
+(:mod:`acp_conformance.judges.trace_continuation`) checks, once every agent has
+exited, that each prompt the agent answered with a result was continued the same way.
 INFO only: tracing is optional, the report shows other agents' maintainers where they stand.
 """
 

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import TaskGroup
 
+from ..trace_stamps import with_traceparent
 from .limits import LineSplitter
 from .process import AgentProcess
 from .quiet_budget import QuietBudget
@@ -221,6 +222,8 @@ class AgentConnection:
         self.eof = anyio.Event()
         self._changed = anyio.Event()
         self._write_lock = anyio.Lock()
+        #: ``--traceparent``: every prompt sent gets a fresh ``_meta.traceparent``.
+        self.trace_prompts = False
         self._pending: dict[str, Pending] = {}
         self._ids = itertools.count(1)
         self._tg: TaskGroup | None = None
@@ -383,6 +386,8 @@ class AgentConnection:
     ) -> Pending:
         """Send a request and return a handle whose ``wait()`` gives its response."""
         rid = self.next_id() if id is None else id
+        if self.trace_prompts and method == "session/prompt" and not deliberate:
+            params = with_traceparent(params)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if not omit_params:
             message["params"] = {} if params is None else params

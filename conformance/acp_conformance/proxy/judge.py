@@ -28,6 +28,7 @@ from ..harness.limits import Line
 from ..harness.limits import LineSplitter as BoundedSplitter
 from ..harness.recorder import Direction
 from ..report.terminal_safe import printable
+from ..v2_drafts import NEWEST
 from .monitor import Finding, LiveMonitor
 
 HEADER = struct.Struct(">ccI")
@@ -174,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--html", type=Path)
     parser.add_argument("--log", type=Path)
     parser.add_argument("--profile", default="acp")
+    parser.add_argument("--v2-draft", default=NEWEST, help="the v2 draft graded")
     parser.add_argument("--spill", type=Path, help="where the rest is if the relay exits first")
     args = parser.parse_args(argv)
     # The relay forwards the editor's signals to the agent; the judge must outlive them
@@ -184,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         os.nice(NICENESS)
     started = time.time()
     log: TextIO = args.log.open("a", encoding="utf-8") if args.log else sys.stderr
-    judge = Judge(LiveMonitor(args.profile), log)
+    judge = Judge(LiveMonitor(args.profile, args.v2_draft), log)
     stream = ThenSpill(sys.stdin.buffer, args.spill)
     outcome = judge.consume(stream)
     stream.close()

@@ -19,6 +19,7 @@ from ..harness.agent_client import id_key
 from ..harness.limits import PROCESS_BYTES, oversized_reason
 from ..harness.recorder import NOT_JSON, Direction, Frame, parse_line
 from ..judges.wire import SESSION_CREATING_METHODS, TURN_UPDATE_KINDS, envelope_problem
+from ..v2_drafts import NEWEST
 from ..validation import GENERIC_ERROR
 from ..versions import DEFAULT_VERSION, VersionedBackend, method_index_for
 from .rules import LiveRule, live_rules
@@ -120,9 +121,11 @@ def _loose_match(value: Any, open_ids: dict[str, _Open]) -> str | None:
 class LiveMonitor:
     """Incremental judge of one proxied connection."""
 
-    def __init__(self, profile: str = "acp") -> None:
+    def __init__(self, profile: str = "acp", v2_draft: str = NEWEST) -> None:
         self.rules = live_rules(profile)
         self.profile = profile
+        #: ``--v2-draft``: the draft a v2 session's messages are validated as.
+        self.v2_draft = v2_draft
         self.started = time.monotonic()
         self.frames: list[Frame] = []
         self.counts: dict[Direction, int] = {"c2a": 0, "a2c": 0}
@@ -386,7 +389,7 @@ class LiveMonitor:
     def _backend(self) -> VersionedBackend:
         backend = self._backends.get(self.version)
         if backend is None:
-            backend = self._backends[self.version] = VersionedBackend(self.version)
+            backend = self._backends[self.version] = VersionedBackend(self.version, self.v2_draft)
         return backend
 
     def _schema(self, frame: Frame, method: str, part: str, value: Any) -> list[Finding]:

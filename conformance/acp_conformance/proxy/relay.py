@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..harness.recorder import Direction
+from ..v2_drafts import NEWEST
 from .judge import record
 
 CHUNK = 64 * 1024
@@ -70,6 +71,8 @@ class ProxyOptions:
     html: Path | None = None
     log: Path | None = None
     profile: str = "acp"
+    #: ``--v2-draft``: the draft a v2 session is graded as (see ``acp_conformance.v2_drafts``).
+    v2_draft: str = NEWEST
     judge_wait: float = JUDGE_WAIT
 
 
@@ -110,6 +113,7 @@ class Relay:
         opts = self.options
         argv = [sys.executable, "-m", "acp_conformance.proxy.judge"]
         argv += ["--agent-json", json.dumps(self.argv), "--profile", opts.profile]
+        argv += ["--v2-draft", opts.v2_draft]
         for flag, path in (("--report-json", opts.report_json), ("--html", opts.html)):
             if path is not None:
                 argv += [flag, str(path)]

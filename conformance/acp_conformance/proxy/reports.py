@@ -55,6 +55,8 @@ def to_data(
         "agent": {"command": argv, "exitCode": exit_code},
         "profile": monitor.profile,
         "protocolVersion": monitor.version,
+        # The v2 draft graded (--v2-draft); v1 sessions are graded as v1 whatever it says.
+        "v2Draft": monitor.v2_draft,
         "startedAt": dt.datetime.fromtimestamp(started, dt.UTC).isoformat(),
         "durationSeconds": round(time.time() - started, 3),
         "frames": dict(monitor.counts),
@@ -118,7 +120,8 @@ def render_html(data: dict[str, Any]) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>ACP proxy report</title>
 <style>{_STYLE}</style></head><body>
 <h1>ACP live traffic: <code>{escape(" ".join(data["agent"]["command"]))}</code></h1>
-<p>protocol v{data["protocolVersion"]} · profile {escape(data["profile"])} ·
+<p>protocol v{data["protocolVersion"]} · v2 draft {escape(data["v2Draft"])} ·
+profile {escape(data["profile"])} ·
 {data["frames"].get("c2a", 0)} client frames, {data["frames"].get("a2c", 0)} agent frames ·
 {data["durationSeconds"]} s · agent exit code {data["agent"]["exitCode"]}</p>
 <p class="status {escape(data["status"])}">{summary["findings"]} findings

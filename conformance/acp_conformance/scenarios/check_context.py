@@ -218,6 +218,7 @@ class ScenarioRuntime:
             timeout=self.config.timeout,
             quiet=self.evidence.quiet,
         )
+        run.conn.trace_prompts = self.config.trace_receiver is not None
         run.conn.attach(self.tg)
         if initialize:
             await self.initialize(run, protocol_version=protocol_version)

@@ -333,11 +333,15 @@ class IacAgent(AgentHandlers):
             session.release()
             if session.mcp is not None:
                 await session.mcp.aclose()  # shielded and bounded
+            # Background jobs end with their session (closed, deleted or the agent exiting).
+            with anyio.CancelScope(shield=True):
+                await self.tools.background.stop_session(session_id)
 
     async def shutdown(self) -> None:
         """Stdin closed or SIGTERM: end turns (their history is persisted), release locks."""
         for session_id in list(self.sessions):
             await self._close(session_id)
+        await self.tools.background.stop_all()  # none should be left; be sure
         await self.models.aclose()
         self._uncount_connection()
 

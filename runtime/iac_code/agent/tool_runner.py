@@ -34,6 +34,7 @@ from iac_code.agent.permission_rules import memory_for, rule_key
 from iac_code.llm.contract import ModelRequest, ModelResponse, Usage
 from iac_code.rpc.errors import ConnectionClosedError
 from iac_code.tools.ask_user import AskUserTool
+from iac_code.tools.background_jobs import BackgroundJobs
 from iac_code.tools.contract import Tool, ToolContext, ToolOutcome
 from iac_code.tools.iac_check import auto_check_path
 from iac_code.tools.permissions import (
@@ -92,6 +93,8 @@ class ToolRunner:
         self.tools = default_tools()
         self.subagent_tools = default_tools(include_agent=False)
         self.ask_tool = AskUserTool()
+        #: ``bash`` jobs left running after their call (``background: true``), by session.
+        self.background = BackgroundJobs()
         #: (session id, tool call id) → the scope of a call whose tool is running now.
         self._running: dict[tuple[str, str], anyio.CancelScope] = {}
         # Files each running turn changed since its last iac_check (for the automatic check).
@@ -170,6 +173,7 @@ class ToolRunner:
                 else None
             ),
             env=self.port.child_environment(),
+            start_background=partial(self.background.start, session.session_id, tool_call_id),
         )
 
     async def run_call(

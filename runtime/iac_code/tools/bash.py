@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 from iac_code.child_env import child_environment
 from iac_code.tools.contract import (
@@ -25,6 +26,8 @@ from iac_code.tools.text import cap_text
 # Bounded waits for client requests made during cleanup, so a client that stops answering
 # cannot keep a cancelled or timed-out call alive forever.
 _CLIENT_CLEANUP_S = 5.0
+# How long a background call waits for its job's first output (or its early end).
+_FIRST_OUTPUT_S = 1.0
 
 
 def _status_line(
@@ -86,7 +89,9 @@ class BashTool(Tool):
         "prompt must get flags such as -auto-approve/-input=false/--yes. The command is "
         "stopped, with every process it started, after `timeout` seconds (default 120, at "
         "most 600); background processes do not survive the call. Long output is shortened "
-        "in the middle."
+        "in the middle. For a server or watcher that must keep running, set `background` "
+        "to true: the call returns after at most a second with a job id and the output so "
+        "far, and the job runs on (no timeout) until it exits or the session ends."
     )
     input_schema = {
         "type": "object",
@@ -106,6 +111,13 @@ class BashTool(Tool):
                 "type": "string",
                 "description": "A few words saying what the command does, shown to the user.",
             },
+            "background": {
+                "type": "boolean",
+                "description": (
+                    "Keep the command running after this call returns (default false); "
+                    "it is stopped when the session ends."
+                ),
+            },
         },
         "required": ["command"],
     }
@@ -119,6 +131,8 @@ class BashTool(Tool):
             title = INFRA_TITLE_PREFIX + command
         else:
             title = f"Run {command}"
+        if tool_input.get("background"):
+            title += " (in the background)"
         description = visible_command(tool_input.get("description") or "")
         return f"{title} \u2014 {description}" if description else title
 
@@ -138,6 +152,10 @@ class BashTool(Tool):
     async def _run(
         self, tool_input: JsonDict, ctx: ToolContext, access: Access | None
     ) -> ToolOutcome:
+        if tool_input.get("background"):
+            # Always the agent's own process, also when the client offers terminals: the
+            # agent must be able to stop it when the session ends.
+            return await self._start_in_background(tool_input, ctx)
         if ctx.terminal is not None:
             return await self._run_in_client_terminal(tool_input, ctx)
         return await self._run_locally(tool_input, ctx)
@@ -172,6 +190,39 @@ class BashTool(Tool):
                 "truncated": result.truncated,
                 "outputBytes": result.output_bytes,
             },
+            ctx=ctx,
+        )
+
+    async def _start_in_background(self, tool_input: JsonDict, ctx: ToolContext) -> ToolOutcome:
+        if ctx.start_background is None:
+            return ToolOutcome.error("Background commands are not available here.")
+        env = _non_interactive_env(dict(ctx.env if ctx.env is not None else child_environment()))
+        command = tool_input["command"]
+        try:
+            job = await ctx.start_background(
+                command, shell_argv(command), ctx.cwd, env, ctx.limits.bash_output_bytes
+            )
+        except OSError as exc:
+            return ToolOutcome.error(f"Could not start the command: {exc}")
+        # A command that fails at once (a typo, a port in use) should say so in this call;
+        # the wait ends as soon as the job does.
+        await anyio.to_thread.run_sync(job.ended.wait, _FIRST_OUTPUT_S)
+        ended = job.ended.is_set()
+        if ended:
+            code = job.exit_code
+            ending = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
+            status = f"[background job {job.job_id} already ended: {ending}]"
+        else:
+            status = (
+                f"[running in the background as {job.job_id}; it is stopped when the session ends]"
+            )
+        output = job.output()
+        return self._outcome(
+            output=output,
+            status=status,
+            failed=ended and job.exit_code != 0,
+            content=[text_content(cap_text(output, ctx.limits.result_cap_chars, "head_tail"))],
+            raw={"jobId": job.job_id, "running": not ended, "exitCode": job.exit_code},
             ctx=ctx,
         )
 

@@ -88,6 +88,10 @@ PlanReporter = Callable[[list[JsonDict]], Awaitable[None]]
 """``async (entries)``: replace the session's plan (sent as a ``plan`` session update)."""
 
 UserAsker = Callable[[str, JsonDict], Awaitable[Any]]
+
+# Starts a background job for this call (command, argv, cwd, env, output cap): the call
+# returns while the job runs on, until it ends or its session closes.
+BackgroundStarter = Callable[[str, Sequence[str], Path, Mapping[str, str], int], Awaitable[Any]]
 """``async (message, requested_schema)``: ask the user through the client's form elicitation;
 returns the client's ``elicitation/create`` result (raises on a JSON-RPC error)."""
 
@@ -147,6 +151,7 @@ class ToolContext:
     report_content: ContentReporter | None = None
     report_plan: PlanReporter | None = None
     ask_user: UserAsker | None = None
+    start_background: BackgroundStarter | None = None
     limits: ToolLimits = field(default_factory=ToolLimits)
     # Environment for local subprocesses; None inherits the agent's own environment.
     env: Mapping[str, str] | None = None

@@ -16,6 +16,10 @@ is part of the conversation (with its ``messageId``), reports that message as a
 ``session/cancel`` or ``session/close`` may arrive before the v1 turn exists: the accepted
 prompt is tracked here (:class:`_AcceptedPrompt`) so that either one still ends the work
 ``cancelled``, and ``session/close`` answers only after that idle.
+
+``bash`` jobs a turn leaves running (``background: true``) are listed in the ``background``
+field of the state updates, each as the tool call that started it; when one starts or ends
+the state is sent again with the new full list (an empty list once the last one ended).
 """
 
 from __future__ import annotations
@@ -164,6 +168,8 @@ class V2Handlers(AgentHandlers):
         #: Sessions whose prompt was acknowledged and whose turn has not ended yet (the
         #: turn starts only after the answer is written, so ``session.turn`` lags behind).
         self._turns: dict[str, _AcceptedPrompt] = {}
+        # Background jobs starting or ending re-send the session's state with the new list.
+        agent.tools.background.add_listener(self._background_changed)
 
     async def initialize(self, params: InitializeRequest) -> InitializeResponse:
         # v2 clients cannot serve fs or terminal requests, so the agent is told the client
@@ -385,7 +391,7 @@ class V2Handlers(AgentHandlers):
                 session_id,
                 {"sessionUpdate": "user_message", "messageId": message_id, "content": prompt},
             )
-            await self._state(session_id, {"state": "running"})
+            await self._state(session_id, {"state": "running"} | self._background(session_id))
             if "anthropic" not in sys.modules and not accepted.cancelled:
                 # The first model call imports the SDK, which holds the event loop for a
                 # while; done in a worker thread, the answer already queued (and these
@@ -405,7 +411,29 @@ class V2Handlers(AgentHandlers):
             idle.update(stopReason="error", error={"code": -32603, "message": "Internal error"})
         finally:
             self._turns.pop(session_id, None)
-        await self._state(session_id, idle)
+        await self._state(session_id, idle | self._background(session_id))
+
+    def _background(self, session_id: str, *, always: bool = False) -> dict[str, Any]:
+        """The ``background`` field: the session's running ``bash`` jobs, each named by the
+        tool call that started it; left out while there are none, unless ``always``."""
+        jobs = [job.to_wire() for job in self.agent.tools.background.running(session_id)]
+        return {"background": jobs} if jobs or always else {}
+
+    async def _background_changed(self, session_id: str) -> None:
+        """A job of the session started or ended: the state again, with the full list.
+
+        An idle update sent for this carries no ``stopReason``: no turn ended.
+        """
+        if session_id not in self.agent.sessions:
+            return
+        accepted = self._turns.get(session_id)
+        state = "running" if accepted is not None and accepted.started else "idle"
+        try:
+            await self._state(
+                session_id, {"state": state} | self._background(session_id, always=True)
+            )
+        except ConnectionClosedError:
+            log.debug("background change of %s not reported: output closed", session_id)
 
     async def _state(self, session_id: str, state: dict[str, Any]) -> None:
         await self._update(session_id, {"sessionUpdate": "state_update", **state})

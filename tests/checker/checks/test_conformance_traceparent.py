@@ -67,3 +67,55 @@ def test_the_option_without_the_extra_is_a_usage_error(monkeypatch: pytest.Monke
     )
     with pytest.raises(UsageError, match=r"acp-conformance\[otel\]"):
         cli._traceparent_option(True)
+
+
+def _stamped_prompts(result: object) -> list[dict[str, object]]:
+    """The params of every session/prompt the run sent, across all its agent runs."""
+    return [
+        frame.message["params"]
+        for run in result.runs  # type: ignore[attr-defined]
+        for frame in run.recorder.frames
+        if frame.direction == "c2a"
+        and isinstance(frame.message, dict)
+        and frame.message.get("method") == "session/prompt"
+    ]
+
+
+def test_every_prompt_carries_a_traceparent_and_each_is_judged() -> None:
+    # A scenario of its own sends prompts too: with --traceparent they are traced as well.
+    only = [RULE, "prompt.text-accepted"]
+    config = RunConfig(argv=OWN_AGENT, only=only, llm="anthropic", traceparent=True, timeout=30)
+    result = anyio.run(execute, config)
+    prompts = _stamped_prompts(result)
+    parents = [p["_meta"]["traceparent"] for p in prompts]  # type: ignore[index]
+    assert len(prompts) >= 3 and len(set(parents)) == len(parents)  # fresh for each
+    assert result.results[RULE].verdict is Verdict.PASS, _reasons(result)
+    reasons = _reasons(result)
+    assert "every answered prompt's trace was continued" in reasons
+    counted = int(reasons.split("every answered prompt's trace was continued (")[1].split()[0])
+    assert counted >= 2  # the probe's and the other scenario's
+
+
+def test_an_agent_that_continues_no_trace_is_told_how_many_it_missed() -> None:
+    result = run_checker(raw_agent(), only=[RULE, "prompt.text-accepted"], traceparent=True)
+    assert result.results[RULE].verdict is Verdict.FAIL
+    assert "answered prompts' traces were not continued" in _reasons(result)
+
+
+def test_without_the_option_prompts_carry_no_traceparent() -> None:
+    result = run_checker(raw_agent(), only=["prompt.text-accepted"])
+    prompts = _stamped_prompts(result)
+    assert prompts and not any("traceparent" in (p.get("_meta") or {}) for p in prompts)  # type: ignore[operator]
+
+
+def test_a_prompt_s_own_traceparent_is_kept_and_others_get_a_fresh_one() -> None:
+    from acp_conformance.trace_stamps import trace_ids, with_traceparent
+
+    own = {"sessionId": "s", "_meta": {"traceparent": "00-" + "a" * 32 + "-" + "b" * 16 + "-01"}}
+    assert with_traceparent(own) is own
+    stamped = with_traceparent({"sessionId": "s", "_meta": {"k": 1}})
+    assert stamped["_meta"]["k"] == 1 and trace_ids(stamped) is not None
+    assert with_traceparent([1]) == [1]  # not an object: left as the check wrote it
+    assert with_traceparent({"_meta": "odd"}) == {"_meta": "odd"}
+    assert trace_ids(own) == ("a" * 32, "b" * 16)
+    assert trace_ids({"_meta": {"traceparent": "nonsense"}}) is None
