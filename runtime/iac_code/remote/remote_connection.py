@@ -243,7 +243,7 @@ class RemoteConnection:
                 log.error("agent wrote a frame that is not a JSON object; dropped")
                 return
             if "method" not in message:
-                self._unanswered.discard(message_key(message.get("id")))  # type: ignore[arg-type]
+                self._unanswered.discard(message_key(message.get("id")))
             if self._claim_initialize(message):
                 return
             stream = self.stream_for(message)
