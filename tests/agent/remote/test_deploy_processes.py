@@ -104,7 +104,7 @@ async def started(
 async def _wait_until_routed(http: httpx.AsyncClient, url: str) -> None:
     """HAProxy marks servers up after its first health checks: ask until it answers 200."""
     with anyio.fail_after(TIMEOUT * 2):
-        while True:  # noqa: ASYNC110  (another process's state, seen only through HTTP)
+        while True:
             try:
                 if (await http.get(url.replace("/acp", "/healthz"))).status_code == 200:
                     ready = await http.post(url, json=_initialize(), headers=_auth())
