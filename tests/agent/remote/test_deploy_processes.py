@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"
 TOKENS_SECRET = "/run/secrets/acp-tokens"
 ALICE = "alice-token-for-the-deploy-test"
+BOB = "bob-token-for-the-deploy-test"
 HAPROXY_REQUIRED = "IAC_CODE_REQUIRE_HAPROXY"
 
 
@@ -130,7 +131,7 @@ async def test_compose_services_as_processes_route_by_connection_id(
     postgres_server: PostgresServer,
 ) -> None:
     tokens = tmp_path / "acp-tokens"
-    tokens.write_text(f"# deploy test\n{ALICE} alice\n")
+    tokens.write_text(f"# deploy test\n{ALICE} alice\n{BOB} bob\n")
     store_url = postgres_server.url(schema=postgres_server.new_schema())
     service_env = compose()["services"]["replica1"]["environment"]
     assert service_env["IAC_CODE_STORE_URL"].startswith("postgresql://")
@@ -198,6 +199,16 @@ async def test_compose_services_as_processes_route_by_connection_id(
             prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": "hi"}]}
             answer = await client.request("session/prompt", prompt, stream=session_id)
             assert answer["stopReason"] == "end_turn"
+            await client.request("session/close", {"sessionId": session_id}, stream=session_id)
+        # Bob, on whichever replica the balancer picks, cannot see or load it (a shared store).
+        for _ in range(2):
+            bob = {"authorization": f"Bearer {BOB}"}
+            async with http_client(url, **bob) as other:
+                await other.initialize()
+                assert (await other.request("session/list", {}))["sessions"] == []
+                await other.transport.open_stream(session_id)
+                error = (await other.load(session_id, workspace)).frame["error"]
+                assert (error["code"], error["message"]) == (-32602, "Unknown session.")
 
 
 async def _owner(http: httpx.AsyncClient, replicas: list[str], connection_id: str) -> int:
