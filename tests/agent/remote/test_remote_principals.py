@@ -25,6 +25,7 @@ from tests.agent.remote.remote_kit import (
     agent_settings,
     http_client,
     running_server,
+    ws_client,
 )
 
 pytestmark = pytest.mark.anyio
@@ -224,3 +225,21 @@ def test_a_bad_auth_configuration_is_one_line_and_exit_2(tmp_path: Path) -> None
         assert done.returncode == 2, (args, done.stderr)
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and expected in lines[0], (args, done.stderr)
+
+
+async def test_websocket_connections_belong_to_their_principal(
+    tmp_path: Path, workspace: Path, llm_server: ScriptedLLMServer
+) -> None:
+    async with team_server(tmp_path / "home", llm_server.url) as server:
+        async with ws_client(server.ws_url, **bearer(ALICE_TOKEN)) as alice:
+            await alice.initialize()
+            mine = await alice.new_session(workspace)
+        async with ws_client(server.ws_url, **bearer(BOB_TOKEN)) as bob:
+            await bob.initialize()
+            assert (await bob.request("session/list", {}))["sessions"] == []
+            error = (await bob.load(mine, workspace)).frame["error"]
+            assert (error["code"], error["message"]) == (-32602, "Unknown session.")
+        async with ws_client(server.ws_url, **bearer(ALICE_TOKEN)) as again:
+            await again.initialize()
+            listed = await again.request("session/list", {})
+            assert [s["sessionId"] for s in listed["sessions"]] == [mine]
