@@ -239,6 +239,30 @@ def build_parser() -> argparse.ArgumentParser:
         " loopback (repeatable; others get 421, against DNS rebinding)",
     )
     remote.add_argument(
+        "--auth",
+        nargs="+",
+        metavar="KIND",
+        help="who may call, each a principal owning its sessions: 'tokens FILE' (one"
+        " 'TOKEN PRINCIPAL' pair per line) or 'jwt' (OIDC bearer tokens, see --jwt-*)",
+    )
+    remote.add_argument("--jwt-jwks-url", metavar="URL", help="the identity provider's JWKS")
+    remote.add_argument("--jwt-issuer", metavar="ISS", help="the tokens' required 'iss'")
+    remote.add_argument("--jwt-audience", metavar="AUD", help="the tokens' required 'aud'")
+    remote.add_argument(
+        "--jwt-principal-claim", default="sub", metavar="CLAIM", help="principal claim (sub)"
+    )
+    remote.add_argument(
+        "--drain-timeout",
+        type=_positive_number,
+        metavar="SECONDS",
+        help="after SIGTERM, running turns may finish this long before they are cancelled (30)",
+    )
+    remote.add_argument(
+        "--workspace-root",
+        metavar="DIR",
+        help="confine each principal's session directories to DIR/<principal>",
+    )
+    remote.add_argument(
         "--ws-compression",
         action="store_true",
         help="agree to compress WebSocket frames when a client offers it (off: on loopback it"
@@ -379,13 +403,26 @@ def _serve_http(args: argparse.Namespace, settings: Callable[[], Settings]) -> i
         print(problem, file=sys.stderr)
         return 2
 
+    from iac_code.remote.auth_options import (
+        AuthConfigError,
+        authenticator_from_args,
+        workspace_root,
+    )
     from iac_code.remote.options import TOKEN_ENV, RemoteOptions
     from iac_code.remote.serve import run_http_server
 
+    try:
+        authenticator = authenticator_from_args(args)
+        root = workspace_root(args)
+    except AuthConfigError as exc:
+        print(f"iac-code: {exc}", file=sys.stderr)
+        return 2
     options = RemoteOptions(
         host=args.host,
         port=args.port,
         token=secret_env.get(TOKEN_ENV) or None,
+        authenticator=authenticator,
+        workspace_root=root,
         allowed_origins=tuple(args.allow_origin),
         allowed_hosts=tuple(args.allow_host),
         websocket_compression=args.ws_compression,
@@ -407,6 +444,8 @@ def remote_limits(args: argparse.Namespace) -> RemoteLimits:
         limits = replace(limits, idle_timeout_seconds=args.idle_timeout)
     if args.body_timeout is not None:
         limits = replace(limits, body_timeout_seconds=args.body_timeout)
+    if args.drain_timeout is not None:
+        limits = replace(limits, drain_timeout_seconds=args.drain_timeout)
     if args.max_body_buffer_mib is not None:
         limits = replace(limits, max_buffered_body_bytes=int(args.max_body_buffer_mib * 2**20))
     return limits
@@ -437,6 +476,12 @@ def _plain_acp_arguments() -> argparse.Namespace:
             "idle_timeout",
             "body_timeout",
             "max_body_buffer_mib",
+            "auth",
+            "jwt_jwks_url",
+            "jwt_issuer",
+            "jwt_audience",
+            "workspace_root",
+            "drain_timeout",
         )
     }
     values.update(
@@ -449,6 +494,7 @@ def _plain_acp_arguments() -> argparse.Namespace:
         allow_origin=[],
         allow_host=[],
         ws_compression=False,
+        jwt_principal_claim="sub",
     )
     return SimpleNamespace(**values)  # type: ignore[return-value]
 

@@ -1,5 +1,5 @@
-"""The ASGI application: ``/acp`` (HTTP and WebSocket), ``/openapi.json`` and ``/metrics``,
-behind the guard."""
+"""The ASGI application: ``/acp`` (HTTP and WebSocket), ``/openapi.json``, ``/metrics``,
+``/healthz`` and ``/readyz``, behind the guard."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from starlette.routing import Route, WebSocketRoute
 
 from iac_code import telemetry
 from iac_code.remote.guard import GuardMiddleware
+from iac_code.remote.health import Readiness
 from iac_code.remote.http_endpoint import AcpHttpEndpoint
 from iac_code.remote.options import RemoteOptions, is_loopback_host
 from iac_code.remote.registry import ConnectionRegistry
@@ -53,10 +54,14 @@ async def _metrics(request: Request) -> Response:
 
 
 def build_app(
-    make_handler: HandlerFactory, options: RemoteOptions
+    make_handler: HandlerFactory, options: RemoteOptions, readiness: Readiness | None = None
 ) -> tuple[Starlette, ConnectionRegistry]:
-    """The application and its registry (the registry runs during the app's lifespan)."""
+    """The application and its registry (the registry runs during the app's lifespan).
+
+    ``app.state.readiness`` is what ``/readyz`` reports; a drain sets it not ready.
+    """
     registry = ConnectionRegistry(make_handler, options.limits)
+    readiness = readiness or Readiness()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -76,12 +81,16 @@ def build_app(
             WebSocketRoute("/acp", AcpWebSocketEndpoint(registry)),
             Route("/openapi.json", _openapi, methods=["GET"]),
             Route("/metrics", _metrics, methods=["GET"]),
+            Route("/healthz", readiness.healthz, methods=["GET"]),
+            Route("/readyz", readiness.readyz, methods=["GET"]),
         ],
         lifespan=lifespan,
     )
+    app.state.readiness = readiness
     app.add_middleware(
         GuardMiddleware,
         token=options.token,
+        authenticator=options.authenticator,
         allowed_origins=options.allowed_origins,
         check_host=is_loopback_host(options.host),
         allowed_hosts=options.allowed_hosts,

@@ -6,8 +6,10 @@ Runs before routing, for HTTP requests and WebSocket handshakes alike:
    drive a local agent (DNS rebinding, drive-by fetches). A request with an Origin is accepted
    only when it is a loopback origin or listed with ``--allow-origin``; requests without one
    (editors, CLIs, SDK clients) pass. Refused with 403.
-2. ``Authorization: Bearer <token>`` — when a token is configured (always, off loopback),
-   compared in constant time. Refused with 401 and ``WWW-Authenticate: Bearer``.
+2. ``Authorization: Bearer <token>`` — when an authenticator is configured (always, off
+   loopback): the single token, a tokens file or JWT (:mod:`iac_code.remote.principals`).
+   Refused with 401 and ``WWW-Authenticate: Bearer``. The principal it names is put in the
+   scope under :data:`PRINCIPAL_KEY` for the endpoints.
 3. ``Acp-Protocol-Version`` — optional; when sent it must be a version we speak (400).
 
 Before all of these, when the server listens on loopback, the ``Host`` header must name a
@@ -22,7 +24,6 @@ extension when the server offers it, and a policy-violation close otherwise.
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections.abc import Iterable
 from urllib.parse import urlsplit
@@ -31,12 +32,23 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from iac_code.remote.options import is_loopback_host
+from iac_code.remote.principals import Authenticator, Refusal, SingleToken
 from iac_code.remote.protocol import PROTOCOL_VERSION_HEADER, SUPPORTED_PROTOCOL_VERSIONS
 from iac_code.remote.responses import AUTH_REQUIRED, error_body
 
-__all__ = ["GuardMiddleware", "deny_websocket"]
+__all__ = ["PRINCIPAL_KEY", "GuardMiddleware", "deny_websocket", "request_principal"]
 
 _PUBLIC_PATHS = frozenset({"/openapi.json"})  # no secrets there; still Origin-checked
+#: Probes of load balancers and orchestrators: no credentials, nothing behind them to protect.
+_UNAUTHENTICATED_PATHS = frozenset({"/healthz", "/readyz"})
+#: The scope key holding the authenticated principal (absent: no authenticator, or None).
+PRINCIPAL_KEY = "iac_code.principal"
+
+
+def request_principal(scope: Scope) -> str | None:
+    """The principal the guard found for this request (None for a single-user server)."""
+    principal = scope.get(PRINCIPAL_KEY)
+    return principal if isinstance(principal, str) else None
 
 
 class GuardMiddleware:
@@ -44,7 +56,8 @@ class GuardMiddleware:
         self,
         app: ASGIApp,
         *,
-        token: str | None,
+        token: str | None = None,
+        authenticator: Authenticator | None = None,
         allowed_origins: Iterable[str] = (),
         check_host: bool = False,
         allowed_hosts: Iterable[str] = (),
@@ -52,14 +65,21 @@ class GuardMiddleware:
         self.app = app
         self._check_host = check_host
         self._hosts = {host.strip().lower() for host in allowed_hosts}
-        self._token = token.encode() if token else None
+        if authenticator is None and token:
+            authenticator = SingleToken(token)
+        self._authenticator = authenticator
         self._origins = {origin.rstrip("/").lower() for origin in allowed_origins}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        if scope.get("path") in _UNAUTHENTICATED_PATHS:
+            await self.app(scope, receive, send)
+            return
         refusal = self._refusal(scope)
+        if refusal is None:
+            refusal = await self._authenticate(scope)
         if refusal is None:
             await self.app(scope, receive, send)
             return
@@ -78,9 +98,6 @@ class GuardMiddleware:
         origin = headers.get("origin")
         if origin is not None and not self._origin_allowed(origin):
             return 403, "Origin not allowed", {}
-        needs_token = self._token is not None and scope.get("path") not in _PUBLIC_PATHS
-        if needs_token and not self._token_matches(headers.get("authorization")):
-            return 401, "Missing or invalid bearer token", {"www-authenticate": "Bearer"}
         version = headers.get(PROTOCOL_VERSION_HEADER)
         if version is not None and version.strip() not in SUPPORTED_PROTOCOL_VERSIONS:
             supported = ", ".join(sorted(SUPPORTED_PROTOCOL_VERSIONS))
@@ -101,15 +118,16 @@ class GuardMiddleware:
         name = _host_name(host.strip().lower())
         return name is not None and (name in self._hosts or is_loopback_host(name))
 
-    def _token_matches(self, authorization: str | None) -> bool:
-        assert self._token is not None
-        if authorization is None:
-            return False
-        scheme, _, credentials = authorization.partition(" ")
-        if scheme.lower() != "bearer":
-            return False
-        # compare_digest takes the same time wherever the first difference is.
-        return hmac.compare_digest(credentials.strip().encode(), self._token)
+    async def _authenticate(self, scope: Scope) -> tuple[int, str, dict[str, str]] | None:
+        """After the cheap checks, so a refused Origin never costs a JWKS fetch."""
+        if self._authenticator is None or scope.get("path") in _PUBLIC_PATHS:
+            return None
+        answer = await self._authenticator.principal(Headers(scope=scope).get("authorization"))
+        if isinstance(answer, Refusal):
+            extra = {"www-authenticate": "Bearer"} if answer.status == 401 else {"retry-after": "5"}
+            return answer.status, answer.message, extra
+        scope[PRINCIPAL_KEY] = answer
+        return None
 
 
 def _host_name(host: str) -> str | None:

@@ -35,6 +35,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from iac_code.remote.guard import request_principal
 from iac_code.remote.protocol import (
     ACCEPT_EVENT_STREAM,
     CONNECTION_HEADER,
@@ -113,10 +114,10 @@ class AcpHttpEndpoint:
         if message.get("method") == "initialize" and "id" in message:
             if connection_id is not None:
                 return transport_error(400, "initialize is not allowed on an existing connection")
-            return await self._initialize(message)
+            return await self._initialize(message, request_principal(request.scope))
         if connection_id is None:
             return transport_error(400, "Missing Acp-Connection-Id")
-        connection = self._known(connection_id)
+        connection = self._known(request, connection_id)
         if "method" in message:
             route = self._request_route(request, message)
             connection.remember_answer_route(message, route)
@@ -198,11 +199,11 @@ class AcpHttpEndpoint:
             raise _Refused(transport_error(400, "The id holds a lone UTF-16 surrogate"))
         return value
 
-    async def _initialize(self, message: dict[str, Any]) -> Response:
+    async def _initialize(self, message: dict[str, Any], principal: str | None) -> Response:
         if message_key(message.get("id")) is None:
             return transport_error(400, "initialize needs a string or integer id")
         try:
-            connection = await self.registry.create("http")
+            connection = await self.registry.create("http", principal)
         except TooManyConnections as exc:
             return transport_error(
                 503, f"Connection limit reached ({exc})", headers={"retry-after": "5"}
@@ -261,7 +262,7 @@ class AcpHttpEndpoint:
         connection_id = self._header_id(request, CONNECTION_HEADER)
         if connection_id is None:
             return transport_error(400, "Missing Acp-Connection-Id")
-        connection = self._known(connection_id)
+        connection = self._known(request, connection_id)
         session_id = self._header_id(request, SESSION_HEADER)
         stream = (
             connection.connection_stream
@@ -305,7 +306,7 @@ class AcpHttpEndpoint:
         connection_id = self._header_id(request, CONNECTION_HEADER)
         if connection_id is None:
             return transport_error(400, "Missing Acp-Connection-Id")
-        if not self.registry.remove(connection_id):
+        if not self.registry.remove(connection_id, request_principal(request.scope)):
             return transport_error(404, "Unknown Acp-Connection-Id")
         return Response(status_code=202)
 
@@ -321,8 +322,8 @@ class AcpHttpEndpoint:
             )
         return value
 
-    def _known(self, connection_id: str) -> RemoteConnection:
-        connection = self.registry.get(connection_id)
+    def _known(self, request: Request, connection_id: str) -> RemoteConnection:
+        connection = self.registry.get(connection_id, request_principal(request.scope))
         if connection is None:
             raise _Refused(transport_error(404, "Unknown Acp-Connection-Id"))
         return connection

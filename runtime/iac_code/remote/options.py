@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from iac_code.remote.principals import Authenticator
 
 __all__ = ["RemoteLimits", "RemoteOptions", "is_loopback_host"]
 
@@ -45,6 +50,8 @@ class RemoteLimits:
     initialize_timeout_seconds: float = 30.0
     #: Seconds between SSE keep-alive comments on an idle stream.
     keepalive_seconds: float = 15.0
+    #: After SIGTERM, running turns may finish for this long before they are cancelled.
+    drain_timeout_seconds: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,10 @@ class RemoteOptions:
     port: int = 8765
     #: Bearer token clients must send; required whenever ``host`` is not a loopback address.
     token: str | None = None
+    #: Who the callers are (``--auth tokens|jwt``); replaces ``token`` when set.
+    authenticator: Authenticator | None = None
+    #: Each principal's session directories must lie in ``workspace_root/<principal>``.
+    workspace_root: Path | None = None
     #: Origins (``scheme://host[:port]``) allowed besides loopback ones.
     allowed_origins: tuple[str, ...] = ()
     #: Host names (``Host`` header, port ignored) allowed besides loopback ones; checked only

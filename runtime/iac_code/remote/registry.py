@@ -51,18 +51,22 @@ class ConnectionRegistry:
     def __len__(self) -> int:
         return len(self._connections)
 
-    def get(self, connection_id: str) -> RemoteConnection | None:
+    def get(self, connection_id: str, principal: str | None = None) -> RemoteConnection | None:
+        """The live connection, if it belongs to ``principal``: another principal's
+        connection is answered exactly like an unknown one."""
         connection = self._connections.get(connection_id)
-        if connection is None or connection.closing:
+        if connection is None or connection.closing or connection.principal != principal:
             return None
         return connection
 
-    async def create(self, transport: Transport) -> RemoteConnection:
+    async def create(self, transport: Transport, principal: str | None = None) -> RemoteConnection:
         if self._task_group is None or self.shutting_down:
             raise TooManyConnections("the server is shutting down")
         if len(self._connections) >= self.limits.max_connections:
             raise TooManyConnections(f"at most {self.limits.max_connections} connections")
-        connection = RemoteConnection(transport, self._make_handler, self.limits)
+        connection = RemoteConnection(
+            transport, self._make_handler, self.limits, principal=principal
+        )
         self._connections[connection.id] = connection
         await self._task_group.start(self._run, connection)
         return connection
@@ -83,13 +87,25 @@ class ConnectionRegistry:
         if connection is not None:
             await connection.closed.wait()
 
-    def remove(self, connection_id: str) -> bool:
+    def remove(self, connection_id: str, principal: str | None = None) -> bool:
         """End a connection at the client's request (DELETE); False when unknown."""
-        connection = self.get(connection_id)
+        connection = self.get(connection_id, principal)
         if connection is None:
             return False
         connection.abort()
         return True
+
+    async def drain(self, grace_seconds: float) -> None:
+        """SIGTERM: take no new connection, let running requests (turns) finish for up to
+        ``grace_seconds``, then close every connection (which cancels what still runs,
+        persists it and releases the sessions' locks or leases)."""
+        self.shutting_down = True
+        with anyio.move_on_after(grace_seconds):
+            # Polled: answers leave through each connection's output router, which has no
+            # event for "the last one" across connections; 50 ms is nothing next to a turn.
+            while any(c.busy for c in self._connections.values()):  # noqa: ASYNC110
+                await anyio.sleep(0.05)
+        await self.close_all()
 
     async def close_all(self) -> None:
         """Server shutdown: close every connection gracefully and wait (bounded)."""

@@ -27,6 +27,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from iac_code.remote.options import RemoteLimits
+from iac_code.remote.principals import CURRENT_PRINCIPAL
 from iac_code.remote.protocol import message_key, params_session_id, result_session_id
 from iac_code.remote.streams import OutboundStream, OutputBudget, ReplayBudget
 from iac_code.rpc.channels import FrameSink, MessageQueue
@@ -68,8 +69,11 @@ class RemoteConnection:
         limits: RemoteLimits,
         *,
         connection_id: str | None = None,
+        principal: str | None = None,
     ) -> None:
         self.id = connection_id or secrets.token_urlsafe(18)
+        #: Who opened the connection (``--auth``); only they may use it.
+        self.principal = principal
         self.transport = transport
         self.limits = limits
         self._make_handler = make_handler
@@ -90,6 +94,8 @@ class RemoteConnection:
         #: Agent request id → the stream it was sent on (the client must answer from there).
         self._agent_request_routes: dict[tuple[str, object], Route] = {}
         self._initialize: _InitializeWaiter | None = None
+        #: Client requests handed to the agent and not answered yet (a drain waits for them).
+        self._unanswered: set[tuple[str, object]] = set()
         self.closed = anyio.Event()
         self.closing = False
         self.last_activity = anyio.current_time()
@@ -100,7 +106,12 @@ class RemoteConnection:
         """Serve until closed. Started with ``TaskGroup.start``: ready once the handler exists."""
         try:
             async with anyio.create_task_group() as background:
-                handler, on_close = self._make_handler(self.agent, background)
+                # The factory reads the principal from the context (its signature predates it).
+                token = CURRENT_PRINCIPAL.set(self.principal)
+                try:
+                    handler, on_close = self._make_handler(self.agent, background)
+                finally:
+                    CURRENT_PRINCIPAL.reset(token)
                 self.agent.handler = handler
                 self._on_close_hook = on_close
                 task_status.started()
@@ -133,6 +144,11 @@ class RemoteConnection:
 
     def touch(self) -> None:
         self.last_activity = anyio.current_time()
+
+    @property
+    def busy(self) -> bool:
+        """A client request (a prompt, say) is still being handled."""
+        return bool(self._unanswered)
 
     @property
     def has_reader(self) -> bool:
@@ -182,6 +198,10 @@ class RemoteConnection:
         if self.closing:
             raise ConnectionGone()
         self.touch()
+        if isinstance(message, dict) and "method" in message:
+            key = message_key(message.get("id"))
+            if key is not None:
+                self._unanswered.add(key)
         try:
             await self._to_agent.put(message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -222,6 +242,8 @@ class RemoteConnection:
             if not isinstance(message, dict):
                 log.error("agent wrote a frame that is not a JSON object; dropped")
                 return
+            if "method" not in message:
+                self._unanswered.discard(message_key(message.get("id")))
             if self._claim_initialize(message):
                 return
             stream = self.stream_for(message)

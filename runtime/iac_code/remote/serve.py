@@ -3,9 +3,11 @@
 Hypercorn speaks HTTP/1.1, HTTP/2 (cleartext prior knowledge and h2c upgrade) and WebSocket,
 and runs on asyncio, which anyio (the runtime's concurrency layer) drives as well.
 
-Start-up refuses a non-loopback host without a token. SIGTERM/SIGINT close every connection
-gracefully (turns end, sessions are flushed, SSE streams end, WebSockets close with 1001)
-before Hypercorn stops listening.
+Start-up refuses a non-loopback host without a token. SIGTERM/SIGINT drain: ``/readyz`` turns
+503, new connections are refused (503), running turns may finish for ``--drain-timeout``
+seconds, then every connection closes gracefully (what still runs is cancelled, sessions are
+flushed and their locks or leases released, SSE streams end, WebSockets close with 1001)
+before Hypercorn stops listening and the process exits 0.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from iac_code.remote.options import RemoteOptions, is_loopback_host
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Awaitable, Callable
+    from pathlib import Path
 
     from anyio.abc import TaskGroup
 
@@ -36,7 +39,7 @@ log = logging.getLogger("iac_code.remote")
 
 def check_startup(options: RemoteOptions) -> str | None:
     """Why the server must not start with these options, or None."""
-    if not is_loopback_host(options.host) and not options.token:
+    if not is_loopback_host(options.host) and not (options.token or options.authenticator):
         return (
             f"refusing to listen on {options.host} without a token: set IACCODE_ACP_HTTP_TOKEN"
             " (clients send it as 'Authorization: Bearer <token>') or use a loopback --host"
@@ -44,9 +47,15 @@ def check_startup(options: RemoteOptions) -> str | None:
     return None
 
 
-def agent_handler_factory(settings: Settings) -> AgentHandlerFactory:
-    """The same agent and router the stdio transport builds, once per remote connection."""
-    return AgentHandlerFactory(settings)
+def agent_handler_factory(
+    settings: Settings, *, owners: bool = False, workspace_root: Path | None = None
+) -> AgentHandlerFactory:
+    """The same agent and router the stdio transport builds, once per remote connection.
+
+    With ``owners`` (a server with named principals) or a workspace root, each agent sees
+    the store through :class:`OwnedStore` for its connection's principal.
+    """
+    return AgentHandlerFactory(settings, owners=owners, workspace_root=workspace_root)
 
 
 class AgentHandlerFactory:
@@ -55,8 +64,12 @@ class AgentHandlerFactory:
     ``aclose`` (called when the application stops) closes the model client they share.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(
+        self, settings: Settings, *, owners: bool = False, workspace_root: Path | None = None
+    ) -> None:
         self._settings = settings
+        self._owners = owners
+        self._workspace_root = workspace_root
         self._shared = _SharedModelClient(settings) if _usable_env_key(settings) else None
 
     def __call__(
@@ -65,8 +78,20 @@ class AgentHandlerFactory:
         from iac_code.agent.acp_agent import IacAgent
         from iac_code.router import Router
 
+        store = None
+        if self._owners or self._workspace_root is not None:
+            from iac_code.remote.owned_store import OwnedStore
+            from iac_code.remote.principals import CURRENT_PRINCIPAL
+            from iac_code.store.open_store import open_store
+
+            principal = CURRENT_PRINCIPAL.get()
+            store = OwnedStore(open_store(self._settings), principal, self._workspace_root)
         agent = IacAgent(
-            self._settings, connection, background=background, model_client=self._shared
+            self._settings,
+            connection,
+            store,
+            background=background,
+            model_client=self._shared,
         )
         return Router(agent), agent.shutdown
 
@@ -142,6 +167,7 @@ def run_http_server(settings: Settings, options: RemoteOptions) -> int:
 
     from iac_code.logs import start_logging
     from iac_code.remote.app import build_app
+    from iac_code.remote.health import Readiness, postgres_probe
     from iac_code.remote.ws_batches import enable_batched_sends
     from iac_code.remote.ws_compression import decline_compression
     from iac_code.stdio_runtime import raise_open_file_limit
@@ -154,7 +180,13 @@ def run_http_server(settings: Settings, options: RemoteOptions) -> int:
     except OSError as exc:
         print(f"iac-code: cannot listen on {options.host}:{options.port}: {exc}", file=sys.stderr)
         return 2
-    app, registry = build_app(agent_handler_factory(settings), options)
+    factory = agent_handler_factory(
+        settings,
+        owners=options.authenticator is not None,
+        workspace_root=options.workspace_root,
+    )
+    readiness = Readiness(postgres_probe(settings.store_url) if settings.store_url else None)
+    app, registry = build_app(factory, options, readiness)
     host, port = sock.getsockname()[:2]
     config = Config()
     config.bind = [f"fd://{sock.detach()}"]  # Hypercorn owns (and closes) the descriptor
@@ -171,9 +203,10 @@ def run_http_server(settings: Settings, options: RemoteOptions) -> int:
     async def shutdown_trigger() -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async for signum in signals:
-                log.info("received %s; closing connections", signal.Signals(signum).name)
+                log.info("received %s; draining", signal.Signals(signum).name)
                 break
-        await registry.close_all()
+        readiness.draining = True  # /readyz answers 503: the balancer sends no new work
+        await registry.drain(options.limits.drain_timeout_seconds)
 
     async def main() -> None:
         await serve(app, config, shutdown_trigger=shutdown_trigger)  # type: ignore[arg-type]

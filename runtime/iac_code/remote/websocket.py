@@ -18,7 +18,7 @@ import anyio
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from iac_code.remote.guard import deny_websocket
+from iac_code.remote.guard import deny_websocket, request_principal
 from iac_code.remote.protocol import has_lone_surrogate_id, loads_message, message_key
 from iac_code.remote.registry import ConnectionRegistry, TooManyConnections
 from iac_code.remote.remote_connection import ConnectionGone, RemoteConnection
@@ -47,7 +47,7 @@ class AcpWebSocketEndpoint:
         # The server frames a burst of messages in one write when it offers to (ws_batches).
         send_many = send if SEND_MANY in (scope.get("extensions") or {}) else None
         try:
-            connection = await self.registry.create("websocket")
+            connection = await self.registry.create("websocket", request_principal(scope))
         except TooManyConnections:
             await _deny(scope, receive, send, 503, "Connection limit reached")
             return

@@ -51,6 +51,7 @@ class SessionStoreBackend(Protocol):
         additional_directories: Sequence[str] = (),
         title: str | None = None,
         parent_id: str | None = None,
+        owner: str | None = None,
     ) -> SessionMeta: ...
 
     def fork(self, source_id: str, new_id: str, *, cwd: str | None = None) -> SessionMeta: ...

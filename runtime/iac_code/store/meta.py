@@ -48,6 +48,9 @@ class SessionMeta:
     title: str | None = None
     parent_id: str | None = None
     additional_directories: tuple[str, ...] = ()
+    #: The principal the session belongs to on a shared server (``--auth``); None when the
+    #: server knows one user only (stdio, a single ``--token``).
+    owner: str | None = None
 
     @classmethod
     def new(
@@ -58,10 +61,13 @@ class SessionMeta:
         additional_directories: Sequence[str] = (),
         title: str | None = None,
         parent_id: str | None = None,
+        owner: str | None = None,
     ) -> SessionMeta:
         """A session created now (created and updated at the same instant)."""
         now = utc_now()
-        return cls(session_id, cwd, now, now, title, parent_id, tuple(additional_directories))
+        return cls(
+            session_id, cwd, now, now, title, parent_id, tuple(additional_directories), owner
+        )
 
     def forked(self, new_id: str, cwd: str | None) -> SessionMeta:
         """A fork of this session created now: same title and directories, this as parent."""
@@ -96,6 +102,8 @@ class SessionMeta:
             "updatedAt": self.updated_at,
             "parentId": self.parent_id,
             "additionalDirectories": list(self.additional_directories),
+            # Only on a shared server's sessions: single-user files stay as they were.
+            **({"owner": self.owner} if self.owner is not None else {}),
         }
 
     def to_index_record(self) -> dict[str, Any]:
@@ -112,6 +120,8 @@ class SessionMeta:
             record["parentId"] = self.parent_id
         if self.additional_directories:
             record["additionalDirectories"] = list(self.additional_directories)
+        if self.owner is not None:
+            record["owner"] = self.owner
         return record
 
     @classmethod
@@ -126,6 +136,7 @@ class SessionMeta:
         title = data.get("title")
         parent_id = data.get("parentId")
         directories = data.get("additionalDirectories") or []
+        owner = data.get("owner")
         if not (
             isinstance(session_id, str)
             and isinstance(cwd, str)
@@ -139,6 +150,8 @@ class SessionMeta:
             raise ValueError("session parentId is not a string")
         if not isinstance(directories, list) or not all(isinstance(d, str) for d in directories):
             raise ValueError("session additionalDirectories is not a list of strings")
+        if owner is not None and not isinstance(owner, str):
+            raise ValueError("session owner is not a string")
         return cls(
             session_id=session_id,
             cwd=cwd,
@@ -147,4 +160,5 @@ class SessionMeta:
             title=title,
             parent_id=parent_id,
             additional_directories=tuple(directories),
+            owner=owner,
         )

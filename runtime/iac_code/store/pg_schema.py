@@ -51,6 +51,10 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         expires_at timestamptz NOT NULL
     );
     """,
+    # 2: the principal a session belongs to on a server shared by several users (--auth).
+    """
+    ALTER TABLE iac_sessions ADD COLUMN owner text;
+    """,
 )
 
 

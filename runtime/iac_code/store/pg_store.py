@@ -53,7 +53,7 @@ logger = logging.getLogger(__name__)
 CONNECT_TIMEOUT = 10.0
 POOL_MAX_SIZE = 4
 
-_COLUMNS = "id, cwd, title, created_at, updated_at, parent_id, additional_directories"
+_COLUMNS = "id, cwd, title, created_at, updated_at, parent_id, additional_directories, owner"
 
 # Appends claim their sequence numbers by bumping the session's counter; the row lock this
 # takes orders concurrent appends. With a lease the counter is only bumped while the lease
@@ -74,9 +74,9 @@ _FENCE = (
 
 
 def _meta_from_row(row: Sequence[Any]) -> SessionMeta:
-    session_id, cwd, title, created_at, updated_at, parent_id, directories = row
+    session_id, cwd, title, created_at, updated_at, parent_id, directories, owner = row
     return SessionMeta(
-        session_id, cwd, created_at, updated_at, title, parent_id, tuple(directories or ())
+        session_id, cwd, created_at, updated_at, title, parent_id, tuple(directories or ()), owner
     )
 
 
@@ -182,6 +182,7 @@ class PostgresSessionStore:
         additional_directories: Sequence[str] = (),
         title: str | None = None,
         parent_id: str | None = None,
+        owner: str | None = None,
     ) -> SessionMeta:
         """Create an empty session; raises SessionExistsError when the id is taken."""
         if not is_valid_session_id(session_id):
@@ -192,6 +193,7 @@ class PostgresSessionStore:
             additional_directories=additional_directories,
             title=title,
             parent_id=parent_id,
+            owner=owner,
         )
         with self._connection(f"cannot create session {session_id!r}") as connection:
             self._insert_meta(connection, meta, next_seq=0)
@@ -202,7 +204,7 @@ class PostgresSessionStore:
 
         row = connection.execute(
             f"INSERT INTO iac_sessions ({_COLUMNS}, next_seq)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING RETURNING id",
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING RETURNING id",
             (
                 meta.session_id,
                 meta.cwd,
@@ -211,6 +213,7 @@ class PostgresSessionStore:
                 meta.updated_at,
                 meta.parent_id,
                 Jsonb(list(meta.additional_directories)),
+                meta.owner,
                 next_seq,
             ),
         ).fetchone()

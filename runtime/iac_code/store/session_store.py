@@ -111,6 +111,7 @@ class SessionStore:
         additional_directories: Sequence[str] = (),
         title: str | None = None,
         parent_id: str | None = None,
+        owner: str | None = None,
     ) -> SessionMeta:
         """Create an empty session; raises SessionExistsError when the id is taken."""
         meta = SessionMeta.new(
@@ -119,6 +120,7 @@ class SessionStore:
             additional_directories=additional_directories,
             title=title,
             parent_id=parent_id,
+            owner=owner,
         )
         self._materialize(meta, b"")
         return meta
