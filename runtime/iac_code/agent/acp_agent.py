@@ -224,6 +224,7 @@ class IacAgent(AgentHandlers):
         session = self._new_session(session_id, cwd, extra_dirs)
         _fold_events(session, events)
         self.sessions[session_id] = session
+        telemetry.session_opened()
         return session
 
     def _new_session(self, session_id: str, cwd: Path, extra_dirs: list[Path]) -> Session:

@@ -164,9 +164,18 @@ class ModelAccess:
             async for event in events:
                 yield event.response if isinstance(event, MessageFinished) else event
 
+    @staticmethod
+    async def ready(client: ModelClient) -> None:
+        """Let ``client`` load what it needs (the SDK import) before a silence watch starts:
+        seconds of import on a busy machine are not the model being silent."""
+        ensure_ready = getattr(client, "ensure_ready", None)
+        if ensure_ready is not None:
+            await ensure_ready()
+
     async def complete(self, client: ModelClient, request: ModelRequest) -> ModelResponse:
         """One whole model response (no deltas), with the same retries as a turn's requests
         and the same silence deadline."""
+        await self.ready(client)
         async with self.silence_watch() as watch:
             return await collect(_heard_by(watch, self._retrying(client, request)))
 

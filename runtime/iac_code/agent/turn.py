@@ -268,6 +268,7 @@ class Turn:
         streamed = _Streamed(message_id=uuid.uuid4().hex)
         self._streamed = streamed
         response: ModelResponse | None = None
+        await self.port.model.ready(client)
         async with self.port.model.silence_watch() as watch:
             async for event in self.port.model.stream(client, self._request()):
                 watch.heard()

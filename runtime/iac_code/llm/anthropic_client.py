@@ -212,7 +212,10 @@ class AnthropicModelClient:
     def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         return self._stream(request)
 
-    async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
+    async def ensure_ready(self) -> None:
+        """Load the SDK if no call has yet. Callers that time the model's silence await this
+        first: the import takes seconds on a busy machine, and that is not the model being
+        quiet."""
         if not self._api_key:
             raise ModelAuthError(NO_API_KEY_MESSAGE)
         if self._sdk_client is None:
@@ -223,6 +226,9 @@ class AnthropicModelClient:
             # background preload (iac_code.llm.preload) may be under way: it must not pause.
             hurry()
             await anyio.to_thread.run_sync(self.prepare, abandon_on_cancel=True)
+
+    async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
+        await self.ensure_ready()
         async for event in self._stream_with(self._sdk(), request):
             yield event
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import uuid
@@ -158,13 +159,21 @@ def test_the_agents_own_environ_shows_no_credentials_and_the_model_still_gets_th
 def test_the_allow_list_flag_lets_a_named_variable_through(tmp_path: Path) -> None:
     api_key = f"sk-ant-{uuid.uuid4().hex}"
     own_token = f"tok-{uuid.uuid4().hex}"
+    # The child prints a digest of what it got: the value itself would be masked on its way
+    # back (tool output that looks like a credential never reaches the model or the client).
     shown, _, events, _ = _run_env_through_bash(
         tmp_path,
         {"ANTHROPIC_API_KEY": api_key, "IAC_CODE_DEPLOY_TOKEN": own_token},
         "--child-env-allow",
         "IAC_CODE_DEPLOY_TOKEN",
+        command=(
+            'printf %s "$IAC_CODE_DEPLOY_TOKEN" | sha256sum;'
+            ' printf %s "${ANTHROPIC_API_KEY:-unset}" | sha256sum'
+        ),
     )
-    assert own_token in shown and own_token.encode() in events
+    digest = hashlib.sha256(own_token.encode()).hexdigest()
+    assert digest in shown and digest.encode() in events
+    assert hashlib.sha256(b"unset").hexdigest() in shown  # the API key was still withheld
     assert api_key not in shown
 
 

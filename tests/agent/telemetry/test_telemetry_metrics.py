@@ -21,7 +21,7 @@ async def tool_turn(workspace: Path, home: Path) -> None:
     model = ScriptedModelClient(
         [
             Turn()
-            .tool_use("write_file", {"path": "a.tf", "content": "x"}, id="w1")
+            .tool_use("write_file", {"path": "a.txt", "content": "x"}, id="w1")
             .usage(input_tokens=50, output_tokens=5),
             Turn().text("Done.").usage(input_tokens=80, output_tokens=3),
         ],

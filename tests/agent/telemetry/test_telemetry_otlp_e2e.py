@@ -70,9 +70,9 @@ def homes(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def script_a_write(llm: ScriptedLLMServer) -> None:
-    """The model writes a.tf (tool call w1, asking permission), then answers."""
+    """The model writes a.txt (tool call w1, asking permission), then answers."""
     llm.script.add(
-        Turn().tool_use("write_file", {"path": "a.tf", "content": "x = 1\n"}, id="w1"),
+        Turn().tool_use("write_file", {"path": "a.txt", "content": "x = 1\n"}, id="w1"),
         Turn().text("Written."),
     )
 
@@ -116,7 +116,7 @@ async def test_stdio_turns_reach_the_otlp_receiver(
 ) -> None:
     home, workspace = homes(tmp_path)
     script_a_write(llm)
-    llm.script.add(Turn().tool_use("write_file", {"path": "b.tf", "content": "y\n"}, id="w2"))
+    llm.script.add(Turn().tool_use("write_file", {"path": "b.txt", "content": "y\n"}, id="w2"))
     stderr = tmp_path / "stderr.log"
     env = otel_environment(home, llm.url, otlp)
     async with open_agent_process(

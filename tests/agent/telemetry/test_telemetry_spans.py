@@ -41,9 +41,9 @@ def model_for(*turns: Turn) -> ScriptedModelClient:
 
 
 def write_then_answer(tool_id: str = "w1") -> ScriptedModelClient:
-    """A model that writes a.tf (a call that asks permission), then answers."""
+    """A model that writes a.txt (a call that asks permission), then answers."""
     return model_for(
-        Turn().tool_use("write_file", {"path": "a.tf", "content": "x = 1\n"}, id=tool_id),
+        Turn().tool_use("write_file", {"path": "a.txt", "content": "x = 1\n"}, id=tool_id),
         Turn().text("Written."),
     )
 
@@ -129,7 +129,7 @@ async def test_a_tool_call_with_permission_nests_under_the_turn(
             "session/prompt", prompt_params(session, traceparent=CALLER_TRACEPARENT), stream=session
         )
         asked = run.client.requests_for("session/request_permission")
-    assert (workspace / "a.tf").read_text() == "x = 1\n"
+    assert (workspace / "a.txt").read_text() == "x = 1\n"
 
     turn = recorded.one("invoke_agent")
     tool = recorded.one("execute_tool")
@@ -168,7 +168,7 @@ async def test_a_denied_permission_ends_the_tool_call_declined(
         run.client.handlers["session/request_permission"] = reject
         session = await run.client.new_session(workspace)
         await run.client.prompt(session, "write")
-    assert not (workspace / "a.tf").exists()
+    assert not (workspace / "a.txt").exists()
     wait = dict(recorded.one("permission_wait").attributes or {})
     assert wait["iac_code.permission.outcome"] == "denied"
     assert wait["iac_code.permission.option_id"] == "reject_once"
@@ -308,5 +308,5 @@ async def test_content_is_recorded_only_when_asked(
     turn = dict(recorded_with_content.one("invoke_agent").attributes or {})
     assert SECRET in str(turn["gen_ai.input.messages"])
     tool = dict(recorded_with_content.one("execute_tool").attributes or {})
-    assert '"a.tf"' in str(tool["gen_ai.tool.call.arguments"])
+    assert '"a.txt"' in str(tool["gen_ai.tool.call.arguments"])
     assert "gen_ai.tool.call.result" in tool
