@@ -309,6 +309,8 @@ class AgentConnection:
                 if pending is not None:
                     pending.response = Response(pending.method, pending.request, frame)
                     pending.arrived.set()
+                    if pending.method != "initialize":
+                        self.quiet.answered()
         self._notify_change()
         return True
 

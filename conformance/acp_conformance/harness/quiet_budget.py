@@ -7,6 +7,11 @@ knows the agent may be quiet, and every later wait gets at most half of what is 
 ``QUIET_BUDGET`` (and never less than ``FLOOR``). The waits that run out are charged to the
 budget, so all of them together stay near ``QUIET_BUDGET`` however many checks there are,
 while an agent that answers never meets the budget at all.
+
+An answer to a real request (anything but ``initialize``, which even a quiet agent's new
+processes answer) after a wait ran out shows the agent was only slow, not quiet: the waits are
+whole again. Without that, one answer that missed ``--timeout`` on a loaded machine shortened
+every later wait of a conformant agent's run to a second or two, and failed checks it passes.
 """
 
 from __future__ import annotations
@@ -40,6 +45,11 @@ class QuietBudget:
         """A wait of ``waited`` seconds ended with no answer."""
         self.unanswered += 1
         self.spent += waited
+
+    def answered(self) -> None:
+        """The agent answered a real request: it is not quiet, the waits are whole again
+        (what was spent stays spent, so an agent that keeps going quiet still costs little)."""
+        self.unanswered = 0
 
     def describe(self) -> str:
         """A note for a reason: why a wait was shorter than ``--timeout``."""

@@ -28,6 +28,18 @@ def test_waits_shrink_after_the_first_unanswered_one() -> None:
     assert "shortened" in budget.describe()
 
 
+def test_an_answer_to_a_real_request_makes_the_waits_whole_again() -> None:
+    # A conformant agent on a loaded machine may miss one --timeout; its next answer shows
+    # it is slow, not quiet, and later checks must not be judged on shortened waits.
+    budget = QuietBudget(total=8.0)
+    budget.ran_out(5.0)
+    assert budget.bound(5.0) == 1.5
+    budget.answered()
+    assert budget.bound(5.0) == 5.0
+    budget.ran_out(5.0)  # quiet again: what was spent stays spent
+    assert budget.bound(5.0) == FLOOR
+
+
 @pytest.mark.subprocess
 def test_a_quiet_agent_shares_one_budget_across_connections(tmp_path: Path) -> None:
     budget = QuietBudget(total=2.0)
