@@ -10,6 +10,7 @@ from typing import Any
 
 from ..citations import acp, house
 from ..harness.agent_client import AgentExited, AgentTimeout
+from ..judges.wire import session_updates
 from ..outcomes import (
     Outcome,
     failed,
@@ -255,15 +256,8 @@ def foreign_chunks(
     """Message/thought chunks of ``session_id`` in frames [start, end) whose text is not part
     of ``own_text`` (the running turn's answer): they belong to another turn."""
     seqs = []
-    for frame in run.frames[start:end]:
-        msg = frame.message
-        if frame.direction != "a2c" or not isinstance(msg, dict):
-            continue
-        if msg.get("method") != "session/update" or not isinstance(msg.get("params"), dict):
-            continue
-        params = msg["params"]
-        update = params.get("update")
-        if params.get("sessionId") != session_id or not isinstance(update, dict):
+    for frame, session, update in session_updates(run.frames[start:end]):
+        if session != session_id:
             continue
         if update.get("sessionUpdate") not in ("agent_message_chunk", "agent_thought_chunk"):
             continue

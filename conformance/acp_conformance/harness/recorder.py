@@ -75,6 +75,14 @@ class Frame:
         }
 
 
+def decode_line(raw: bytes, *, oversized: int, terminated: bool) -> tuple[Any, str | None]:
+    """`parse_line`, except that a line over the cap (``oversized``: its full length, of which
+    ``raw`` is the head) is judged as that and never parsed."""
+    if oversized:
+        return NOT_JSON, oversized_reason(oversized, finished=terminated)
+    return parse_line(raw)
+
+
 def parse_line(raw: bytes) -> tuple[Any, str | None]:
     """Decode one line as UTF-8 JSON; returns (value, None) or (NOT_JSON, reason).
 
@@ -197,11 +205,7 @@ class Recorder:
         deliberate: bool = False,
         oversized: int = 0,
     ) -> Frame:
-        if oversized:
-            message: Any = NOT_JSON
-            error: str | None = oversized_reason(oversized, finished=terminated)
-        else:
-            message, error = parse_line(raw)
+        message, error = decode_line(raw, oversized=oversized, terminated=terminated)
         frame = Frame(
             seq=len(self.frames),
             t=time.monotonic() - self.started,

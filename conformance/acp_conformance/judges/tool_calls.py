@@ -12,23 +12,14 @@ from ..outcomes import Outcome
 from ..requirements import RUN_WIDE, Tier, requirement
 from ..scenarios.check_context import AgentRun, RunRecord
 from ..versions import negotiated_version
-from .wire import Offence, per_run
+from .wire import Offence, per_run, session_updates
 
 
 def _unknown_tool_updates(run: AgentRun) -> Iterator[Offence]:
     if negotiated_version(run) >= 2:
         return  # v2 keys its updates differently (version.v2-tool-call-ids)
     announced: dict[object, set[object]] = {}  # session → toolCallIds its tool_call updates named
-    for frame in run.frames:
-        msg = frame.message
-        if frame.direction != "a2c" or not isinstance(msg, dict):
-            continue
-        if msg.get("method") != "session/update" or not isinstance(msg.get("params"), dict):
-            continue
-        session = msg["params"].get("sessionId")
-        update = msg["params"].get("update")
-        if not isinstance(update, dict):
-            continue
+    for frame, session, update in session_updates(run.frames):
         kind, tool_id = update.get("sessionUpdate"), update.get("toolCallId")
         known = announced.setdefault(session, set())
         if kind == "tool_call":

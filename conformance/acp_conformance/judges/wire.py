@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,6 +125,20 @@ def per_run(
 
 def _agent_frames(run: AgentRun) -> Iterator[Frame]:
     return (f for f in run.frames if f.direction == "a2c")
+
+
+def session_updates(frames: Iterable[Frame]) -> Iterator[tuple[Frame, Any, dict[str, Any]]]:
+    """(frame, sessionId, update) of each well-formed ``session/update`` the agent sent."""
+    for frame in frames:
+        msg = frame.message
+        if frame.direction != "a2c" or not isinstance(msg, dict):
+            continue
+        params = msg.get("params")
+        if msg.get("method") != "session/update" or not isinstance(params, dict):
+            continue
+        update = params.get("update")
+        if isinstance(update, dict):
+            yield frame, params.get("sessionId"), update
 
 
 def _is_batch(message: Any) -> bool:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..harness.agent_client import id_key
-from ..harness.limits import PROCESS_BYTES, oversized_reason
-from ..harness.recorder import NOT_JSON, Direction, Frame, parse_line
+from ..harness.limits import PROCESS_BYTES
+from ..harness.recorder import Direction, Frame, decode_line
 from ..judges.wire import SESSION_CREATING_METHODS, TURN_UPDATE_KINDS, envelope_problem
 from ..v2_drafts import NEWEST
 from ..validation import GENERIC_ERROR
@@ -161,11 +161,7 @@ class LiveMonitor:
         seq = self._seq
         self._seq += 1
         self.counts[direction] += 1
-        if oversized:
-            message: Any = NOT_JSON
-            error: str | None = oversized_reason(oversized, finished=terminated)
-        else:
-            message, error = parse_line(raw)
+        message, error = decode_line(raw, oversized=oversized, terminated=terminated)
         frame = Frame(
             seq, time.monotonic() - self.started, direction, raw, message, error, terminated
         )
