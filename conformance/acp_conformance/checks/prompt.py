@@ -234,10 +234,13 @@ FIRST_TEXT = "First turn: the scripted model takes a moment to say this."
 SECOND_TEXT = "Second turn: this text belongs to the second prompt only."
 
 
+#: Seconds the scripted model holds the first turn's answer back.
+FIRST_TURN_LATENCY = 1.0
+
 #: The first turn's model answer is slow enough that the second prompt surely arrives while
 #: it runs (it is sent only once the model call is seen); the second answer is immediate.
 OVERLAP_SCRIPT: list[dict[str, Any]] = [
-    {"content": [{"type": "text", "text": FIRST_TEXT}], "latency": 1.0},
+    {"content": [{"type": "text", "text": FIRST_TEXT}], "latency": FIRST_TURN_LATENCY},
     {"content": [{"type": "text", "text": SECOND_TEXT}]},
 ]
 
@@ -289,7 +292,9 @@ async def a_second_prompt_never_interleaves(ctx: CheckContext) -> Outcome:
         )
     second = await run.live.start_request("session/prompt", text_prompt(session_id, "Second."))
     try:
-        first_response = await first.wait()
+        # The model's deliberate pause is not the agent's slowness: the agent gets its whole
+        # --timeout on top of it (with --timeout 1.5 a loaded machine missed the bare bound).
+        first_response = await first.wait(ctx.timeout + FIRST_TURN_LATENCY)
     except (AgentTimeout, AgentExited) as exc:
         return failed(
             f"the first prompt did not answer once a second one was sent: {exc}",
