@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 from acp_conformance.runner import RunResult
 
-from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
+from tests.checker.checks.conformance_checker_support import (
+    LOADED_MACHINE_TIMEOUT,
+    raw_agent,
+    run_checker,
+)
 
 
 @pytest.fixture(scope="session")
@@ -16,4 +20,5 @@ def correct_full_run() -> RunResult:
         llm="anthropic",
         agent_env=[("FIXTURE_LLM_URL", "{llm_url}")],
         fuzz_examples=5,
+        timeout=LOADED_MACHINE_TIMEOUT,
     )
