@@ -49,6 +49,9 @@ class ExitRecord:
     orphans: bool
     #: When the ladder ended (wall clock, seconds since the epoch).
     at: float = field(default_factory=time.time)
+    #: When the checker began stopping the process (wall clock): unlike ``at``, it does not
+    #: depend on how soon a loaded machine lets the process exit.
+    began: float = 0.0
     #: How long the process was given to exit after stdin closed, when that was shorter than
     #: the other rungs' wait (None: the same wait).
     eof_wait: float | None = None
@@ -132,6 +135,7 @@ class AgentProcess:
         """
         if self.exit is not None:
             return self.exit
+        began = time.time()
         eof_wait = grace if eof_grace is None else min(grace, eof_grace)
         # A look while the agent still runs: a child that left its session (setsid) is
         # found as its descendant now, not once the agent has exited.
@@ -154,6 +158,7 @@ class AgentProcess:
             orphans=orphans,
             eof_wait=eof_wait if eof_wait < grace else None,
             leftover_cpu=leftover_cpu,
+            began=began,
         )
         return self.exit
 
