@@ -287,7 +287,7 @@ def _profiles_epilog() -> str:
 
 def _check_selection(patterns: list[str]) -> None:
     """A -k that selects nothing is a usage error, not an empty (conformant) run."""
-    from .requirements import select
+    from .catalogue import select
 
     if patterns and not select(patterns):
         raise UsageError(
@@ -412,8 +412,8 @@ def _keep_hypothesis_files_out_of_cwd() -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    from .catalogue import select
     from .report.terminal import render_requirements
-    from .requirements import select
 
     _check_selection(list(args.only))
     chosen = select(args.only, args.profile)

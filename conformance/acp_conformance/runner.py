@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 
-from . import checks as _checks  # noqa: F401  (registers every check and judge)
+from .catalogue import CHECKS, REQUIREMENTS, select
 from .config import RunConfig
 from .harness.agent_client import AgentExited, AgentOverflow, AgentTimeout
 from .harness.remote import AccessDenied
@@ -29,7 +29,7 @@ from .outcomes import (
 from .preflight import PreflightFailure, preflight
 from .progress import Progress
 from .remote_scope import exemption
-from .requirements import CHECKS, REQUIREMENTS, Check, Requirement, Tier, effective, select
+from .requirements import Check, Requirement, Tier, effective
 from .scenarios.catalog import BASELINE
 from .scenarios.check_context import (
     SCENARIOS,

@@ -10,7 +10,6 @@ line that proves it arrives. The rules mirror the checker's run-wide checks
 
 from __future__ import annotations
 
-import importlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -379,7 +378,9 @@ class LiveMonitor:
 
     @staticmethod
     def _supported() -> tuple[int, ...]:
-        versions: tuple[int, ...] = importlib.import_module("acp_schema").SUPPORTED_VERSIONS
+        from acp_schema import SUPPORTED_VERSIONS
+
+        versions: tuple[int, ...] = SUPPORTED_VERSIONS
         return versions
 
     def _backend(self) -> VersionedBackend:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..catalogue import REQUIREMENTS
 from ..citations import STDIO, acp, jsonrpc, schema_requires
-from ..requirements import REQUIREMENTS, effective
+from ..requirements import effective
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,11 @@ import re
 
 import pytest
 from acp_conformance import runner
+from acp_conformance.catalogue import REQUIREMENTS
 from acp_conformance.citations import SCHEMA_REQUIRES
 from acp_conformance.judges.consistency import PUBLISHED_RESULT_FIELDS
 from acp_conformance.outcomes import NO_DEADLINE, Verdict, failed, passed, soft_failed
-from acp_conformance.requirements import REQUIREMENTS, Tier, effective
+from acp_conformance.requirements import Tier, effective
 from acp_schema import reference
 
 from tests.checker.checks.conformance_checker_support import raw_agent, run_checker

@@ -216,7 +216,7 @@ def test_a_prompt_already_waiting_stops_soon_after_another_scenario_saw_a_turn_h
 ) -> None:
     # Under --jobs 2 gemini-cli's sessions and turns scenarios both began with a prompt and
     # both waited the full 30 s; the second now stops once the first has timed out.
-    from acp_conformance.requirements import REQUIREMENTS
+    from acp_conformance.catalogue import REQUIREMENTS
     from acp_conformance.scenarios import check_context
     from acp_conformance.scenarios.check_context import (
         SCENARIOS,
