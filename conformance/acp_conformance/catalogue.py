@@ -1,5 +1,12 @@
-"""The rule catalogue: every check and judge module, in the order a run takes them, and the
-complete registry they fill.
+"""The rule catalogue: every rule ``run``, ``client`` and ``proxy`` judge, one id per rule,
+with the check and judge modules of ``run`` in the order a run takes them.
+
+A rule (:class:`.requirements.Requirement`) is its id, tier, statement, citation, the official
+kit's ids it covers, its capability gate, its v2 draft range, whether it is a house rule (the
+``iac-code`` profile), and ``judged_by``: the commands that judge it. The agent's rules are
+defined on their checks; the client's in :mod:`.client.requirements`; the proxy judges a
+subset of both (:data:`PROXY_AGENT_RULES` and the client rules marked ``proxy``), under the
+same ids, statements and tiers.
 
 The registry (:mod:`.requirements`) knows no check: each check module imports it and
 registers its rules on import. This module imports every one of them by name and declares
@@ -22,6 +29,7 @@ together and this order is kept.
 from __future__ import annotations
 
 import fnmatch
+from dataclasses import replace
 from types import ModuleType
 
 from .checks import (
@@ -53,6 +61,7 @@ from .checks import (
     v2_turns,
     websocket,
 )
+from .client.requirements import CLIENT_REQUIREMENTS
 from .judges import consistency, output, tool_calls, trace_continuation, wire
 from .requirements import (
     DEFAULT_RULE_PROFILE,
@@ -104,6 +113,22 @@ RUN_ORDER: tuple[ModuleType, ...] = (
 )
 
 
+#: The agent's rules that ``acp-conformance proxy`` also judges, live, frame by frame.
+PROXY_AGENT_RULES = (
+    "transport.stdout-only-json",
+    "transport.newline-terminated",
+    "transport.utf8",
+    "transport.output-bounded",
+    "jsonrpc.envelope-valid",
+    "jsonrpc.id-echo",
+    "jsonrpc.one-response-per-request",
+    "schema.agent-messages-valid",
+    "prompt.updates-after-session-handed-out",
+    "prompt.updates-name-known-session",
+    "prompt.updates-before-response",
+)
+
+
 def _in_run_order() -> tuple[dict[str, Requirement], list[Check]]:
     requirements, defined_in, checks = registered_so_far()
     position = {module.__name__: index for index, module in enumerate(RUN_ORDER)}
@@ -113,13 +138,28 @@ def _in_run_order() -> tuple[dict[str, Requirement], list[Check]]:
         raise RuntimeError(f"rule modules missing from catalogue.RUN_ORDER: {unlisted}")
     ordered = sorted(requirements, key=lambda rid: position[defined_in[rid]])
     return (
-        {rid: requirements[rid] for rid in ordered},
+        {rid: _with_commands(requirements[rid]) for rid in ordered},
         sorted(checks, key=lambda c: position[c.module]),
     )
 
 
-#: Every requirement by id, and every check and judge, in the declared run order.
+def _with_commands(req: Requirement) -> Requirement:
+    return replace(req, judged_by=("run", "proxy")) if req.id in PROXY_AGENT_RULES else req
+
+
+#: Every requirement ``run`` judges by id, and every check and judge, in the run's order.
 REQUIREMENTS, CHECKS = _in_run_order()
+
+#: Every rule of the catalogue by id: the agent's, then the client's.
+RULES: dict[str, Requirement] = {
+    **REQUIREMENTS,
+    **{rule.id: rule for rule in CLIENT_REQUIREMENTS},
+}
+
+
+def judged_by(command: str) -> list[Requirement]:
+    """The rules ``command`` (``run``, ``client`` or ``proxy``) judges, in catalogue order."""
+    return [rule for rule in RULES.values() if command in rule.judged_by]
 
 
 def select(patterns: list[str], profile: str = DEFAULT_RULE_PROFILE) -> list[Requirement]:

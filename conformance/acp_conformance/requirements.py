@@ -66,6 +66,9 @@ class Requirement:
     #: The v2 drafts the rule belongs to (every v2 requirement has one; None for v1 rules):
     #: under ``--v2-draft`` outside the range it is not applicable.
     drafts: DraftRange | None = None
+    #: The commands that judge the rule: ``run`` (the agent, scenario by scenario),
+    #: ``client`` (a client against the agent double), ``proxy`` (live traffic either way).
+    judged_by: tuple[str, ...] = ("run",)
 
     @property
     def area(self) -> str:
@@ -94,6 +97,7 @@ class Requirement:
             "needsLlm": self.llm,
             "house": self.house,
             "v2Drafts": self.drafts.label if self.drafts is not None else None,
+            "judgedBy": list(self.judged_by),
         }
 
 
