@@ -62,7 +62,17 @@ from .checks import (
     websocket,
 )
 from .client.requirements import CLIENT_REQUIREMENTS
-from .judges import consistency, output, tool_calls, trace_continuation, wire
+from .judges import (
+    client_methods,
+    consistency,
+    output,
+    schemas,
+    session_ids,
+    shutdown,
+    tool_calls,
+    trace_continuation,
+    wire,
+)
 from .requirements import (
     DEFAULT_RULE_PROFILE,
     Check,
@@ -76,7 +86,11 @@ from .scenarios import catalog  # noqa: F401  (every scenario, in their order)
 #: them: it registers no rule, only the scenarios (in its own order).
 RUN_ORDER: tuple[ModuleType, ...] = (
     # run-wide judges of every frame and every result
+    session_ids,
     wire,
+    schemas,
+    client_methods,
+    shutdown,
     consistency,
     output,
     tool_calls,

@@ -5,7 +5,8 @@ forwarding it, so nothing here can delay or change what the other side receives.
 monitor keeps only what the rules need (open requests, sessions handed out, finished
 turns) plus a bounded transcript for the reports, and returns each finding the moment the
 line that proves it arrives. The rules mirror the checker's run-wide checks
-(``judges.wire``), written incrementally; schemas are those of the negotiated version.
+(``judges.wire``, ``judges.session_ids``), written incrementally; schemas are those of the
+negotiated version.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Any
 from ..harness.agent_client import id_key
 from ..harness.limits import PROCESS_BYTES
 from ..harness.recorder import Direction, Frame, decode_line
-from ..judges.wire import SESSION_CREATING_METHODS, TURN_UPDATE_KINDS, envelope_problem
+from ..judges.session_ids import SESSION_CREATING_METHODS
+from ..judges.wire import envelope_problem
+from ..scenarios._expect import TURN_UPDATE_KINDS
 from ..v2_drafts import NEWEST
 from ..validation import GENERIC_ERROR
 from ..versions import DEFAULT_VERSION, VersionedBackend, method_index_for

@@ -10,7 +10,7 @@ from acp_conformance.catalogue import REQUIREMENTS
 from acp_conformance.config import RunConfig
 from acp_conformance.harness.client_side import ClientSide
 from acp_conformance.harness.recorder import Recorder
-from acp_conformance.judges.wire import (
+from acp_conformance.judges.session_ids import (
     updates_after_session_handed_out,
     updates_before_response,
     updates_name_known_session,

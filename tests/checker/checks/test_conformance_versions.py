@@ -11,7 +11,8 @@ from acp_conformance.config import RunConfig
 from acp_conformance.harness.client_side import ClientSide
 from acp_conformance.harness.recorder import Recorder
 from acp_conformance.judges.consistency import no_unknown_root_keys
-from acp_conformance.judges.wire import agent_messages_valid, updates_before_response
+from acp_conformance.judges.schemas import agent_messages_valid
+from acp_conformance.judges.session_ids import updates_before_response
 from acp_conformance.outcomes import Verdict
 from acp_conformance.scenarios.check_context import AgentRun, RunRecord
 from acp_conformance.validation import load_backend
