@@ -30,19 +30,19 @@ from .preflight import PreflightFailure, preflight
 from .progress import Progress
 from .remote_scope import exemption
 from .requirements import Check, Requirement, Tier, effective
-from .scenarios.catalog import BASELINE
-from .scenarios.check_context import (
+from .scenarios.agent_run import (
     SCENARIOS,
     AgentRun,
-    CheckContext,
     RunEvidence,
     RunRecord,
-    ScenarioRuntime,
     SetupError,
     advertised,
     surface_value,
 )
+from .scenarios.catalog import BASELINE
+from .scenarios.check_context import CheckContext
 from .scenarios.prompt_turns import UNREACHABLE_MODEL
+from .scenarios.runtime import ScenarioRuntime
 from .v2_drafts import draft_exemption
 from .validation import SchemaUnavailable, load_backend
 

@@ -218,13 +218,9 @@ def test_a_prompt_already_waiting_stops_soon_after_another_scenario_saw_a_turn_h
     # both waited the full 30 s; the second now stops once the first has timed out.
     from acp_conformance.catalogue import REQUIREMENTS
     from acp_conformance.scenarios import check_context
-    from acp_conformance.scenarios.check_context import (
-        SCENARIOS,
-        CheckContext,
-        RunEvidence,
-        ScenarioRuntime,
-        text_prompt,
-    )
+    from acp_conformance.scenarios.agent_run import SCENARIOS, RunEvidence, text_prompt
+    from acp_conformance.scenarios.check_context import CheckContext
+    from acp_conformance.scenarios.runtime import ScenarioRuntime
 
     monkeypatch.setattr(check_context, "HUNG_TURN_BOUND", 1.0)
     config = RunConfig(argv=raw_agent("--quirk", "model-hangs"), timeout=LONG_TIMEOUT)
