@@ -26,7 +26,7 @@ from .scenarios import SCENARIOS
 
 if TYPE_CHECKING:
     from ..requirements import Requirement
-    from ..runner import RunResult
+    from ..run_result import RunResult
     from .launch import ScenarioRun
 
 #: The placeholder the client command must contain (kept here so ``register`` stays light).
@@ -98,7 +98,7 @@ def build_result(
     from ..catalogue import judged_by
     from ..config import RunConfig
     from ..outcomes import Outcome, Verdict, combine, not_applicable
-    from ..runner import RequirementResult, RunResult
+    from ..run_result import RequirementResult, RunResult
     from .judge import judge
 
     found: dict[str, list[Outcome]] = {}

@@ -17,7 +17,7 @@ from acp_conformance.judges.schemas import error_data_shapes
 from acp_conformance.outcomes import Outcome, Verdict, failed, passed, soft_failed
 from acp_conformance.report import findings, html_report, junit_report, terminal
 from acp_conformance.requirements import Requirement, effective
-from acp_conformance.runner import RunResult, judged
+from acp_conformance.run_result import RunResult, judged
 from acp_conformance.scenarios.check_context import AgentRun, RunRecord
 from acp_conformance.validation import load_backend
 

@@ -21,7 +21,7 @@ from acp_conformance.report import (
     junit_report,
     terminal,
 )
-from acp_conformance.runner import RunResult
+from acp_conformance.run_result import RunResult
 
 from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from acp_conformance.outcomes import Verdict
-from acp_conformance.runner import RunResult
+from acp_conformance.run_result import RunResult
 from acp_scripted_llm import ScriptedLLMServer
 from acp_scripted_llm.script import SIDE_CALL_TURN, Script
 

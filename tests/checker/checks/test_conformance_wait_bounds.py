@@ -12,7 +12,8 @@ import pytest
 from acp_conformance.config import RunConfig
 from acp_conformance.harness.agent_client import AgentTimeout
 from acp_conformance.outcomes import Verdict
-from acp_conformance.runner import RunResult, execute
+from acp_conformance.run_result import RunResult
+from acp_conformance.runner import execute
 from anyio import wait_all_tasks_blocked
 
 from tests.checker.checks.conformance_checker_support import raw_agent
