@@ -15,7 +15,7 @@ import anyio
 from . import __version__
 from .client import command as client_command
 from .config import LLM_APIS, RunConfig, UsageError, absolutize
-from .harness.remote import RemoteTarget
+from .harness.remote_http import RemoteTarget
 from .progress import progress_reporter
 from .report.terminal_safe import printable
 from .requirements import DEFAULT_RULE_PROFILE, RULE_PROFILES

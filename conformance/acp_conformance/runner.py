@@ -11,7 +11,7 @@ import anyio
 from .catalogue import CHECKS, REQUIREMENTS, select
 from .config import RunConfig
 from .harness.agent_client import AgentExited, AgentOverflow, AgentTimeout
-from .harness.remote import AccessDenied
+from .harness.remote_http import AccessDenied
 from .outcomes import (
     NO_DEADLINE,
     Outcome,

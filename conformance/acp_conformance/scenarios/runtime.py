@@ -28,7 +28,8 @@ from ..harness.client_side import ClientSide, PermissionMode
 from ..harness.limits import Budgets
 from ..harness.process import AgentProcess, ExitRecord, Rung
 from ..harness.recorder import Recorder
-from ..harness.remote import AccessDenied, RemoteConnection, RemoteTarget
+from ..harness.remote import RemoteConnection
+from ..harness.remote_http import AccessDenied, RemoteTarget
 from ..harness.served import free_port, start_server, with_port
 from .agent_run import (
     PROMPT_MARKER,

@@ -11,7 +11,7 @@ import acp_conformance.peers
 import anyio
 import pytest
 from acp_conformance.config import RunConfig
-from acp_conformance.harness.remote import RemoteTarget
+from acp_conformance.harness.remote_http import RemoteTarget
 from acp_conformance.run_result import RunResult
 from acp_conformance.runner import execute
 

@@ -9,7 +9,7 @@ import pytest
 from acp_conformance.catalogue import REQUIREMENTS
 from acp_conformance.cli import main
 from acp_conformance.config import RunConfig
-from acp_conformance.harness.remote import (
+from acp_conformance.harness.remote_http import (
     Rejection,
     RemoteTarget,
     SseParser,
