@@ -1,12 +1,14 @@
 """One rule catalogue for ``run``, ``client`` and ``proxy``: a rule judged by two commands has
 one id, one statement, one citation and one tier in both (the client and the proxy once gave
-the same five client rules different ids)."""
+the same five client rules different ids); the checks run in the catalogue's declared order."""
 
 from __future__ import annotations
 
 import re
 
-from acp_conformance.catalogue import CLIENT_REQUIREMENTS, REQUIREMENTS, RULES, judged_by
+import pytest
+from acp_conformance import catalogue
+from acp_conformance.catalogue import CHECKS, CLIENT_REQUIREMENTS, REQUIREMENTS, RULES, judged_by
 from acp_conformance.client.command import build_result
 from acp_conformance.proxy.rules import live_rules
 
@@ -56,3 +58,20 @@ def test_the_client_commands_report_lists_exactly_its_rules() -> None:
     result = build_result(["client"], [], started=0.0, timeout=1.0)
     assert list(result.results) == [rule.id for rule in judged_by("client")]
     assert "client.jsonrpc.envelope" not in result.results  # the proxy's alone
+
+
+def test_checks_run_in_the_declared_module_order_whatever_was_imported_first() -> None:
+    position = {module.__name__: index for index, module in enumerate(catalogue.RUN_ORDER)}
+    order = [position[check.module] for check in CHECKS]
+    assert order == sorted(order)
+    assert {check.module for check in CHECKS} == set(position)  # each listed module has a rule
+
+
+def test_a_rule_module_missing_from_the_run_order_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    some = next(iter(REQUIREMENTS.values()))
+    stray = ({some.id: some}, {some.id: "acp_conformance.checks.stray"}, [])
+    monkeypatch.setattr(catalogue, "registered_so_far", lambda: stray)
+    with pytest.raises(RuntimeError, match=r"acp_conformance\.checks\.stray"):
+        catalogue._in_run_order()
