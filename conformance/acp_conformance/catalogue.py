@@ -3,7 +3,8 @@ with the check and judge modules of ``run`` in the order a run takes them.
 
 A rule (:class:`.requirements.Requirement`) is its id, tier, statement, citation, the official
 kit's ids it covers, its capability gate, its v2 draft range, whether it is a house rule (the
-``iac-code`` profile), and ``judged_by``: the commands that judge it. The agent's rules are
+``iac-code`` profile), ``judged_by``: the commands that judge it, and ``transports``: those it
+applies to (from :mod:`.remote_scope`). The agent's rules are
 defined on their checks; the client's in :mod:`.client.requirements`; the proxy judges a
 subset of both (:data:`PROXY_AGENT_RULES` and the client rules marked ``proxy``), under the
 same ids, statements and tiers.
@@ -73,6 +74,7 @@ from .judges import (
     trace_continuation,
     wire,
 )
+from .remote_scope import transports
 from .requirements import (
     DEFAULT_RULE_PROFILE,
     Check,
@@ -158,7 +160,9 @@ def _in_run_order() -> tuple[dict[str, Requirement], list[Check]]:
 
 
 def _with_commands(req: Requirement) -> Requirement:
-    return replace(req, judged_by=("run", "proxy")) if req.id in PROXY_AGENT_RULES else req
+    """``req`` with the commands that judge it and the transports it applies to."""
+    judged = ("run", "proxy") if req.id in PROXY_AGENT_RULES else ("run",)
+    return replace(req, judged_by=judged, transports=transports(req))
 
 
 #: Every requirement ``run`` judges by id, and every check and judge, in the run's order.

@@ -36,6 +36,9 @@ from typing import Any, TypeVar
 from .kit import COVERAGE as KIT_COVERAGE
 from .v2_drafts import ALL_DRAFTS, DraftRange
 
+#: Every transport a rule can be judged over (``--url`` runs are ``http``, ``--url --ws`` ``ws``).
+TRANSPORTS = ("stdio", "http", "ws")
+
 #: Requirements judging protocol version 2 (each carries the v2 drafts it belongs to).
 V2_PREFIX = "version.v2-"
 
@@ -69,6 +72,10 @@ class Requirement:
     #: The commands that judge the rule: ``run`` (the agent, scenario by scenario),
     #: ``client`` (a client against the agent double), ``proxy`` (live traffic either way).
     judged_by: tuple[str, ...] = ("run",)
+    #: The transports the rule can be judged over: ``stdio``, ``http`` (Streamable HTTP),
+    #: ``ws`` (WebSocket). Filled for ``run``'s rules by the catalogue from
+    #: :mod:`.remote_scope`, which decides applicability per transport.
+    transports: tuple[str, ...] = TRANSPORTS
 
     @property
     def area(self) -> str:
@@ -98,6 +105,7 @@ class Requirement:
             "house": self.house,
             "v2Drafts": self.drafts.label if self.drafts is not None else None,
             "judgedBy": list(self.judged_by),
+            "transports": list(self.transports),
         }
 
 

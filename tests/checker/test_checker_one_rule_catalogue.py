@@ -10,7 +10,11 @@ import pytest
 from acp_conformance import catalogue
 from acp_conformance.catalogue import CHECKS, CLIENT_REQUIREMENTS, REQUIREMENTS, RULES, judged_by
 from acp_conformance.client.command import build_result
+from acp_conformance.config import RunConfig
+from acp_conformance.harness.remote_http import RemoteTarget
 from acp_conformance.proxy.rules import live_rules
+from acp_conformance.remote_scope import exemption
+from acp_conformance.requirements import TRANSPORTS
 
 
 def test_every_rule_the_proxy_reports_is_the_catalogues_rule_unchanged() -> None:
@@ -75,3 +79,19 @@ def test_a_rule_module_missing_from_the_run_order_is_named(
     monkeypatch.setattr(catalogue, "registered_so_far", lambda: stray)
     with pytest.raises(RuntimeError, match=r"acp_conformance\.checks\.stray"):
         catalogue._in_run_order()
+
+
+def _config(transport: str) -> RunConfig:
+    if transport == "stdio":
+        return RunConfig(argv=["agent"])
+    target = RemoteTarget("http://127.0.0.1:9/acp", websocket=transport == "ws")
+    return RunConfig(argv=["server", "--port", "{port}"], remote=target)
+
+
+def test_each_rules_transports_are_exactly_those_the_run_judges_it_over() -> None:
+    for rule in REQUIREMENTS.values():
+        applies = tuple(t for t in TRANSPORTS if exemption(rule, _config(t)) is None)
+        assert rule.transports == applies, rule.id
+    assert REQUIREMENTS["transport.newline-terminated"].to_json()["transports"] == ["stdio"]
+    assert REQUIREMENTS["jsonrpc.id-echo"].transports == ("stdio", "http", "ws")
+    assert all(rule.transports == ("stdio",) for rule in CLIENT_REQUIREMENTS)

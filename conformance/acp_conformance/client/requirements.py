@@ -26,7 +26,10 @@ def _rule(
     gate: str | None = None,
     judged_by: tuple[str, ...] = ("client",),
 ) -> Requirement:
-    return Requirement(id, tier, statement, citation, gate=gate, judged_by=judged_by)
+    # The agent double and the proxy both speak to the client over stdio.
+    return Requirement(
+        id, tier, statement, citation, gate=gate, judged_by=judged_by, transports=("stdio",)
+    )
 
 
 CLIENT_REQUIREMENTS: tuple[Requirement, ...] = (
