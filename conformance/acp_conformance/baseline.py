@@ -19,9 +19,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .catalogue import REQUIREMENTS
 from .config import UsageError
 from .outcomes import Verdict
-from .requirements import REQUIREMENTS
 
 #: The reason ``--write-baseline`` gives every entry; it must be replaced before use.
 PLACEHOLDER_REASON = "TODO: say why this failure is expected (and link the issue)"

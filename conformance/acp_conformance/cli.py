@@ -15,7 +15,7 @@ import anyio
 from . import __version__
 from .client import command as client_command
 from .config import LLM_APIS, RunConfig, UsageError, absolutize
-from .harness.remote import RemoteTarget
+from .harness.remote_http import RemoteTarget
 from .progress import progress_reporter
 from .report.terminal_safe import printable
 from .requirements import DEFAULT_RULE_PROFILE, RULE_PROFILES
@@ -287,7 +287,7 @@ def _profiles_epilog() -> str:
 
 def _check_selection(patterns: list[str]) -> None:
     """A -k that selects nothing is a usage error, not an empty (conformant) run."""
-    from .requirements import select
+    from .catalogue import select
 
     if patterns and not select(patterns):
         raise UsageError(
@@ -412,8 +412,8 @@ def _keep_hypothesis_files_out_of_cwd() -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    from .catalogue import select
     from .report.terminal import render_requirements
-    from .requirements import select
 
     _check_selection(list(args.only))
     chosen = select(args.only, args.profile)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from .harness.remote import RemoteTarget
+    from .harness.remote_http import RemoteTarget
     from .trace_receiver import OtlpReceiver
 
 LlmApi = Literal["anthropic", "openai", "openai-responses", "gemini", "none"]

@@ -20,14 +20,8 @@ from .config import RunConfig
 from .harness.agent_client import AgentExited, AgentOverflow, AgentTimeout, id_key
 from .harness.recorder import Frame
 from .outcomes import Outcome, Verdict, failed, harness_error
-from .scenarios.check_context import (
-    STARTUP_WAIT,
-    AgentRun,
-    RunEvidence,
-    Scenario,
-    ScenarioRuntime,
-    SetupError,
-)
+from .scenarios.agent_run import AgentRun, RunEvidence, Scenario, SetupError
+from .scenarios.runtime import STARTUP_WAIT, ScenarioRuntime
 
 PREFLIGHT = Scenario("preflight", "one initialize before the scenarios run")
 #: Each shutdown rung's wait for an agent the preflight gave up on.

@@ -10,7 +10,7 @@ scripted model, which only an agent the checker starts can be pointed at.
 from __future__ import annotations
 
 from .config import RunConfig
-from .requirements import Requirement
+from .requirements import TRANSPORTS, Requirement
 
 _STDIO_FRAMING = (
     "judges stdio framing; a remote agent's framing is judged by the http.*/ws.* checks"
@@ -41,6 +41,19 @@ NOT_WS: dict[str, str] = {
     "init.repeatable": "over WebSocket initialize opens the connection; the transport refuses "
     "a second one on the same socket",
 }
+
+
+def transports(requirement: Requirement) -> tuple[str, ...]:
+    """The transports ``requirement`` applies to, by the same tables :func:`exemption` reads."""
+    if requirement.area in ("http", "ws"):
+        return (requirement.area,)
+    if requirement.id in NOT_REMOTE:
+        return ("stdio",)
+    if requirement.id in NOT_HTTP:
+        return ("stdio", "ws")
+    if requirement.id in NOT_WS:
+        return ("stdio", "http")
+    return TRANSPORTS
 
 
 def exemption(requirement: Requirement, config: RunConfig) -> str | None:

@@ -19,23 +19,25 @@ A requirement is defined where it is judged, by one decorator on its check::
 An async check drives the agent inside its ``scenario`` (:mod:`.scenarios.catalog`); a
 synchronous one with ``scenario=RUN_WIDE`` is a judge over everything recorded in the whole
 run (:mod:`.judges`). A second check of a requirement defined elsewhere is bound with
-:func:`check`. The modules of :mod:`.checks` and :mod:`.judges` register on import; the
-meta-tests in ``tests/checker/checks`` enforce that every requirement has a check and every
-check names a requirement.
+:func:`check`. The modules of :mod:`.checks` and :mod:`.judges` register on import. This
+module knows none of them (they import it): :mod:`.catalogue` imports them all, in the run's
+declared order, and holds the complete registry. The meta-tests in ``tests/checker/checks``
+enforce that every requirement has a check and every check names a requirement.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from .kit import COVERAGE as KIT_COVERAGE
 from .v2_drafts import ALL_DRAFTS, DraftRange
+
+#: Every transport a rule can be judged over (``--url`` runs are ``http``, ``--url --ws`` ``ws``).
+TRANSPORTS = ("stdio", "http", "ws")
 
 #: Requirements judging protocol version 2 (each carries the v2 drafts it belongs to).
 V2_PREFIX = "version.v2-"
@@ -67,6 +69,13 @@ class Requirement:
     #: The v2 drafts the rule belongs to (every v2 requirement has one; None for v1 rules):
     #: under ``--v2-draft`` outside the range it is not applicable.
     drafts: DraftRange | None = None
+    #: The commands that judge the rule: ``run`` (the agent, scenario by scenario),
+    #: ``client`` (a client against the agent double), ``proxy`` (live traffic either way).
+    judged_by: tuple[str, ...] = ("run",)
+    #: The transports the rule can be judged over: ``stdio``, ``http`` (Streamable HTTP),
+    #: ``ws`` (WebSocket). Filled for ``run``'s rules by the catalogue from
+    #: :mod:`.remote_scope`, which decides applicability per transport.
+    transports: tuple[str, ...] = TRANSPORTS
 
     @property
     def area(self) -> str:
@@ -95,17 +104,19 @@ class Requirement:
             "needsLlm": self.llm,
             "house": self.house,
             "v2Drafts": self.drafts.label if self.drafts is not None else None,
+            "judgedBy": list(self.judged_by),
+            "transports": list(self.transports),
         }
 
 
-#: Every requirement by id, filled as the check modules register. Reading ``REQUIREMENTS`` or
-#: ``CHECKS`` from this module imports :mod:`acp_conformance.checks` first (see
-#: :func:`__getattr__`), so the registry is complete for every reader, whichever module it
-#: imported first; the registering code itself uses the private names.
+#: Every requirement by id, in the order the check modules registered them, and the module
+#: that defined each. Readers take the complete, ordered registry from :mod:`.catalogue`.
 _REQUIREMENTS: dict[str, Requirement] = {}
+_DEFINED_IN: dict[str, str] = {}
 
 
 def _define(
+    module: str,
     id: str,
     tier: Tier,
     statement: str,
@@ -127,6 +138,7 @@ def _define(
         drafts = ALL_DRAFTS
     req = Requirement(id, tier, statement, reference, gate, llm, house, drafts)
     _REQUIREMENTS[id] = req
+    _DEFINED_IN[id] = module
     return req
 
 
@@ -170,28 +182,20 @@ class Check:
     #: The check's time budget in multiples of ``--timeout``.
     budget: float = DEFAULT_BUDGET
 
+    @property
+    def module(self) -> str:
+        """The module the check is defined in (its place in the declared run order)."""
+        return str(self.func.__module__)
+
 
 _CHECKS: list[Check] = []
 
-if TYPE_CHECKING:
-    REQUIREMENTS: dict[str, Requirement]
-    CHECKS: list[Check]
 
-
-def __getattr__(name: str) -> Any:
-    """``REQUIREMENTS`` and ``CHECKS``, once every check module has registered."""
-    if name == "REQUIREMENTS":
-        return registered()[0]
-    if name == "CHECKS":
-        return registered()[1]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def registered() -> tuple[dict[str, Requirement], list[Check]]:
-    """The registry after importing every check and judge module (they register on import;
-    a second call finds them imported)."""
-    importlib.import_module("acp_conformance.checks")
-    return _REQUIREMENTS, _CHECKS
+def registered_so_far() -> tuple[dict[str, Requirement], dict[str, str], list[Check]]:
+    """What the modules imported so far registered: requirements by id, the module defining
+    each, and the checks. Only :mod:`.catalogue` reads this; it imports every check module
+    first and puts the registry in the declared run order."""
+    return _REQUIREMENTS, _DEFINED_IN, _CHECKS
 
 
 def requirement(
@@ -216,15 +220,28 @@ def requirement(
     whole run; ``budget`` bounds the check in multiples of ``--timeout``. ``drafts`` is the
     range of v2 drafts a ``version.v2-*`` rule belongs to (default: every draft).
     """
-    _define(id, tier, statement, citation, gate=gate, llm=llm, house=house, drafts=drafts)
-    return check(id, scenario=scenario, budget=budget)
+
+    def define_and_bind(func: CheckFn) -> CheckFn:
+        _define(
+            func.__module__,
+            id,
+            tier,
+            statement,
+            citation,
+            gate=gate,
+            llm=llm,
+            house=house,
+            drafts=drafts,
+        )
+        return check(id, scenario=scenario, budget=budget)(func)
+
+    return define_and_bind
 
 
 def check(
     requirement: str, *, scenario: str | None, budget: float = DEFAULT_BUDGET
 ) -> Callable[[CheckFn], CheckFn]:
-    """Bind one more check to a requirement defined elsewhere (by :func:`requirement`, or by
-    :func:`define_requirement` in modules not converted yet)."""
+    """Bind one more check to a requirement defined elsewhere (by :func:`requirement`)."""
 
     def register(func: CheckFn) -> CheckFn:
         if inspect.iscoroutinefunction(func) != (scenario is not None):
@@ -234,45 +251,3 @@ def check(
         return func
 
     return register
-
-
-def run_check(requirement: str) -> Callable[[CheckFn], CheckFn]:
-    """``check(requirement, scenario=RUN_WIDE)``: kept for modules not converted yet."""
-    return check(requirement, scenario=RUN_WIDE)
-
-
-def define_requirement(
-    id: str,
-    tier: Tier,
-    statement: str,
-    reference: str,
-    *,
-    gate: str | None = None,
-    llm: bool = False,
-    house: bool = False,
-) -> None:
-    """The older way: a requirement defined on its own, its check bound by :func:`check`.
-    Kept as a thin compatibility path; new checks use :func:`requirement`."""
-    _define(id, tier, statement, reference, gate=gate, llm=llm, house=house)
-
-
-def select(patterns: list[str], profile: str = DEFAULT_RULE_PROFILE) -> list[Requirement]:
-    """Requirements whose id or area matches any pattern (glob, or substring); all if none.
-    Each is returned as judged under the rule ``profile``."""
-    return [effective(req, profile) for req in _matching(patterns)]
-
-
-def _matching(patterns: list[str]) -> list[Requirement]:
-    if not patterns:
-        return list(registered()[0].values())
-    chosen = []
-    for req in registered()[0].values():
-        for pattern in patterns:
-            if (
-                fnmatch.fnmatchcase(req.id, pattern)
-                or fnmatch.fnmatchcase(req.area, pattern)
-                or (not any(ch in pattern for ch in "*?[") and pattern in req.id)
-            ):
-                chosen.append(req)
-                break
-    return chosen

@@ -10,7 +10,6 @@ envelope itself is judged by the JSON-RPC checks, never by a root schema.
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ class SchemaUnavailable(Exception):
 
 def load_backend() -> SchemaBackend:
     try:
-        module = importlib.import_module("acp_schema.validation")
+        from acp_schema import validation as module  # lazily: it loads jsonschema
     except ImportError as exc:
         raise SchemaUnavailable(f"acp_schema.validation is not importable: {exc}") from exc
     backend: SchemaBackend = module
@@ -51,7 +50,8 @@ def load_backend() -> SchemaBackend:
 def method_index(version: int = 1) -> dict[str, dict[str, Any]]:
     """Wire method name → index entry (kind, side, capability, ...) of protocol ``version``."""
     try:
-        schema = importlib.import_module("acp_schema")
+        import acp_schema as schema
+
         loader = getattr(schema, "load_index", None)
         if loader is not None:
             return dict(loader(version)["methods"])

@@ -8,7 +8,6 @@ method index, so a v2 run is judged by ``schema/v2`` and never reported for not 
 from __future__ import annotations
 
 import functools
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from .harness.agent_client import id_key
@@ -51,7 +50,9 @@ def schema_version(run: AgentRun) -> int | None:
     if run.version_unknown:
         return None
     version = negotiated_version(run)
-    known: tuple[int, ...] = importlib.import_module("acp_schema").SUPPORTED_VERSIONS
+    from acp_schema import SUPPORTED_VERSIONS
+
+    known: tuple[int, ...] = SUPPORTED_VERSIONS
     return version if version in known else None
 
 
@@ -65,7 +66,9 @@ class VersionedBackend:
     def __init__(self, version: int, draft: str = NEWEST) -> None:
         self.version = version
         self.draft = draft if version == V2 else NEWEST
-        self._validation = importlib.import_module("acp_schema.validation")
+        from acp_schema import validation  # lazily: jsonschema loads on first validation
+
+        self._validation = validation
 
     def validate_params(self, method: str, params: Any) -> list[str]:
         errors: list[str] = self._validation.validate_params(method, params, version=self.version)
@@ -89,8 +92,9 @@ class VersionedBackend:
 @functools.cache
 def method_index_for(version: int) -> dict[str, dict[str, Any]]:
     """Wire method name → index entry, from the schemas of ``version``."""
-    schema = importlib.import_module("acp_schema")
-    return dict(schema.load_index(version)["methods"])
+    from acp_schema import load_index
+
+    return dict(load_index(version)["methods"])
 
 
 def schemas_for(

@@ -2,18 +2,15 @@
 Gemini API) for tests,
 the conformance checker and the offline demo. See `script` for the turn format."""
 
-from .http_server import RecordedRequest, ScriptedLLMServer
+from .http_server import ScriptedLLMServer
+from .planned import PlannedBlock, PlannedResponse, echo_text, plan_response, split_pieces
+from .recorded_request import RecordedRequest
 from .script import (
     DEFAULT_CHUNK_SIZE,
-    PlannedBlock,
-    PlannedResponse,
     Script,
     ScriptExhausted,
     Turn,
-    echo_text,
     error_turn,
-    plan_response,
-    split_pieces,
     text_turn,
     tool_turn,
 )

@@ -10,7 +10,7 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
-from .script import PlannedBlock, PlannedResponse
+from .planned import PlannedBlock, PlannedResponse
 
 _message_ids = itertools.count(1)
 

@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
-from .script import PlannedBlock, PlannedResponse
+from .planned import PlannedBlock, PlannedResponse
 
 FINISH_REASONS = {
     "end_turn": "STOP",

@@ -19,137 +19,25 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from . import anthropic_wire, gemini_wire, openai_wire, responses_wire
+from . import anthropic_wire, gemini_wire, openai_wire
+from .api_frames import WHOLE_ANSWER, model_entry, models_listing, stream_frames
+from .planned import PlannedResponse, plan_response
+from .recorded_request import Api, RecordedRequest
 from .request_views import (
     GEMINI_MODEL_METHODS,
     gemini_call,
-    gemini_view,
     gemini_wants_json,
-    responses_view,
 )
-from .script import PlannedResponse, Script, ScriptExhausted, plan_response
-
-Api = Literal["anthropic", "openai", "openai-responses", "gemini"]
+from .script import Script, ScriptExhausted
 
 # Bytes collected before one chunk is written when no chunk delay is scripted: large
 # writes keep the server cheap when a benchmark asks for tens of thousands of deltas.
 _WRITE_BATCH = 64 * 1024
-
-AVAILABLE_MODELS = ("scripted-model", "claude-sonnet-4-6", "fake-model")
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedRequest:
-    """One HTTP request as the server saw it."""
-
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]  # lower-cased names
-    body: Any  # parsed JSON, or None when the body was empty or not JSON
-    timestamp: float  # time.time() when the request line was read
-    monotonic: float = field(default=0.0, repr=False)
-
-    @property
-    def api(self) -> Api | None:
-        if self.path.startswith("/v1/messages"):
-            return "anthropic"
-        if self.path.startswith("/v1/chat/completions"):
-            return "openai"
-        if self.path.startswith("/v1/responses"):
-            return "openai-responses"
-        if gemini_call(self.path) is not None:
-            return "gemini"
-        return None
-
-    @property
-    def api_key(self) -> str | None:
-        """The credential sent: ``x-api-key`` or a bearer ``authorization`` header."""
-        if "x-api-key" in self.headers:
-            return self.headers["x-api-key"]
-        if "x-goog-api-key" in self.headers:
-            return self.headers["x-goog-api-key"]
-        auth = self.headers.get("authorization", "")
-        return auth[7:] if auth.lower().startswith("bearer ") else None
-
-    @property
-    def is_model_call(self) -> bool:
-        if self.method != "POST":
-            return False
-        gemini = gemini_call(self.path)
-        if gemini is not None:
-            return gemini[1] in GEMINI_MODEL_METHODS
-        return self.path in ("/v1/messages", "/v1/chat/completions", "/v1/responses")
-
-    @property
-    def streaming(self) -> bool:
-        if self.api == "gemini":  # Gemini streams by method, not by a body flag
-            return self.path.endswith(":streamGenerateContent")
-        return isinstance(self.body, dict) and bool(self.body.get("stream"))
-
-    @property
-    def chat_view(self) -> dict[str, Any]:
-        """The body in the Anthropic / Chat Completions shape the `Script` reads (see
-        `request_views`); the body itself for those two APIs."""
-        if not isinstance(self.body, dict):
-            return {}
-        gemini = gemini_call(self.path)
-        if gemini is not None:
-            return gemini_view(self.body, gemini[0])
-        if self.api == "openai-responses":
-            return responses_view(self.body)
-        return self.body
-
-    @property
-    def messages(self) -> list[Any]:
-        return list(self.chat_view.get("messages") or [])
-
-    @property
-    def system(self) -> Any:
-        """The system prompt: Anthropic ``system`` (string or blocks) or OpenAI system message."""
-        if not isinstance(self.body, dict):
-            return None
-        if "system" in self.body:
-            return self.body["system"]
-        for message in self.messages:
-            if isinstance(message, dict) and message.get("role") in ("system", "developer"):
-                return message.get("content")
-        return None
-
-    @property
-    def tools(self) -> list[Any]:
-        return list(self.chat_view.get("tools") or [])
-
-    @property
-    def tool_names(self) -> list[str]:
-        names = []
-        for tool in self.tools:
-            if isinstance(tool, dict):
-                names.append(tool.get("name") or (tool.get("function") or {}).get("name", ""))
-        return names
-
-    @property
-    def has_cache_control(self) -> bool:
-        """True when any block of the body carries ``cache_control``."""
-        return _contains_key(self.body, "cache_control")
-
-    @property
-    def thinking(self) -> Any:
-        return self.body.get("thinking") if isinstance(self.body, dict) else None
-
-
-def _contains_key(value: Any, key: str) -> bool:
-    if isinstance(value, dict):
-        return key in value or any(_contains_key(v, key) for v in value.values())
-    if isinstance(value, list):
-        return any(_contains_key(v, key) for v in value)
-    return False
 
 
 class ScriptedLLMServer:
@@ -360,10 +248,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         request = self._read_request()
         if request.path in ("/v1/models", "/models"):
-            self._send_json(200, _models_listing())
+            self._send_json(200, models_listing())
         elif request.path.startswith("/v1/models/"):
             model = request.path.rsplit("/", 1)[-1]
-            self._send_json(200, _model_entry(model))
+            self._send_json(200, model_entry(model))
         else:
             self._send_not_found(request.path)
 
@@ -473,7 +361,7 @@ class _Handler(BaseHTTPRequestHandler):
             content_type = "text/event-stream" if request.streaming else "application/json"
             self._send_bytes(200, plan.garbage.encode("utf-8"), content_type)
         elif not request.streaming:
-            self._send_json(200, _WHOLE[api](plan))
+            self._send_json(200, WHOLE_ANSWER[api](plan))
         else:
             self._stream_or_drop(api, plan, request.body)
 
@@ -493,7 +381,7 @@ class _Handler(BaseHTTPRequestHandler):
         out = _ChunkedBody(self)
         delay = plan.chunk_delay
         closing = self.server.closing
-        for count, (frame, is_delta) in enumerate(_frames(api, plan, body)):
+        for count, (frame, is_delta) in enumerate(stream_frames(api, plan, body)):
             if plan.truncate_after is not None and count >= plan.truncate_after:
                 self._drop_mid_stream(out)
                 return
@@ -557,102 +445,3 @@ class _Handler(BaseHTTPRequestHandler):
             else "anthropic"
         )
         self._send_api_error(api, 404, "not_found_error", f"No scripted endpoint at {path}.")
-
-
-def _frames(api: Api, plan: PlannedResponse, body: dict[str, Any]) -> Iterator[tuple[bytes, bool]]:
-    """Encoded SSE frames with their is-delta flag, for either API."""
-    dumps = json.dumps
-    if api == "gemini":
-        yield from _gemini_frames(plan)
-        return
-    if api == "openai-responses":
-        yield from _responses_frames(plan)
-        return
-    if api == "anthropic":
-        for name, data, is_delta in anthropic_wire.stream_events(plan):
-            yield b"event: %s\ndata: %s\n\n" % (name.encode(), dumps(data).encode()), is_delta
-        return
-    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-    stream_error = plan.stream_error
-    limit = (stream_error or {}).get("after_events")
-    for count, (chunk, is_delta) in enumerate(
-        openai_wire.stream_chunks(plan, include_usage=include_usage)
-    ):
-        if stream_error is not None and (
-            (limit is not None and count >= limit)
-            or (limit is None and chunk["choices"] and chunk["choices"][0]["finish_reason"])
-        ):
-            error = openai_wire.error_body(
-                stream_error.get("type", "server_error"), stream_error.get("message", "Overloaded")
-            )
-            yield b"data: %s\n\n" % dumps(error).encode(), False
-            return
-        yield b"data: %s\n\n" % dumps(chunk).encode(), is_delta
-    yield b"data: [DONE]\n\n", False
-
-
-def _gemini_frames(plan: PlannedResponse) -> Iterator[tuple[bytes, bool]]:
-    """``data:`` lines of whole response chunks; a scripted stream error replaces the tail
-    by one chunk holding an ``error`` object, as the API reports a failure mid-stream."""
-    stream_error = plan.stream_error
-    limit = (stream_error or {}).get("after_events")
-    for count, (chunk, is_delta) in enumerate(gemini_wire.stream_chunks(plan)):
-        finishing = "finishReason" in chunk["candidates"][0]
-        if stream_error is not None and (
-            (limit is not None and count >= limit) or (limit is None and finishing)
-        ):
-            error = gemini_wire.error_body(503, stream_error.get("message", "Overloaded"))
-            yield b"data: %s\r\n\r\n" % json.dumps(error).encode(), False
-            return
-        yield b"data: %s\r\n\r\n" % json.dumps(chunk).encode(), is_delta
-
-
-def _responses_frames(plan: PlannedResponse) -> Iterator[tuple[bytes, bool]]:
-    """Named SSE events; a scripted stream error replaces the tail (from ``after_events``,
-    or the final ``response.completed``) by one ``error`` event."""
-    stream_error = plan.stream_error
-    limit = (stream_error or {}).get("after_events")
-    for count, (name, data, is_delta) in enumerate(responses_wire.stream_events(plan)):
-        if stream_error is not None and (
-            (limit is not None and count >= limit)
-            or (limit is None and name in ("response.completed", "response.incomplete"))
-        ):
-            error = responses_wire.error_event(
-                stream_error.get("type", "server_error"), stream_error.get("message", "Overloaded")
-            )
-            error["sequence_number"] = count
-            yield b"event: error\ndata: %s\n\n" % json.dumps(error).encode(), False
-            return
-        yield b"event: %s\ndata: %s\n\n" % (name.encode(), json.dumps(data).encode()), is_delta
-
-
-_WHOLE: dict[str, Callable[[PlannedResponse], dict[str, Any]]] = {
-    "anthropic": anthropic_wire.whole_message,
-    "openai": openai_wire.whole_completion,
-    "openai-responses": responses_wire.whole_response,
-    "gemini": gemini_wire.whole_response,
-}
-
-
-def _model_entry(model_id: str) -> dict[str, Any]:
-    """One model in a shape both Anthropic and OpenAI clients accept."""
-    return {
-        "type": "model",
-        "id": model_id,
-        "display_name": model_id,
-        "created_at": "2025-01-01T00:00:00Z",
-        "object": "model",
-        "created": 1735689600,
-        "owned_by": "scripted",
-    }
-
-
-def _models_listing() -> dict[str, Any]:
-    data = [_model_entry(m) for m in AVAILABLE_MODELS]
-    return {
-        "object": "list",
-        "data": data,
-        "has_more": False,
-        "first_id": data[0]["id"],
-        "last_id": data[-1]["id"],
-    }

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from .script import PlannedResponse
+from .planned import PlannedResponse
 
 FINISH_REASONS = {
     "end_turn": "stop",

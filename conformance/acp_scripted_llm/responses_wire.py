@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from .script import PlannedBlock, PlannedResponse
+from .planned import PlannedBlock, PlannedResponse
 
 _ids = itertools.count(1)
 

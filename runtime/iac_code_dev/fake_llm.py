@@ -13,7 +13,8 @@ from typing import Any
 
 import anyio
 from acp_scripted_llm import anthropic_wire
-from acp_scripted_llm.script import Script, ScriptExhausted, plan_response
+from acp_scripted_llm.planned import plan_response
+from acp_scripted_llm.script import Script, ScriptExhausted
 from iac_code.llm.assembler import StreamAssembler, error_from_api
 from iac_code.llm.contract import ModelRequest, ModelRequestError, ModelResponseError, StreamEvent
 

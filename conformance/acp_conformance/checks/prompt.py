@@ -10,7 +10,7 @@ from typing import Any
 
 from ..citations import acp, house
 from ..harness.agent_client import AgentExited, AgentTimeout
-from ..judges.wire import session_updates
+from ..judges.run_walk import session_updates
 from ..outcomes import (
     Outcome,
     failed,

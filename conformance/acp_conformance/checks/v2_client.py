@@ -5,8 +5,6 @@ client methods v2 defines that need none (``session/request_permission``) — no
 
 from __future__ import annotations
 
-import importlib
-
 from ..citations import acp, v2_schema
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
@@ -19,7 +17,9 @@ _UNGATED = frozenset({"session/request_permission", "session/update"})
 
 
 def _v2_client_methods() -> frozenset[str]:
-    index = importlib.import_module("acp_schema").load_index(version=2)
+    import acp_schema  # lazily: the schema loader is only needed once this check runs
+
+    index = acp_schema.load_index(version=2)
     return frozenset(m for m, spec in index["methods"].items() if spec["side"] == "client")
 
 

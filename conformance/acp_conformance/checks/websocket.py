@@ -12,7 +12,7 @@ import anyio
 
 from ..citations import REMOTE_TRANSPORT, house
 from ..harness.http_probe import initialize_request
-from ..harness.remote import CONNECTION_HEADER, RemoteTarget
+from ..harness.remote_http import CONNECTION_HEADER, RemoteTarget
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import Tier, requirement
 from ..scenarios.catalog import WS

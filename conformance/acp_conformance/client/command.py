@@ -26,7 +26,7 @@ from .scenarios import SCENARIOS
 
 if TYPE_CHECKING:
     from ..requirements import Requirement
-    from ..runner import RunResult
+    from ..run_result import RunResult
     from .launch import ScenarioRun
 
 #: The placeholder the client command must contain (kept here so ``register`` stays light).
@@ -95,18 +95,18 @@ def build_result(
     argv: list[str], runs: list[ScenarioRun], started: float, timeout: float
 ) -> RunResult:
     # Imported here so that registering the subcommand does not load the runner.
+    from ..catalogue import judged_by
     from ..config import RunConfig
     from ..outcomes import Outcome, Verdict, combine, not_applicable
-    from ..runner import RequirementResult, RunResult
+    from ..run_result import RequirementResult, RunResult
     from .judge import judge
-    from .requirements import CLIENT_REQUIREMENTS
 
     found: dict[str, list[Outcome]] = {}
     for run in runs:
         for req_id, outcomes in judge(run).items():
             found.setdefault(req_id, []).extend(outcomes)
     results = {}
-    for req in CLIENT_REQUIREMENTS:
+    for req in judged_by("client"):
         outcomes = found.get(req.id) or [not_applicable("no scenario exercised it")]
         verdict = combine(outcomes)
         failures = [o for o in outcomes if o.verdict is Verdict.FAIL]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..catalogue import judged_by
 from ..outcomes import (
     NO_DEADLINE,
     Outcome,
@@ -23,7 +24,6 @@ from ..outcomes import (
 )
 from ..validation import TranscriptValidator, load_backend, method_index
 from .launch import ScenarioRun
-from .requirements import CLIENT_REQUIREMENTS
 from .scenarios import (
     PERMISSION_OPTIONS,
     READ_CONTENT,
@@ -101,7 +101,7 @@ def judge(run: ScenarioRun) -> Outcomes:
         )
         if run.stderr_tail:
             why += f"; stderr tail: {run.stderr_tail[-600:].strip()}"
-        for req in CLIENT_REQUIREMENTS:
+        for req in judged_by("client"):
             found[req.id] = [_tag(run, harness_error(why, scenario=run.scenario))]
         return found
     view = View(run)

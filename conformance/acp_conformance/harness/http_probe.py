@@ -18,7 +18,7 @@ import anyio
 import httpx
 from anyio.abc import TaskGroup
 
-from .remote import CONNECTION_HEADER, EVENT_STREAM, SESSION_HEADER, RemoteTarget, SseParser
+from .remote_http import CONNECTION_HEADER, EVENT_STREAM, SESSION_HEADER, RemoteTarget, SseParser
 
 JSON_TYPE = "application/json"
 

@@ -2,7 +2,9 @@
 scenario has finished (``@requirement(..., scenario=RUN_WIDE)``). They judge all the traffic
 the scenarios produced, including traffic no scenario looked at on purpose.
 
-:mod:`.wire` holds the rules every frame obeys (transport, envelope, ids, schemas, session
-ids of updates, shutdown), :mod:`.consistency` what results say (root fields, current values,
-capability-gated features, readable errors).
+:mod:`.wire` holds the rules every frame obeys (transport, envelope, ids), :mod:`.schemas`
+the schema of every message, :mod:`.session_ids` the sessions updates name and when,
+:mod:`.client_methods` the client methods the agent may call, :mod:`.shutdown` how each
+process ended, :mod:`.consistency` what results say (root fields, current values,
+capability-gated features, readable errors); :mod:`.run_walk` has the helpers they share.
 """

@@ -21,7 +21,7 @@ from ..requirements import RUN_WIDE, Tier, requirement
 from ..scenarios.check_context import AgentRun, RunRecord, advertised, surface_value
 from ..validation import method_index
 from ..versions import DEFAULT_VERSION, schema_version
-from .wire import Offence, client_caps, per_run
+from .run_walk import Offence, client_caps, per_run
 
 #: Results that describe a session's modes and config options.
 SESSION_RESULTS = frozenset(

@@ -12,7 +12,7 @@ from ..outcomes import Outcome
 from ..requirements import RUN_WIDE, Tier, requirement
 from ..scenarios.check_context import AgentRun, RunRecord
 from ..versions import negotiated_version
-from .wire import Offence, per_run, session_updates
+from .run_walk import Offence, per_run, session_updates
 
 
 def _unknown_tool_updates(run: AgentRun) -> Iterator[Offence]:

@@ -11,7 +11,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ..requirements import REQUIREMENTS, Tier, effective
+from ..catalogue import REQUIREMENTS
+from ..requirements import Tier, effective
 
 _BLOCKING = (Tier.MUST.value, Tier.CAPABILITY.value)
 

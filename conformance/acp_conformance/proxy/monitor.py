@@ -5,12 +5,12 @@ forwarding it, so nothing here can delay or change what the other side receives.
 monitor keeps only what the rules need (open requests, sessions handed out, finished
 turns) plus a bounded transcript for the reports, and returns each finding the moment the
 line that proves it arrives. The rules mirror the checker's run-wide checks
-(``judges.wire``), written incrementally; schemas are those of the negotiated version.
+(``judges.wire``, ``judges.session_ids``), written incrementally; schemas are those of the
+negotiated version.
 """
 
 from __future__ import annotations
 
-import importlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +18,9 @@ from typing import Any
 from ..harness.agent_client import id_key
 from ..harness.limits import PROCESS_BYTES
 from ..harness.recorder import Direction, Frame, decode_line
-from ..judges.wire import SESSION_CREATING_METHODS, TURN_UPDATE_KINDS, envelope_problem
+from ..judges.session_ids import SESSION_CREATING_METHODS
+from ..judges.wire import envelope_problem
+from ..scenarios._expect import TURN_UPDATE_KINDS
 from ..v2_drafts import NEWEST
 from ..validation import GENERIC_ERROR
 from ..versions import DEFAULT_VERSION, VersionedBackend, method_index_for
@@ -174,10 +176,10 @@ class LiveMonitor:
         if agent and not terminated and not oversized:
             found.append(self._finding("transport.newline-terminated", frame, "no newline at EOF"))
         if oversized:
-            rule = "transport.output-bounded" if agent else "client.frames-json"
+            rule = "transport.output-bounded" if agent else "client.wire.json"
             found.append(self._finding(rule, frame, f"not judged: {error}"))
         elif error is not None:
-            rule = "client.frames-json"
+            rule = "client.wire.json"
             if agent:
                 utf8 = error.startswith("invalid UTF-8")
                 rule = "transport.utf8" if utf8 else "transport.stdout-only-json"
@@ -230,10 +232,10 @@ class LiveMonitor:
     def _message(self, frame: Frame, msg: Any) -> list[Finding]:
         agent = frame.direction == "a2c"
         if not isinstance(msg, dict):
-            rule = "transport.stdout-only-json" if agent else "client.frames-json"
+            rule = "transport.stdout-only-json" if agent else "client.wire.json"
             return [self._finding(rule, frame, "JSON but not a JSON-RPC object")]
         if why := envelope_problem(msg):
-            rule = "jsonrpc.envelope-valid" if agent else "client.envelope-valid"
+            rule = "jsonrpc.envelope-valid" if agent else "client.jsonrpc.envelope"
             return [self._finding(rule, frame, why)]
         found: list[Finding] = []
         if isinstance(msg.get("method"), str):
@@ -260,9 +262,7 @@ class LiveMonitor:
                     # A client may pipeline requests after its initialize; none may come
                     # before it.
                     found.append(
-                        self._finding(
-                            "client.initialize-first", frame, f"{method} before initialize"
-                        )
+                        self._finding("client.init.first", frame, f"{method} before initialize")
                     )
         if not agent and session is not None:
             self._named.add(session)
@@ -306,13 +306,17 @@ class LiveMonitor:
         side = self._sent[asker]
         key = id_key(msg["id"])
         opened = side.open.pop(key, None)
-        prefix = "jsonrpc" if agent else "client"
+        unanswered, echo = (
+            ("jsonrpc.one-response-per-request", "jsonrpc.id-echo")
+            if agent
+            else ("client.jsonrpc.answers", "client.jsonrpc.id-echo")
+        )
         if opened is None:
             if msg["id"] is None:
                 return []  # an error answering an unreadable line: nothing to match
             if key in side.answered:
                 why = f"second response to id {msg['id']!r}"
-                return [self._finding(f"{prefix}.one-response-per-request", frame, why)]
+                return [self._finding(unanswered, frame, why)]
             loose = _loose_match(msg["id"], side.open)
             if loose is not None:
                 opened = side.open.pop(loose)
@@ -321,9 +325,9 @@ class LiveMonitor:
                     f"({opened.method}, #{opened.seq})"
                 )
                 side.answered.add(loose)
-                return [self._finding(f"{prefix}.id-echo", frame, why)]
+                return [self._finding(echo, frame, why)]
             why = f"response to id {msg['id']!r}, which was never sent"
-            return [self._finding(f"{prefix}.one-response-per-request", frame, why)]
+            return [self._finding(unanswered, frame, why)]
         side.answered.add(key)
         found = self._agent_answered(frame, msg, key, opened) if agent else []
         return found + self._answer_schema(frame, msg, opened.method)
@@ -379,7 +383,9 @@ class LiveMonitor:
 
     @staticmethod
     def _supported() -> tuple[int, ...]:
-        versions: tuple[int, ...] = importlib.import_module("acp_schema").SUPPORTED_VERSIONS
+        from acp_schema import SUPPORTED_VERSIONS
+
+        versions: tuple[int, ...] = SUPPORTED_VERSIONS
         return versions
 
     def _backend(self) -> VersionedBackend:
@@ -419,7 +425,7 @@ class LiveMonitor:
         if not errors:
             return []
         rule = (
-            "schema.agent-messages-valid" if frame.direction == "a2c" else "client.messages-valid"
+            "schema.agent-messages-valid" if frame.direction == "a2c" else "client.schema.messages"
         )
         why = f"{method} {part} (v{self.version} schema): " + "; ".join(errors[:5])
         return [self._finding(rule, frame, why)]

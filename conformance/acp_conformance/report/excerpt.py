@@ -6,7 +6,7 @@ from typing import Any
 
 from ..harness.agent_client import id_key
 from ..outcomes import Outcome, Verdict
-from ..runner import RunResult
+from ..run_result import RunResult
 from ..scenarios.check_context import AgentRun
 
 CONTEXT = 3

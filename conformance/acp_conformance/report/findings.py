@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ..outcomes import Outcome, Verdict
 from ..requirements import Requirement
-from ..runner import RequirementResult, RunResult
+from ..run_result import RequirementResult, RunResult
 
 #: Section titles, in the order the reports show them.
 ACP_SECTION = "ACP and JSON-RPC 2.0 rules"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..outcomes import Verdict
 from ..requirements import Tier
-from ..runner import RunResult
+from ..run_result import RunResult
 
 _BLOCKING_TIERS = {Tier.MUST, Tier.CAPABILITY}
 

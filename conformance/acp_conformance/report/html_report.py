@@ -11,7 +11,7 @@ from html import escape
 from pathlib import Path
 
 from ..outcomes import Outcome, Verdict
-from ..runner import RequirementResult, RunResult
+from ..run_result import RequirementResult, RunResult
 from . import findings
 from .excerpt import exchange, needs_transcript, runs_by_id
 

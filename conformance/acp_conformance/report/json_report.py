@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..runner import RunResult
+from ..run_result import RunResult
 from .excerpt import excerpt, needs_transcript, runs_by_id
 
 FORMAT = "acp-conformance-report"

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ..outcomes import Verdict
-from ..runner import RunResult
+from ..run_result import RunResult
 from .excerpt import excerpt, needs_transcript, runs_by_id
 
 

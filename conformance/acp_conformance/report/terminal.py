@@ -7,7 +7,7 @@ import textwrap
 from collections.abc import Iterable
 
 from ..requirements import Requirement
-from ..runner import RequirementResult, RunResult
+from ..run_result import RequirementResult, RunResult
 from . import findings, turn_transcript
 
 _LABEL = {

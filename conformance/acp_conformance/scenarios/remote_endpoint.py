@@ -3,7 +3,8 @@ starts for that check alone (``--url ...{port}... -- CMD``)."""
 
 from __future__ import annotations
 
-from ..harness.remote import RemoteConnection, RemoteTarget
+from ..harness.remote import RemoteConnection
+from ..harness.remote_http import RemoteTarget
 from .check_context import CheckContext
 
 

@@ -16,7 +16,6 @@ validates a message against ``schema/v2``. The checks are in the ``v2_*`` module
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from .. import __version__
@@ -33,7 +32,9 @@ V2_SCENARIO = PROTOCOL_V2
 
 
 def _validation() -> Any:
-    return importlib.import_module("acp_schema.validation")
+    from acp_schema import validation  # lazily: jsonschema loads only when a v2 check runs
+
+    return validation
 
 
 def v2_initialize_params(version: int) -> dict[str, Any]:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import anyio
 from acp_conformance.config import RunConfig
-from acp_conformance.runner import RunResult, execute
+from acp_conformance.run_result import RunResult
+from acp_conformance.runner import execute
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RAW_AGENT = FIXTURES / "raw_agent.py"

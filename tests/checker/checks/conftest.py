@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from acp_conformance.runner import RunResult
+from acp_conformance.run_result import RunResult
 
 from tests.checker.checks.conformance_checker_support import (
     LOADED_MACHINE_TIMEOUT,

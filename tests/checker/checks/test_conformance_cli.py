@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from acp_conformance.catalogue import REQUIREMENTS
 from acp_conformance.cli import main
-from acp_conformance.requirements import REQUIREMENTS
 
 from tests.checker.checks.conformance_checker_support import RAW_AGENT, raw_agent, run_checker
 

@@ -10,9 +10,9 @@ import re
 
 import pytest
 from acp_conformance import runner  # noqa: F401  (registers every requirement)
+from acp_conformance.catalogue import REQUIREMENTS
 from acp_conformance.cli import main
 from acp_conformance.kit import COVERAGE, KIT, PENDING, KitTier, covered_by
-from acp_conformance.requirements import REQUIREMENTS
 
 BLOCKING = sorted(kit_id for kit_id, req in KIT.items() if req.blocking)
 

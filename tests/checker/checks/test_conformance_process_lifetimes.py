@@ -16,8 +16,9 @@ from acp_conformance.harness.agent_client import Response
 from acp_conformance.harness.process import Rung
 from acp_conformance.harness.recorder import Frame
 from acp_conformance.outcomes import Verdict
-from acp_conformance.runner import RunResult
-from acp_conformance.scenarios.check_context import AgentRun, ScenarioRuntime
+from acp_conformance.run_result import RunResult
+from acp_conformance.scenarios.agent_run import AgentRun
+from acp_conformance.scenarios.runtime import ScenarioRuntime
 
 from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
 

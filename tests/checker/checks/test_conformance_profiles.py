@@ -3,9 +3,9 @@ project's house rules; every requirement cites a public source."""
 
 from __future__ import annotations
 
-import acp_conformance.checks  # noqa: F401  (registers the checks)
 import pytest
-from acp_conformance.requirements import REQUIREMENTS, Tier, select
+from acp_conformance.catalogue import REQUIREMENTS, select
+from acp_conformance.requirements import Tier
 
 from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
 

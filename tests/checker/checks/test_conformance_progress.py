@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import io
 
-import acp_conformance.checks  # noqa: F401  (registers the checks)
+from acp_conformance.catalogue import select
 from acp_conformance.config import RunConfig
 from acp_conformance.outcomes import passed
 from acp_conformance.progress import LineProgress, TerminalProgress
-from acp_conformance.requirements import select
 
 
 def test_terminal_progress_redraws_one_line_with_scenario_requirement_and_time() -> None:

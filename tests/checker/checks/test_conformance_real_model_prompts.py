@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from acp_conformance.cli import build_parser
 from acp_conformance.outcomes import Verdict
-from acp_conformance.runner import RunResult
+from acp_conformance.run_result import RunResult
 
 from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
 

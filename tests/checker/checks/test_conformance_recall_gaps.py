@@ -112,7 +112,7 @@ def test_an_error_sent_without_the_requests_id_is_named_so() -> None:
 
 
 def test_session_delete_is_stable_acp_not_a_house_rule() -> None:
-    from acp_conformance.requirements import REQUIREMENTS
+    from acp_conformance.catalogue import REQUIREMENTS
 
     req = REQUIREMENTS["session.delete-works"]
     assert not req.house

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-import acp_conformance.checks  # noqa: F401  (registers the checks)
-from acp_conformance.requirements import CHECKS, REQUIREMENTS, Tier, select
-from acp_conformance.scenarios.check_context import SCENARIOS
+from acp_conformance.catalogue import CHECKS, REQUIREMENTS, select
+from acp_conformance.requirements import Tier
+from acp_conformance.scenarios.agent_run import SCENARIOS
 
 
 def test_every_requirement_has_at_least_one_check() -> None:

@@ -9,14 +9,15 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from acp_conformance.catalogue import REQUIREMENTS
 from acp_conformance.config import RunConfig
 from acp_conformance.harness.client_side import ClientSide
 from acp_conformance.harness.recorder import Recorder
-from acp_conformance.judges.wire import error_data_shapes
+from acp_conformance.judges.schemas import error_data_shapes
 from acp_conformance.outcomes import Outcome, Verdict, failed, passed, soft_failed
 from acp_conformance.report import findings, html_report, junit_report, terminal
-from acp_conformance.requirements import REQUIREMENTS, Requirement, effective
-from acp_conformance.runner import RunResult, judged
+from acp_conformance.requirements import Requirement, effective
+from acp_conformance.run_result import RunResult, judged
 from acp_conformance.scenarios.check_context import AgentRun, RunRecord
 from acp_conformance.validation import load_backend
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from acp_conformance import baseline
+from acp_conformance.catalogue import REQUIREMENTS
 from acp_conformance.cli import main
 from acp_conformance.config import UsageError
 from acp_conformance.outcomes import Verdict
@@ -20,8 +21,7 @@ from acp_conformance.report import (
     junit_report,
     terminal,
 )
-from acp_conformance.requirements import REQUIREMENTS
-from acp_conformance.runner import RunResult
+from acp_conformance.run_result import RunResult
 
 from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
 

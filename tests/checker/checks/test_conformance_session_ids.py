@@ -6,16 +6,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+from acp_conformance.catalogue import REQUIREMENTS
 from acp_conformance.config import RunConfig
 from acp_conformance.harness.client_side import ClientSide
 from acp_conformance.harness.recorder import Recorder
-from acp_conformance.judges.wire import (
+from acp_conformance.judges.session_ids import (
     updates_after_session_handed_out,
     updates_before_response,
     updates_name_known_session,
 )
 from acp_conformance.outcomes import Outcome, Verdict
-from acp_conformance.requirements import REQUIREMENTS
 from acp_conformance.scenarios.check_context import AgentRun, RunRecord
 
 Line = tuple[str, dict[str, Any]]

@@ -10,11 +10,12 @@ import json
 import re
 
 import pytest
-from acp_conformance import runner
+from acp_conformance import run_result
+from acp_conformance.catalogue import REQUIREMENTS
 from acp_conformance.citations import SCHEMA_REQUIRES
 from acp_conformance.judges.consistency import PUBLISHED_RESULT_FIELDS
 from acp_conformance.outcomes import NO_DEADLINE, Verdict, failed, passed, soft_failed
-from acp_conformance.requirements import REQUIREMENTS, Tier, effective
+from acp_conformance.requirements import Tier, effective
 from acp_schema import reference
 
 from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
@@ -109,10 +110,10 @@ def test_a_custom_root_field_still_fails_at_must() -> None:
 
 def test_a_requirement_whose_every_failure_is_soft_reports_should() -> None:
     req = REQUIREMENTS["jsonrpc.id-echo"]
-    soft = runner.judged(req, [soft_failed("no answer within 3 s", NO_DEADLINE), passed("ok")])
+    soft = run_result.judged(req, [soft_failed("no answer within 3 s", NO_DEADLINE), passed("ok")])
     assert soft.verdict is Verdict.FAIL and soft.requirement.tier is Tier.SHOULD
     assert NO_DEADLINE in soft.reason
-    hard = runner.judged(req, [soft_failed("late", NO_DEADLINE), failed("wrong id")])
+    hard = run_result.judged(req, [soft_failed("late", NO_DEADLINE), failed("wrong id")])
     assert hard.requirement.tier is Tier.MUST
 
 

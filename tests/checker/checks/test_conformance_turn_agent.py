@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from acp_conformance.outcomes import Verdict
-from acp_conformance.runner import RunResult
+from acp_conformance.run_result import RunResult
 from acp_scripted_llm import ScriptedLLMServer
 from acp_scripted_llm.script import SIDE_CALL_TURN, Script
 
@@ -118,7 +118,7 @@ def test_a_script_that_learned_nothing_still_routes_by_the_marker() -> None:
 
 
 def test_checks_that_leave_state_behind_run_last_in_their_scenario() -> None:
-    from acp_conformance.requirements import CHECKS
+    from acp_conformance.catalogue import CHECKS
 
     def order(scenario: str) -> list[str]:
         return [chk.requirement for chk in CHECKS if chk.scenario == scenario]

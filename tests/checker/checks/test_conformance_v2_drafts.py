@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 from acp_conformance import cli
+from acp_conformance.catalogue import REQUIREMENTS
 from acp_conformance.checks.v2_cancel import known_stop_reasons
 from acp_conformance.outcomes import Verdict
 from acp_conformance.report import html_report, json_report, junit_report, terminal
-from acp_conformance.requirements import REQUIREMENTS, V2_PREFIX
+from acp_conformance.requirements import V2_PREFIX
 from acp_conformance.v2_drafts import (
     BATCH_DRAFTS,
     DRAFTS,

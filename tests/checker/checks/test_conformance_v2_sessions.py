@@ -55,7 +55,7 @@ def test_session_defects_fail_in_v2_and_in_v1(
 
 
 def test_tiers_follow_the_text() -> None:
-    from acp_conformance.requirements import REQUIREMENTS
+    from acp_conformance.catalogue import REQUIREMENTS
 
     assert REQUIREMENTS["version.v2-session-list"].tier is Tier.MUST
     assert REQUIREMENTS["version.v2-session-delete"].tier is Tier.SHOULD

@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from acp_conformance.catalogue import CHECKS, REQUIREMENTS
 from acp_conformance.config import RunConfig
 from acp_conformance.harness.client_side import ClientSide
 from acp_conformance.harness.recorder import Recorder
 from acp_conformance.judges.consistency import no_unknown_root_keys
-from acp_conformance.judges.wire import agent_messages_valid, updates_before_response
+from acp_conformance.judges.schemas import agent_messages_valid
+from acp_conformance.judges.session_ids import updates_before_response
 from acp_conformance.outcomes import Verdict
-from acp_conformance.requirements import CHECKS, REQUIREMENTS
 from acp_conformance.scenarios.check_context import AgentRun, RunRecord
 from acp_conformance.validation import load_backend
 from acp_conformance.versions import negotiated_version

@@ -12,7 +12,8 @@ import pytest
 from acp_conformance.config import RunConfig
 from acp_conformance.harness.agent_client import AgentTimeout
 from acp_conformance.outcomes import Verdict
-from acp_conformance.runner import RunResult, execute
+from acp_conformance.run_result import RunResult
+from acp_conformance.runner import execute
 from anyio import wait_all_tasks_blocked
 
 from tests.checker.checks.conformance_checker_support import raw_agent
@@ -216,15 +217,11 @@ def test_a_prompt_already_waiting_stops_soon_after_another_scenario_saw_a_turn_h
 ) -> None:
     # Under --jobs 2 gemini-cli's sessions and turns scenarios both began with a prompt and
     # both waited the full 30 s; the second now stops once the first has timed out.
-    from acp_conformance.requirements import REQUIREMENTS
+    from acp_conformance.catalogue import REQUIREMENTS
     from acp_conformance.scenarios import check_context
-    from acp_conformance.scenarios.check_context import (
-        SCENARIOS,
-        CheckContext,
-        RunEvidence,
-        ScenarioRuntime,
-        text_prompt,
-    )
+    from acp_conformance.scenarios.agent_run import SCENARIOS, RunEvidence, text_prompt
+    from acp_conformance.scenarios.check_context import CheckContext
+    from acp_conformance.scenarios.runtime import ScenarioRuntime
 
     monkeypatch.setattr(check_context, "HUNG_TURN_BOUND", 1.0)
     config = RunConfig(argv=raw_agent("--quirk", "model-hangs"), timeout=LONG_TIMEOUT)

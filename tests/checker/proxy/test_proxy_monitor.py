@@ -92,7 +92,7 @@ def test_client_answers_are_judged_too() -> None:
         ("a2c", ask), ("c2a", {"jsonrpc": "2.0", "id": "7", "result": {"content": "x"}}),
         ("a2c", {**ask, "id": 8}), ("c2a", {"jsonrpc": "2.0", "id": 8, "result": {"text": 1}}),
     )  # fmt: skip
-    assert rules == ["client.id-echo", "client.messages-valid"]
+    assert rules == ["client.jsonrpc.id-echo", "client.schema.messages"]
 
 
 def test_non_frames_bad_envelopes_and_schema_errors() -> None:
@@ -103,7 +103,7 @@ def test_non_frames_bad_envelopes_and_schema_errors() -> None:
         ("a2c", {"jsonrpc": "2.0", "id": 1, "result": {"agentCapabilities": {}}}),
     )  # fmt: skip
     assert rules == [
-        "client.initialize-first",
+        "client.init.first",
         "transport.stdout-only-json",
         "transport.utf8",
         "jsonrpc.envelope-valid",
@@ -124,7 +124,7 @@ def test_v2_is_judged_by_its_own_schemas_and_batches_entry_by_entry() -> None:
     batch = [{"jsonrpc": "2.0", "id": 5, "method": "session/list", "params": {}}, {"x": 1}]
     monitor, rules = judge(("c2a", init), ("a2c", init_ok), ("c2a", batch))
     assert monitor.version == 2
-    assert rules == ["client.envelope-valid"]
+    assert rules == ["client.jsonrpc.envelope"]
     assert any("session/list" in note for note in monitor.notes)
 
 

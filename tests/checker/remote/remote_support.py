@@ -11,8 +11,9 @@ import acp_conformance.peers
 import anyio
 import pytest
 from acp_conformance.config import RunConfig
-from acp_conformance.harness.remote import RemoteTarget
-from acp_conformance.runner import RunResult, execute
+from acp_conformance.harness.remote_http import RemoteTarget
+from acp_conformance.run_result import RunResult
+from acp_conformance.runner import execute
 
 HERE = Path(__file__).parent
 TS_AGENT = Path(acp_conformance.peers.__file__).parent / "files" / "ts_sdk_agent.mjs"

@@ -14,9 +14,10 @@ import anyio
 import pytest
 from acp_conformance.config import RunConfig
 from acp_conformance.harness.http_probe import HttpProbe, answers, rpc
-from acp_conformance.harness.remote import RemoteTarget
+from acp_conformance.harness.remote_http import RemoteTarget
 from acp_conformance.outcomes import Verdict
-from acp_conformance.runner import RunResult, execute
+from acp_conformance.run_result import RunResult
+from acp_conformance.runner import execute
 from acp_scripted_llm import ScriptedLLMServer
 
 from tests.checker.remote.remote_support import run_remote

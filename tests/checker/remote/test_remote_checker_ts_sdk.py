@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from acp_conformance.outcomes import Verdict
-from acp_conformance.runner import RunResult
+from acp_conformance.run_result import RunResult
 
 from tests.checker.remote.remote_support import require_node_fixture, run_remote, ts_agent_argv
 from tests.checker.remote.server_process import serving

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from acp_conformance.catalogue import REQUIREMENTS
 from acp_conformance.cli import main
 from acp_conformance.config import RunConfig
-from acp_conformance.harness.remote import (
+from acp_conformance.harness.remote_http import (
     Rejection,
     RemoteTarget,
     SseParser,
@@ -18,7 +19,6 @@ from acp_conformance.harness.remote import (
 )
 from acp_conformance.harness.served import free_port, with_port
 from acp_conformance.remote_scope import exemption
-from acp_conformance.requirements import REQUIREMENTS
 
 
 def _events(text: str) -> list[tuple[str, str | None]]:
