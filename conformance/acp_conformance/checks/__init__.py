@@ -23,9 +23,10 @@ An area can appear twice (``v2_turns`` then ``v2_cancel``, ``v2_resume`` then
 from .. import judges
 from ..judges import wire, consistency, output, tool_calls
 from ..scenarios import catalog  # first: it fixes the order of the scenarios
-from . import jsonrpc, extensibility, initialize, modes, sessions, session_paging
+from . import jsonrpc, extensibility, initialize, modes, sessions, session_unknown
+from . import session_list, session_paging
 from . import prompt, turns, cancel
-from . import gating, robustness, http, websocket, trace_context
+from . import gating, robustness, http, http_status, http_streams, websocket, trace_context
 from ..judges import trace_continuation
 
 # the protocol-v2 scenario's checks; they share its agents, so this order is theirs
@@ -41,6 +42,8 @@ __all__ = [
     "extensibility",
     "gating",
     "http",
+    "http_status",
+    "http_streams",
     "initialize",
     "jsonrpc",
     "judges",
@@ -48,7 +51,9 @@ __all__ = [
     "output",
     "prompt",
     "robustness",
+    "session_list",
     "session_paging",
+    "session_unknown",
     "sessions",
     "tool_calls",
     "trace_context",
