@@ -26,7 +26,7 @@ from ..scenarios import catalog  # first: it fixes the order of the scenarios
 from . import jsonrpc, extensibility, initialize, modes, sessions, session_unknown
 from . import session_list, session_paging
 from . import prompt, turns, cancel
-from . import gating, robustness, http, http_status, http_streams, websocket, trace_context
+from . import gating, robustness, http, http_status, websocket, trace_context
 from ..judges import trace_continuation
 
 # the protocol-v2 scenario's checks; they share its agents, so this order is theirs
@@ -43,7 +43,6 @@ __all__ = [
     "gating",
     "http",
     "http_status",
-    "http_streams",
     "initialize",
     "jsonrpc",
     "judges",

@@ -4,9 +4,9 @@ requests it accepts, and the error bodies of those it refuses, judged from raw e
 
 The codes follow the ACP "Streamable HTTP & WebSocket" transport RFD and the official
 TypeScript SDK's server, which defines them: 200 + ``Acp-Connection-Id`` for ``initialize``,
-202 for every other accepted POST, 400 for a body that is not a JSON-RPC message. The plain
-refusals (one status code each) are the table of :mod:`.http_status`; stream routing and SSE
-resume are :mod:`.http_streams`.
+202 for every other accepted POST, 400 for a body that is not a JSON-RPC message. Then which
+stream carries which message, SSE event ids, and resuming with ``Last-Event-ID`` without loss
+or repeats. The plain refusals (one status code each) are the table of :mod:`.http_status`.
 """
 
 from __future__ import annotations
@@ -18,114 +18,101 @@ import anyio
 
 from ..harness.http_probe import HttpProbe, StreamEvent, answers
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier, requirement
-from ..scenarios.catalog import HTTP
+from ..requirements import Tier
 from ..scenarios.check_context import CheckContext
 from .http_steps import (
+    RFD,
     SDK_HOUSE_RULE,
     connected,
+    connected_session,
     error_code,
+    http_rule,
     new_session_request,
+    prompt_answered,
+    send_prompt,
     status_is,
     still_usable,
-    with_probe,
 )
 
 
-@requirement(
+@http_rule(
     "http.opening-post",
     Tier.MUST,
     "POST initialize without Acp-Connection-Id is answered 200 with the JSON-RPC response "
     "and a new, distinct Acp-Connection-Id header.",
     SDK_HOUSE_RULE,
-    scenario=HTTP,
     house=True,
 )
-async def initialize_opens_connection(ctx: CheckContext) -> Outcome:
-    async def body(probe: HttpProbe) -> Outcome:
-        first, connection = await probe.initialize()
-        if bad := status_is(first, 200, "initialize"):
-            return bad
-        message = first.json_body()
-        if not (isinstance(message, dict) and message.get("id") == 0 and "result" in message):
-            return failed(f"the initialize body is not its JSON-RPC result: {first.describe()}")
-        if not connection:
-            return failed("the initialize response has no Acp-Connection-Id header")
-        _, second = await probe.initialize()
-        if second == connection:
-            return failed(f"two initialize requests got the same connection id {connection!r}")
-        return passed("initialize answered 200 with a fresh Acp-Connection-Id")
-
-    return await with_probe(ctx, body)
+async def initialize_opens_connection(probe: HttpProbe, ctx: CheckContext) -> Outcome:
+    first, connection = await probe.initialize()
+    if bad := status_is(first, 200, "initialize"):
+        return bad
+    message = first.json_body()
+    if not (isinstance(message, dict) and message.get("id") == 0 and "result" in message):
+        return failed(f"the initialize body is not its JSON-RPC result: {first.describe()}")
+    if not connection:
+        return failed("the initialize response has no Acp-Connection-Id header")
+    _, second = await probe.initialize()
+    if second == connection:
+        return failed(f"two initialize requests got the same connection id {connection!r}")
+    return passed("initialize answered 200 with a fresh Acp-Connection-Id")
 
 
-@requirement(
+@http_rule(
     "http.post-accepted",
     Tier.MUST,
     "A POST on a known connection is accepted with 202 and answered "
     "on the connection's event stream.",
     SDK_HOUSE_RULE,
-    scenario=HTTP,
     house=True,
 )
-async def post_accepted_and_answered_on_stream(ctx: CheckContext) -> Outcome:
-    async def body(probe: HttpProbe) -> Outcome:
-        connection, stream = await connected(probe)
-        exchange = await probe.post(new_session_request(7, str(ctx.work)), connection)
-        if bad := status_is(exchange, 202, "session/new on a known connection"):
-            return bad
-        if await stream.wait_for(answers(7), ctx.timeout) is None:
-            return failed("the answer to session/new never arrived on the connection stream")
-        return passed("202, then the answer on the connection stream")
-
-    return await with_probe(ctx, body)
+async def post_accepted_and_answered_on_stream(probe: HttpProbe, ctx: CheckContext) -> Outcome:
+    connection, stream = await connected(probe)
+    exchange = await probe.post(new_session_request(7, str(ctx.work)), connection)
+    if bad := status_is(exchange, 202, "session/new on a known connection"):
+        return bad
+    if await stream.wait_for(answers(7), ctx.timeout) is None:
+        return failed("the answer to session/new never arrived on the connection stream")
+    return passed("202, then the answer on the connection stream")
 
 
-@requirement(
+@http_rule(
     "http.batch-rejected",
     Tier.MUST,
     "A JSON array body is refused with 400 and one -32600 error.",
     SDK_HOUSE_RULE,
-    scenario=HTTP,
     house=True,
 )
-async def batch_rejected(ctx: CheckContext) -> Outcome:
-    async def body(probe: HttpProbe) -> Outcome:
-        connection, _ = await connected(probe)
-        batch = [new_session_request(4, str(ctx.work))]
-        exchange = await probe.post(batch, connection)
-        if bad := status_is(exchange, 400, "a JSON array body"):
-            return bad
-        if error_code(exchange.json_body()) != -32600:
-            return failed(f"the 400 body is not a -32600 error: {exchange.describe()}")
-        return passed("refused with 400 and -32600")
-
-    return await with_probe(ctx, body)
+async def batch_rejected(probe: HttpProbe, ctx: CheckContext) -> Outcome:
+    connection, _ = await connected(probe)
+    batch = [new_session_request(4, str(ctx.work))]
+    exchange = await probe.post(batch, connection)
+    if bad := status_is(exchange, 400, "a JSON array body"):
+        return bad
+    if error_code(exchange.json_body()) != -32600:
+        return failed(f"the 400 body is not a -32600 error: {exchange.describe()}")
+    return passed("refused with 400 and -32600")
 
 
-@requirement(
+@http_rule(
     "http.invalid-json",
     Tier.MUST,
     "A body that is not JSON is refused with 400 (a JSON-RPC body, "
     "if any, carries -32700) and the connection stays usable.",
     SDK_HOUSE_RULE,
-    scenario=HTTP,
     house=True,
 )
-async def invalid_json_refused(ctx: CheckContext) -> Outcome:
-    async def body(probe: HttpProbe) -> Outcome:
-        connection, stream = await connected(probe)
-        exchange = await probe.post(None, connection, raw=b'{"jsonrpc": "2.0", "id": 5, "meth')
-        if bad := status_is(exchange, 400, "a body that is not JSON"):
-            return bad
-        answer = exchange.json_body()
-        if answer is not None and error_code(answer) != -32700:
-            return failed(f"the 400 body is JSON but not a -32700 error: {exchange.describe()}")
-        if not await still_usable(probe, connection, stream, str(ctx.work)):
-            return failed("after the bad body the connection no longer answers session/new")
-        return passed("refused with 400; the connection stays usable")
-
-    return await with_probe(ctx, body)
+async def invalid_json_refused(probe: HttpProbe, ctx: CheckContext) -> Outcome:
+    connection, stream = await connected(probe)
+    exchange = await probe.post(None, connection, raw=b'{"jsonrpc": "2.0", "id": 5, "meth')
+    if bad := status_is(exchange, 400, "a body that is not JSON"):
+        return bad
+    answer = exchange.json_body()
+    if answer is not None and error_code(answer) != -32700:
+        return failed(f"the 400 body is JSON but not a -32700 error: {exchange.describe()}")
+    if not await still_usable(probe, connection, stream, str(ctx.work)):
+        return failed("after the bad body the connection no longer answers session/new")
+    return passed("refused with 400; the connection stays usable")
 
 
 def _answer_or_null(request_id: Any) -> Callable[[StreamEvent], bool]:
@@ -136,68 +123,146 @@ def _answer_or_null(request_id: Any) -> Callable[[StreamEvent], bool]:
     return match
 
 
-@requirement(
+@http_rule(
     "http.invalid-message",
     Tier.MUST,
     "JSON that is not a JSON-RPC message is refused with 400 or "
     "answered with -32600, and the connection stays usable.",
     SDK_HOUSE_RULE,
-    scenario=HTTP,
     house=True,
 )
-async def non_message_json_refused(ctx: CheckContext) -> Outcome:
-    async def body(probe: HttpProbe) -> Outcome:
-        connection, stream = await connected(probe)
-        problems = []
-        for label, value, rid in (
-            ("a number", 17, None),
-            ("a string", "hello", None),
-            ("an object whose method is a number", {"jsonrpc": "2.0", "id": 31, "method": 5}, 31),
-            ("an object without jsonrpc", {"id": 32, "method": "session/list"}, 32),
-        ):
-            since = len(stream.events)
-            exchange = await probe.post(value, connection)
-            if exchange.status == 400:
-                code = error_code(exchange.json_body())
-                if code not in (None, -32600):
-                    problems.append(f"{label}: 400 with error {code}, not -32600")
-                continue
-            if exchange.status != 202:
-                problems.append(f"{label}: {exchange.describe()}")
-                continue
-            event = await stream.wait_for(_answer_or_null(rid), ctx.timeout, since)
-            if event is None or error_code(event.message) != -32600:
-                problems.append(f"{label}: accepted with 202 but answered {event and event.data!r}")
-        if problems:
-            return failed("; ".join(problems))
-        if not await still_usable(probe, connection, stream, str(ctx.work)):
-            return failed("after the bad messages the connection no longer answers session/new")
-        return passed("every non-message body was refused with 400 or answered -32600")
-
-    return await with_probe(ctx, body)
+async def non_message_json_refused(probe: HttpProbe, ctx: CheckContext) -> Outcome:
+    connection, stream = await connected(probe)
+    problems = []
+    for label, value, rid in (
+        ("a number", 17, None),
+        ("a string", "hello", None),
+        ("an object whose method is a number", {"jsonrpc": "2.0", "id": 31, "method": 5}, 31),
+        ("an object without jsonrpc", {"id": 32, "method": "session/list"}, 32),
+    ):
+        since = len(stream.events)
+        exchange = await probe.post(value, connection)
+        if exchange.status == 400:
+            code = error_code(exchange.json_body())
+            if code not in (None, -32600):
+                problems.append(f"{label}: 400 with error {code}, not -32600")
+            continue
+        if exchange.status != 202:
+            problems.append(f"{label}: {exchange.describe()}")
+            continue
+        event = await stream.wait_for(_answer_or_null(rid), ctx.timeout, since)
+        if event is None or error_code(event.message) != -32600:
+            problems.append(f"{label}: accepted with 202 but answered {event and event.data!r}")
+    if problems:
+        return failed("; ".join(problems))
+    if not await still_usable(probe, connection, stream, str(ctx.work)):
+        return failed("after the bad messages the connection no longer answers session/new")
+    return passed("every non-message body was refused with 400 or answered -32600")
 
 
-@requirement(
+@http_rule(
     "http.delete-ends-connection",
     Tier.MUST,
     "DELETE ends the connection (202); its stream ends and later POSTs naming it get 404.",
     SDK_HOUSE_RULE,
-    scenario=HTTP,
     house=True,
 )
-async def delete_ends_connection(ctx: CheckContext) -> Outcome:
-    async def body(probe: HttpProbe) -> Outcome:
-        connection, stream = await connected(probe)
-        exchange = await probe.delete(connection)
-        if bad := status_is(exchange, 202, "DELETE of the connection"):
-            return bad
-        with anyio.move_on_after(ctx.timeout):
-            await stream.ended.wait()
-        if not stream.ended.is_set():
-            return failed("the connection stream stayed open after DELETE")
-        after = await probe.post(new_session_request(2, str(ctx.work)), connection)
-        return status_is(after, 404, "a POST naming the deleted connection") or passed(
-            "202, the stream ended, later POSTs get 404"
-        )
+async def delete_ends_connection(probe: HttpProbe, ctx: CheckContext) -> Outcome:
+    connection, stream = await connected(probe)
+    exchange = await probe.delete(connection)
+    if bad := status_is(exchange, 202, "DELETE of the connection"):
+        return bad
+    with anyio.move_on_after(ctx.timeout):
+        await stream.ended.wait()
+    if not stream.ended.is_set():
+        return failed("the connection stream stayed open after DELETE")
+    after = await probe.post(new_session_request(2, str(ctx.work)), connection)
+    return status_is(after, 404, "a POST naming the deleted connection") or passed(
+        "202, the stream ended, later POSTs get 404"
+    )
 
-    return await with_probe(ctx, body)
+
+@http_rule(
+    "http.stream-routing",
+    Tier.MUST,
+    "Connection-level answers arrive on the connection stream; a "
+    "session's updates and prompt answers on that session's stream only.",
+    SDK_HOUSE_RULE,
+    house=True,
+)
+async def streams_carry_their_own_messages(probe: HttpProbe, ctx: CheckContext) -> Outcome:
+    connection, conn_stream, session = await connected_session(probe, str(ctx.work))
+    session_stream = await probe.open_stream(connection, session)
+    if session_stream.status != 200:
+        return failed(f"GET with Acp-Session-Id {session!r} got HTTP {session_stream.status}")
+    exchange = await send_prompt(probe, connection, session, 9, "say hello")
+    if bad := status_is(exchange, 202, "session/prompt with its session header"):
+        return bad
+    if await session_stream.wait_for(answers(9), ctx.timeout * 3) is None:
+        where = "connection" if any(answers(9)(e) for e in conn_stream.events) else "no"
+        return failed(f"the prompt's answer arrived on the {where} stream, not the session's")
+    strays = [
+        e.data[:160]
+        for e in conn_stream.events
+        if isinstance(e.message, dict)
+        and isinstance(e.message.get("params"), dict)
+        and e.message["params"].get("sessionId") == session
+    ]
+    if strays:
+        return failed(f"session messages on the connection stream: {strays[:3]}")
+    return passed(
+        "session/new answered on the connection stream; the prompt's "
+        f"{len(session_stream.events)} events on the session stream"
+    )
+
+
+@http_rule(
+    "http.sse-event-ids",
+    Tier.SHOULD,
+    "Every SSE event carries an id, so a client can resume.",
+    RFD,
+)
+async def events_carry_ids(probe: HttpProbe, ctx: CheckContext) -> Outcome:
+    connection, conn_stream, session = await connected_session(probe, str(ctx.work))
+    reader = await probe.open_stream(connection, session)
+    await prompt_answered(probe, connection, session, reader, 20)
+    events = conn_stream.events + reader.events
+    missing = [e.data[:100] for e in events if not e.event_id]
+    if not events:
+        return failed("no events arrived to judge")
+    if missing:
+        return failed(f"{len(missing)} of {len(events)} events have no id, e.g. {missing[0]}")
+    return passed(f"all {len(events)} events carry an id")
+
+
+@http_rule(
+    "http.sse-resume",
+    Tier.SHOULD,
+    "A client reconnecting with Last-Event-ID receives every event it "
+    "missed, and none it had already received.",
+    RFD,
+)
+async def resume_loses_nothing(probe: HttpProbe, ctx: CheckContext) -> Outcome:
+    connection, _, session = await connected_session(probe, str(ctx.work))
+    first = await probe.open_stream(connection, session)
+    if not await prompt_answered(probe, connection, session, first, 30):
+        return failed("the first prompt was not answered on the session stream")
+    last_id = first.events[-1].event_id if first.events else None
+    if not last_id:
+        return failed("the session stream's events carry no id to resume from")
+    first.close()
+    with anyio.move_on_after(ctx.timeout):
+        await first.ended.wait()
+    # While nobody reads the session stream, a second turn happens.
+    await send_prompt(probe, connection, session, 31, "while away")
+    resumed = await probe.open_stream(connection, session, last_event_id=last_id)
+    if resumed.status != 200:
+        return failed(f"the reconnect with Last-Event-ID got HTTP {resumed.status}")
+    if await resumed.wait_for(answers(31), ctx.timeout * 3) is None:
+        return failed("the answer sent while disconnected never arrived after resuming")
+    seen = {e.data for e in first.events}
+    repeated = [e.data[:100] for e in resumed.events if e.data in seen]
+    if repeated:
+        return failed(f"events received before the drop were sent again: {repeated[:2]}")
+    ids = [e.event_id for e in resumed.events]
+    return passed(f"resumed after id {last_id}: {len(ids)} missed events, none repeated")

@@ -5,7 +5,7 @@ The codes follow the ACP "Streamable HTTP & WebSocket" transport RFD and the off
 TypeScript SDK's server, which defines them: 400 missing / 404 unknown connection id, 415
 wrong content type, 406 a GET that does not accept an event stream, 409 a second reader of
 one stream, 401 a missing or wrong token, 403 a foreign Origin. Each row is its own
-requirement; one check body (:func:`_refusal_check`) judges them all.
+requirement; one check body (:func:`_refused`) judges them all.
 """
 
 from __future__ import annotations
@@ -14,18 +14,19 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..harness.http_probe import Exchange, HttpProbe, SseReader, rpc
-from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import Tier, requirement
+from ..outcomes import Outcome, failed, passed
+from ..requirements import Requirement, Tier
 from ..scenarios.catalog import HTTP
 from ..scenarios.check_context import CheckContext
+from .families import register_family
 from .http_steps import (
     RFD,
     SDK_HOUSE_RULE,
     connected,
     connected_session,
     new_session_request,
+    probed,
     rfd_must,
-    with_probe,
 )
 
 
@@ -50,17 +51,18 @@ Ask = Callable[[HttpProbe, CheckContext], Awaitable[list[Attempt]]]
 
 @dataclass(frozen=True)
 class Refusal:
-    """A row of the table: a requirement, the requests that provoke it, the status expected."""
+    """A row of the table: a rule, the requests that provoke it, the status expected."""
 
-    id: str
-    tier: Tier
-    statement: str
-    citation: str
+    rule: Requirement
     status: int
     ask: Ask
-    house: bool = False
     #: Applies only when the run was given ``--token`` (the endpoint then requires one).
     needs_token: bool = False
+
+
+def _sdk_rule(id: str, statement: str, tier: Tier = Tier.MUST) -> Requirement:
+    """A rule the RFD leaves to the SDK: a house rule citing the SDK's behaviour."""
+    return Requirement(id, tier, statement, SDK_HOUSE_RULE, house=True)
 
 
 async def _post_without_connection(probe: HttpProbe, ctx: CheckContext) -> list[Attempt]:
@@ -125,118 +127,107 @@ async def _initialize_unknown_version(probe: HttpProbe, ctx: CheckContext) -> li
 
 REFUSALS: tuple[Refusal, ...] = (
     Refusal(
-        "http.missing-connection-id",
-        Tier.MUST,
-        "A POST other than initialize without Acp-Connection-Id is refused with 400.",
-        SDK_HOUSE_RULE,
+        _sdk_rule(
+            "http.missing-connection-id",
+            "A POST other than initialize without Acp-Connection-Id is refused with 400.",
+        ),
         400,
         _post_without_connection,
-        house=True,
     ),
     Refusal(
-        "http.unknown-connection-id",
-        Tier.MUST,
-        "A POST naming an unknown Acp-Connection-Id is refused with 404.",
-        SDK_HOUSE_RULE,
+        _sdk_rule(
+            "http.unknown-connection-id",
+            "A POST naming an unknown Acp-Connection-Id is refused with 404.",
+        ),
         404,
         _post_to_unknown_connection,
-        house=True,
     ),
     Refusal(
-        "http.content-type",
-        Tier.MUST,
-        "A POST whose Content-Type is not application/json is refused with 415.",
-        rfd_must("POST Content-Type MUST be application/json (415 otherwise)"),
+        Requirement(
+            "http.content-type",
+            Tier.MUST,
+            "A POST whose Content-Type is not application/json is refused with 415.",
+            rfd_must("POST Content-Type MUST be application/json (415 otherwise)"),
+        ),
         415,
         _post_text_plain,
     ),
     Refusal(
-        "http.accept-event-stream",
-        Tier.MUST,
-        "A GET that does not accept text/event-stream is refused with 406.",
-        rfd_must("GET Accept MUST include text/event-stream (406 otherwise)"),
+        Requirement(
+            "http.accept-event-stream",
+            Tier.MUST,
+            "A GET that does not accept text/event-stream is refused with 406.",
+            rfd_must("GET Accept MUST include text/event-stream (406 otherwise)"),
+        ),
         406,
         _get_accepting_json,
     ),
     Refusal(
-        "http.session-header",
-        Tier.MUST,
-        "A session-scoped request without Acp-Session-Id, or with one "
-        "that differs from params.sessionId, is refused with 400.",
-        rfd_must(
-            "POST requests for session-scoped operations MUST include both "
-            "Acp-Connection-Id and Acp-Session-Id headers"
+        Requirement(
+            "http.session-header",
+            Tier.MUST,
+            "A session-scoped request without Acp-Session-Id, or with one "
+            "that differs from params.sessionId, is refused with 400.",
+            rfd_must(
+                "POST requests for session-scoped operations MUST include both "
+                "Acp-Connection-Id and Acp-Session-Id headers"
+            ),
         ),
         400,
         _prompt_without_session_header,
     ),
     Refusal(
-        "http.single-reader",
-        Tier.MUST,
-        "A second GET of a stream that already has a reader is refused with 409.",
-        SDK_HOUSE_RULE,
+        _sdk_rule(
+            "http.single-reader",
+            "A second GET of a stream that already has a reader is refused with 409.",
+        ),
         409,
         _second_reader,
-        house=True,
     ),
     Refusal(
-        "http.token-required",
-        Tier.MUST,
-        "With a token configured (--token), requests without it or with "
-        "a wrong one are refused with 401.",
-        SDK_HOUSE_RULE,
+        _sdk_rule(
+            "http.token-required",
+            "With a token configured (--token), requests without it or with "
+            "a wrong one are refused with 401.",
+        ),
         401,
         _initialize_without_token,
-        house=True,
         needs_token=True,
     ),
     Refusal(
-        "http.origin-checked",
-        Tier.SHOULD,
-        "A request with a foreign Origin header is refused with 403.",
-        RFD,
+        Requirement(
+            "http.origin-checked",
+            Tier.SHOULD,
+            "A request with a foreign Origin header is refused with 403.",
+            RFD,
+        ),
         403,
         _initialize_from_foreign_origin,
     ),
     Refusal(
-        "http.protocol-version-checked",
-        Tier.SHOULD,
-        "A request naming an unsupported Acp-Protocol-Version is refused with 400.",
-        RFD,
+        Requirement(
+            "http.protocol-version-checked",
+            Tier.SHOULD,
+            "A request naming an unsupported Acp-Protocol-Version is refused with 400.",
+            RFD,
+        ),
         400,
         _initialize_unknown_version,
     ),
 )
 
 
-def _refusal_check(row: Refusal) -> Callable[[CheckContext], Awaitable[Outcome]]:
-    """The one check body of the table, bound to ``row``."""
+async def _refused(ctx: CheckContext, row: Refusal) -> Outcome:
+    """The one check body of the table: every attempt of the row got the row's status."""
 
-    async def check(ctx: CheckContext) -> Outcome:
-        if row.needs_token and not (ctx.config.remote and ctx.config.remote.token):
-            return not_applicable("no --token given: the endpoint is not expected to need one")
+    async def body(probe: HttpProbe, ctx: CheckContext) -> Outcome:
+        attempts = await row.ask(probe, ctx)
+        for attempt in attempts:
+            if attempt.status != row.status:
+                return failed(f"{attempt.what}: expected HTTP {row.status}, got {attempt.shown}")
+        return passed(f"refused with {row.status}: " + "; ".join(a.what for a in attempts))
 
-        async def body(probe: HttpProbe) -> Outcome:
-            attempts = await row.ask(probe, ctx)
-            for attempt in attempts:
-                if attempt.status != row.status:
-                    return failed(
-                        f"{attempt.what}: expected HTTP {row.status}, got {attempt.shown}"
-                    )
-            return passed(f"refused with {row.status}: " + "; ".join(a.what for a in attempts))
-
-        return await with_probe(ctx, body)
-
-    check.__name__ = check.__qualname__ = "refused_" + row.id.split(".", 1)[1].replace("-", "_")
-    return check
+    return await probed(ctx, body, needs_token=row.needs_token)
 
 
-for _row in REFUSALS:
-    requirement(
-        _row.id,
-        _row.tier,
-        _row.statement,
-        _row.citation,
-        scenario=HTTP,
-        house=_row.house,
-    )(_refusal_check(_row))
+register_family(REFUSALS, HTTP, _refused)

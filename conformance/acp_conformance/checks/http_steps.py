@@ -1,10 +1,11 @@
 """The steps the Streamable HTTP checks share (``--url`` runs): a fresh probe whose exchanges
 become the evidence, an initialized connection, a session on it, a prompt turn over it.
 
-No requirement is defined here: :mod:`.http` (answers and error bodies), :mod:`.http_status`
-(the table of refusals, one status code each) and :mod:`.http_streams` (stream routing, SSE
-ids and resume) judge what these steps drive. Every step here is the harness's own: when it
-fails, that is a setup error, not the rule under test failing.
+Every HTTP check is defined by :func:`http_rule`: a requirement of the HTTP scenario whose
+check body gets a fresh probe. :mod:`.http` (answers, error bodies, streams and SSE resume)
+and :mod:`.http_status` (the table of refusals, one status code each) hold them. Every step
+here is the harness's own: when it fails, that is a setup error, not the rule under test
+failing.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import anyio
 
 from ..citations import REMOTE_TRANSPORT, house
 from ..harness.http_probe import Exchange, HttpProbe, SseReader, answers, rpc
-from ..outcomes import Outcome, failed
+from ..outcomes import Outcome, failed, not_applicable
+from ..requirements import Tier, requirement
+from ..scenarios.catalog import HTTP
 from ..scenarios.check_context import CheckContext, SetupError
 from ..scenarios.remote_endpoint import endpoint
 
@@ -49,6 +52,40 @@ async def with_probe(ctx: CheckContext, body: Callable[[HttpProbe], Awaitable[Ou
             await probe.aclose()
     outcome.evidence.setdefault("exchanges", probe.evidence())
     return outcome
+
+
+#: An HTTP check's body: it drives the endpoint through ``probe``.
+HttpBody = Callable[[HttpProbe, CheckContext], Awaitable[Outcome]]
+
+
+def http_rule(
+    id: str,
+    tier: Tier,
+    statement: str,
+    citation: str,
+    *,
+    house: bool = False,
+) -> Callable[[HttpBody], HttpBody]:
+    """Define a requirement of the HTTP scenario and bind ``body`` to it, run with a fresh
+    probe (:func:`probed`)."""
+
+    def register(body: HttpBody) -> HttpBody:
+        async def check(ctx: CheckContext) -> Outcome:
+            return await probed(ctx, body)
+
+        check.__name__ = check.__qualname__ = body.__name__
+        requirement(id, tier, statement, citation, scenario=HTTP, house=house)(check)
+        return body
+
+    return register
+
+
+async def probed(ctx: CheckContext, body: HttpBody, *, needs_token: bool = False) -> Outcome:
+    """``body`` run with a fresh probe (:func:`with_probe`). ``needs_token``: it applies only
+    when the run was given ``--token`` (the endpoint is then expected to require one)."""
+    if needs_token and not (ctx.config.remote and ctx.config.remote.token):
+        return not_applicable("no --token given: the endpoint is not expected to need one")
+    return await with_probe(ctx, lambda probe: body(probe, ctx))
 
 
 async def connected(probe: HttpProbe) -> tuple[str, SseReader]:

@@ -2,22 +2,22 @@
 (-32602, or -32002), or, for close and delete, may treat it as already done.
 
 The single-method answers are one table (:data:`UNKNOWN_SESSION_ANSWERS`), each row its own
-requirement judged by one body (:func:`_unknown_session_check`); the prompt, set_mode and
+requirement judged by one body (:func:`_unknown_session_answered`); the prompt, set_mode and
 set_config_option probes are one requirement with its own check.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..citations import ERROR_CODES, house
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier, requirement
+from ..requirements import Requirement, Tier, requirement
 from ..scenarios._expect import UNKNOWN_SESSION_CODES, expect_error
 from ..scenarios.catalog import SESSIONS
 from ..scenarios.check_context import CheckContext, advertised, surface_value, text_prompt
+from .families import register_family
 from .session_steps import UNKNOWN_SESSION, exchange_frames
 
 #: The citation of the rules that fix the error code for an unknown session.
@@ -73,12 +73,8 @@ async def unknown_session_ids_are_rejected(ctx: CheckContext) -> Outcome:
 class UnknownSessionAnswer:
     """A row: ``method`` naming an unknown session, and what the agent may answer."""
 
-    id: str
+    rule: Requirement
     method: str
-    statement: str
-    citation: str
-    #: The advertised capability the method comes with (every row is a CAPABILITY rule).
-    gate: str
     #: Success is right too: closing or deleting what is not there is already done.
     idempotent: bool = False
     #: The request carries cwd and mcpServers, as a load, resume or fork does.
@@ -87,76 +83,74 @@ class UnknownSessionAnswer:
 
 _SESSION_CAPS = "agentCapabilities.sessionCapabilities"
 
+
+def _rule(id: str, statement: str, gate: str, citation: str = _UNKNOWN_CODE_RULE) -> Requirement:
+    """Every row is a CAPABILITY house rule, gated by the capability the method comes with."""
+    return Requirement(id, Tier.CAPABILITY, statement, citation, gate=gate, house=True)
+
+
 UNKNOWN_SESSION_ANSWERS: tuple[UnknownSessionAnswer, ...] = (
     UnknownSessionAnswer(
-        "session.load-unknown-id",
+        _rule(
+            "session.load-unknown-id",
+            "session/load of an unknown session id is rejected with -32602 (or -32002).",
+            "agentCapabilities.loadSession",
+        ),
         "session/load",
-        "session/load of an unknown session id is rejected with -32602 (or -32002).",
-        _UNKNOWN_CODE_RULE,
-        "agentCapabilities.loadSession",
     ),
     UnknownSessionAnswer(
-        "session.resume-unknown-id",
+        _rule(
+            "session.resume-unknown-id",
+            "session/resume of an unknown session id is rejected with -32602 (or -32002).",
+            f"{_SESSION_CAPS}.resume",
+        ),
         "session/resume",
-        "session/resume of an unknown session id is rejected with -32602 (or -32002).",
-        _UNKNOWN_CODE_RULE,
-        f"{_SESSION_CAPS}.resume",
     ),
     UnknownSessionAnswer(
-        "session.close-unknown-id",
+        _rule(
+            "session.close-unknown-id",
+            "session/close of an unknown id succeeds (idempotent) or fails with -32602 "
+            "(or -32002).",
+            f"{_SESSION_CAPS}.close",
+            house("close is idempotent or -32602", ERROR_CODES),
+        ),
         "session/close",
-        "session/close of an unknown id succeeds (idempotent) or fails with -32602 (or -32002).",
-        house("close is idempotent or -32602", ERROR_CODES),
-        f"{_SESSION_CAPS}.close",
         idempotent=True,
         opens=False,
     ),
     UnknownSessionAnswer(
-        "session.delete-unknown-id",
+        _rule(
+            "session.delete-unknown-id",
+            "session/delete of an unknown id succeeds (idempotent) or fails with -32602.",
+            f"{_SESSION_CAPS}.delete",
+            house("delete is idempotent or -32602", ERROR_CODES),
+        ),
         "session/delete",
-        "session/delete of an unknown id succeeds (idempotent) or fails with -32602.",
-        house("delete is idempotent or -32602", ERROR_CODES),
-        f"{_SESSION_CAPS}.delete",
         idempotent=True,
         opens=False,
     ),
     UnknownSessionAnswer(
-        "session.fork-unknown-id",
+        _rule(
+            "session.fork-unknown-id",
+            "session/fork of an unknown session id is rejected with -32602 (or -32002).",
+            f"{_SESSION_CAPS}.fork",
+        ),
         "session/fork",
-        "session/fork of an unknown session id is rejected with -32602 (or -32002).",
-        _UNKNOWN_CODE_RULE,
-        f"{_SESSION_CAPS}.fork",
     ),
 )
 
 
-def _unknown_session_check(
-    row: UnknownSessionAnswer,
-) -> Callable[[CheckContext], Awaitable[Outcome]]:
-    """The one check body of the table, bound to ``row``."""
-
-    async def check(ctx: CheckContext) -> Outcome:
-        run = await ctx.agent()
-        params: dict[str, Any] = {"sessionId": UNKNOWN_SESSION}
-        if row.opens:
-            params |= {"cwd": str(ctx.work), "mcpServers": []}
-        response = await run.live.request(row.method, params)
-        what = f"{row.method} of an unknown session"
-        if row.idempotent and not response.is_error:
-            return passed(f"{what}: success (idempotent)", frames=exchange_frames(response))
-        return expect_error(response, UNKNOWN_SESSION_CODES, what)
-
-    check.__name__ = check.__qualname__ = row.id.replace(".", "_").replace("-", "_")
-    return check
+async def _unknown_session_answered(ctx: CheckContext, row: UnknownSessionAnswer) -> Outcome:
+    """The one check body of the table."""
+    run = await ctx.agent()
+    params: dict[str, Any] = {"sessionId": UNKNOWN_SESSION}
+    if row.opens:
+        params |= {"cwd": str(ctx.work), "mcpServers": []}
+    response = await run.live.request(row.method, params)
+    what = f"{row.method} of an unknown session"
+    if row.idempotent and not response.is_error:
+        return passed(f"{what}: success (idempotent)", frames=exchange_frames(response))
+    return expect_error(response, UNKNOWN_SESSION_CODES, what)
 
 
-for _row in UNKNOWN_SESSION_ANSWERS:
-    requirement(
-        _row.id,
-        Tier.CAPABILITY,
-        _row.statement,
-        _row.citation,
-        scenario=SESSIONS,
-        gate=_row.gate,
-        house=True,
-    )(_unknown_session_check(_row))
+register_family(UNKNOWN_SESSION_ANSWERS, SESSIONS, _unknown_session_answered)
