@@ -28,7 +28,7 @@ from ..scenarios.prompt_turns import (
     too_short,
     wait_turn_running,
 )
-from ..scenarios.scripted_turns import allowed_write, no_tool_call, turn_failed
+from ..scenarios.scripted_turns import allowed_write_with_a_tool_call
 from .families import register_family
 from .prompt_content import V1_CONTENT, judge_content_row
 
@@ -76,11 +76,9 @@ async def requests_are_answered_during_a_turn(ctx: CheckContext) -> Outcome:
     house=True,
 )
 async def permission_names_the_announced_tool_call(ctx: CheckContext) -> Outcome:
-    record = await allowed_write(ctx)
+    record = await allowed_write_with_a_tool_call(ctx)
     if isinstance(record, Outcome):
         return record
-    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
-        return bad
     requests = record.permission_requests()
     if not requests:
         return not_applicable("the agent asked no permission for the scripted write")
