@@ -24,7 +24,7 @@ from .. import judges
 from ..judges import wire, consistency, output, tool_calls
 from ..scenarios import catalog  # first: it fixes the order of the scenarios
 from . import jsonrpc, extensibility, initialize, modes, sessions, session_unknown
-from . import session_list, session_paging
+from . import session_paging
 from . import prompt, turns, cancel
 from . import gating, robustness, http, http_status, websocket, trace_context
 from ..judges import trace_continuation
@@ -50,7 +50,6 @@ __all__ = [
     "output",
     "prompt",
     "robustness",
-    "session_list",
     "session_paging",
     "session_unknown",
     "sessions",

@@ -31,9 +31,13 @@ def register_family(
     rows: Iterable[RowT],
     scenario: str,
     body: Callable[[CheckContext, RowT], Awaitable[Outcome]],
+    *,
+    module: str,
 ) -> None:
     """Define each row's rule and bind ``body``, given the row, as its check in ``scenario``
-    (the checks run in the rows' order)."""
+    (the checks run in the rows' order). ``module`` is the registering module's
+    ``__name__``: the checks count as defined there (a check's module is its place in the
+    run order), not here."""
     for row in rows:
         rule = row.rule
         requirement(
@@ -46,15 +50,16 @@ def register_family(
             llm=rule.llm,
             house=rule.house,
             drafts=rule.drafts,
-        )(_bound(row, body))
+        )(_bound(row, body, module))
 
 
 def _bound(
-    row: RowT, body: Callable[[CheckContext, RowT], Awaitable[Outcome]]
+    row: RowT, body: Callable[[CheckContext, RowT], Awaitable[Outcome]], module: str
 ) -> Callable[[CheckContext], Awaitable[Outcome]]:
     async def check(ctx: CheckContext) -> Outcome:
         return await body(ctx, row)
 
     # The report names a check by its function: the row's id tells which row this is.
     check.__name__ = check.__qualname__ = row.rule.id.replace(".", "_").replace("-", "_")
+    check.__module__ = module
     return check

@@ -230,4 +230,4 @@ async def _refused(ctx: CheckContext, row: Refusal) -> Outcome:
     return await probed(ctx, body, needs_token=row.needs_token)
 
 
-register_family(REFUSALS, HTTP, _refused)
+register_family(REFUSALS, HTTP, _refused, module=__name__)

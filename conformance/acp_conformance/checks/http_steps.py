@@ -73,7 +73,9 @@ def http_rule(
         async def check(ctx: CheckContext) -> Outcome:
             return await probed(ctx, body)
 
+        # Named and placed (a check's module is its place in the run order) as ``body``.
         check.__name__ = check.__qualname__ = body.__name__
+        check.__module__ = body.__module__
         requirement(id, tier, statement, citation, scenario=HTTP, house=house)(check)
         return body
 

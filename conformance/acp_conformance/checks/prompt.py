@@ -32,7 +32,7 @@ from ..scenarios.scripted_turns import allowed_write_with_a_tool_call
 from .families import register_family
 from .prompt_content import V1_CONTENT, judge_content_row
 
-register_family(V1_CONTENT, TURNS, judge_content_row)
+register_family(V1_CONTENT, TURNS, judge_content_row, module=__name__)
 
 
 @requirement(

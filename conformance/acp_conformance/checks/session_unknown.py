@@ -153,4 +153,4 @@ async def _unknown_session_answered(ctx: CheckContext, row: UnknownSessionAnswer
     return expect_error(response, UNKNOWN_SESSION_CODES, what)
 
 
-register_family(UNKNOWN_SESSION_ANSWERS, SESSIONS, _unknown_session_answered)
+register_family(UNKNOWN_SESSION_ANSWERS, SESSIONS, _unknown_session_answered, module=__name__)

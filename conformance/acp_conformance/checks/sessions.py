@@ -1,6 +1,6 @@
 """session.*: the session lifecycle — new, load, resume, close, delete, fork, and closing a
 session with a prompt running. Unknown session ids are the table of :mod:`.session_unknown`,
-session/list is :mod:`.session_list` and :mod:`.session_paging`."""
+session/list is :mod:`.session_paging`."""
 
 from __future__ import annotations
 

@@ -10,4 +10,4 @@ from ..scenarios.v2_agent import V2_SCENARIO
 from .families import register_family
 from .prompt_content import V2_CONTENT, judge_content_row
 
-register_family(V2_CONTENT, V2_SCENARIO, judge_content_row)
+register_family(V2_CONTENT, V2_SCENARIO, judge_content_row, module=__name__)
