@@ -4,6 +4,7 @@ ignored, ``_meta`` accepted (also as null or ``{}``)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from ..citations import acp, house, jsonrpc
 from ..harness.agent_client import (
@@ -111,24 +112,33 @@ CUSTOM_PROBE = "_acp_conformance/custom-probe"
 )
 async def custom_request_is_answered(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
+    later = {"cwd": str(ctx.work), "mcpServers": []}
+    return await judge_custom_request(run, f"the custom request {CUSTOM_PROBE}", later)
+
+
+async def judge_custom_request(run: AgentRun, what: str, later: dict[str, Any]) -> Outcome:
+    """Send :data:`CUSTOM_PROBE` to ``run``: any answer passes (v1 and v2 alike). ``later`` is
+    the session/new a silence is judged by (see :func:`_unanswered`)."""
     pending = await run.live.start_request(CUSTOM_PROBE, {"probe": True})
     try:
         response = await pending.wait()
     except AgentTimeout as exc:
-        return await _unanswered(ctx, run, pending.request.seq, str(exc))
+        return await _unanswered(run, pending.request.seq, str(exc), what, later)
     kind = f"error {response.error_code}" if response.is_error else "a result"
     return passed(
-        f"{CUSTOM_PROBE} was answered with {kind}", frames=[pending.request.seq, response.frame.seq]
+        f"{what} was answered with {kind}", frames=[pending.request.seq, response.frame.seq]
     )
 
 
-async def _unanswered(ctx: CheckContext, run: AgentRun, sent: int, why: str) -> Outcome:
+async def _unanswered(
+    run: AgentRun, sent: int, why: str, what: str, later_params: dict[str, Any]
+) -> Outcome:
     """No answer in time: a MUST failure only when the agent answers a request sent after it
     (it ignores custom requests); if it answers nothing, the agent is merely slow or stuck,
     which the spec sets no deadline for."""
     request = run.frames[sent].message
     try:
-        later = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
+        later = await run.live.request("session/new", later_params)
     except (AgentTimeout, AgentExited) as exc:
         return soft_failed(
             f"{why}; a later session/new was not answered either ({exc})",
@@ -145,7 +155,7 @@ async def _unanswered(ctx: CheckContext, run: AgentRun, sent: int, why: str) -> 
     if answered:
         return soft_failed(f"{why}; it was answered later", NO_DEADLINE, frames=[sent])
     return failed(
-        f"the custom request {CUSTOM_PROBE} (id {request['id']!r}) was never answered, although "
-        f"session/new sent after it was (#{later.frame.seq}): custom requests must get a response",
+        f"{what} (id {request['id']!r}) was never answered, although session/new sent after "
+        f"it was (#{later.frame.seq}): custom requests must get a response",
         frames=[sent, later.request.seq, later.frame.seq],
     )

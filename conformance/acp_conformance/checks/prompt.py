@@ -1,5 +1,6 @@
-"""prompt.*: the prompt turn — content blocks the agent accepts, requests answered during a
-turn, one turn at a time per session, permission questions naming the announced tool call.
+"""prompt.*: the prompt turn — content blocks the agent accepts (the table of
+:mod:`.prompt_content`), requests answered during a turn, one turn at a time per session,
+permission questions naming the announced tool call.
 
 The prompt rules judged over every recorded turn (updates before the response, updates
 naming a known and the prompted session) are run-wide judges in :mod:`acp_conformance.judges`."""
@@ -22,147 +23,16 @@ from ..scenarios._expect import brief
 from ..scenarios.catalog import CANCEL, TURNS
 from ..scenarios.check_context import AgentRun, CheckContext, text_prompt
 from ..scenarios.prompt_turns import (
-    PNG_1PX,
-    STOP_REASONS,
-    UNREACHABLE_MODEL,
-    WAV_EMPTY,
     observe_cancel,
     stop_reason_of,
     too_short,
     wait_turn_running,
 )
-from ..scenarios.scripted_turns import allowed_write, no_tool_call, turn_failed
+from ..scenarios.scripted_turns import allowed_write_with_a_tool_call
+from .families import register_family
+from .prompt_content import V1_CONTENT, judge_content_row
 
-AUTH_REQUIRED = -32000
-
-
-#: Errors that reject the prompt's content itself (always judged, with or without a model).
-CONTENT_REJECTED = (-32600, -32601, -32602)
-
-
-async def _prompt_with(ctx: CheckContext, blocks: list[dict[str, Any]], what: str) -> Outcome:
-    run = await ctx.turn_agent()
-    session_id = await ctx.new_session(run)
-    prompt = text_prompt(session_id, ctx.config.prompt_text or "Describe what I sent.")
-    prompt["prompt"] += blocks
-    try:
-        response = await ctx.prompt_turn(run, prompt)
-    except AgentTimeout as exc:
-        if ctx.config.llm != "none":
-            raise
-        # Leave no turn running behind (it would count as a request never answered).
-        await run.live.notify("session/cancel", {"sessionId": session_id})
-        return not_applicable(f"{ctx.turn_hung(exc)}; {UNREACHABLE_MODEL}")
-    frames = [response.request.seq, response.frame.seq]
-    if response.is_error:
-        if response.error_code == AUTH_REQUIRED:
-            return not_applicable(
-                f"the agent needs authentication to run prompts ({what} not exercised)"
-            )
-        if ctx.config.llm == "none" and response.error_code not in CONTENT_REJECTED:
-            return not_applicable(
-                f"a prompt with {what} answered error {response.error_code}; {UNREACHABLE_MODEL}"
-            )
-        return failed(f"a prompt with {what} failed: {brief(response.frame)}", frames=frames)
-    if stop_reason_of(response) not in STOP_REASONS:
-        return failed(
-            f"stopReason {stop_reason_of(response)!r} is not a valid stop reason", frames=frames
-        )
-    return passed(f"a prompt with {what} ended with {stop_reason_of(response)!r}", frames=frames)
-
-
-@requirement(
-    "prompt.text-accepted",
-    Tier.MUST,
-    "A text prompt gets a valid stopReason (or -32000 when no credentials are configured).",
-    acp("prompt-turn", "Stop reasons")
-    + "; "
-    + acp(
-        "initialization",
-        "Prompt capabilities",
-        "Agents MUST support ContentBlock::Text and ContentBlock::ResourceLink",
-    ),
-    scenario=TURNS,
-)
-async def text_prompt_is_answered(ctx: CheckContext) -> Outcome:
-    return await _prompt_with(ctx, [], "text")
-
-
-@requirement(
-    "prompt.resource-link-accepted",
-    Tier.MUST,
-    "A prompt with a resource_link block (baseline content) is not rejected as invalid.",
-    acp(
-        "initialization",
-        "Prompt capabilities",
-        "Agents MUST support ContentBlock::Text and ContentBlock::ResourceLink",
-    ),
-    scenario=TURNS,
-)
-async def resource_link_is_accepted(ctx: CheckContext) -> Outcome:
-    target = ctx.work / "README.md"
-    target.write_text("# conformance\n", encoding="utf-8")
-    link = {"type": "resource_link", "uri": target.as_uri(), "name": "README.md"}
-    return await _prompt_with(ctx, [link], "a resource_link")
-
-
-@requirement(
-    "prompt.image-accepted",
-    Tier.CAPABILITY,
-    "A prompt with an image block is accepted when promptCapabilities.image is advertised.",
-    house(
-        "advertised prompt content is accepted (ACP: agents MAY support it)",
-        acp("content", "Image content"),
-    ),
-    scenario=TURNS,
-    gate="agentCapabilities.promptCapabilities.image",
-    house=True,
-)
-async def image_is_accepted(ctx: CheckContext) -> Outcome:
-    return await _prompt_with(
-        ctx, [{"type": "image", "mimeType": "image/png", "data": PNG_1PX}], "an image"
-    )
-
-
-@requirement(
-    "prompt.audio-accepted",
-    Tier.CAPABILITY,
-    "A prompt with an audio block is accepted when promptCapabilities.audio is advertised.",
-    house(
-        "advertised prompt content is accepted (ACP: agents MAY support it)",
-        acp("content", "Audio content"),
-    ),
-    scenario=TURNS,
-    gate="agentCapabilities.promptCapabilities.audio",
-    house=True,
-)
-async def audio_is_accepted(ctx: CheckContext) -> Outcome:
-    return await _prompt_with(
-        ctx, [{"type": "audio", "mimeType": "audio/wav", "data": WAV_EMPTY}], "audio"
-    )
-
-
-@requirement(
-    "prompt.embedded-context-accepted",
-    Tier.CAPABILITY,
-    "A prompt with an embedded resource is accepted when embeddedContext is advertised.",
-    house(
-        "advertised prompt content is accepted (ACP: agents MAY support it)",
-        acp("content", "Embedded resource"),
-    ),
-    scenario=TURNS,
-    gate="agentCapabilities.promptCapabilities.embeddedContext",
-    house=True,
-)
-async def embedded_resource_is_accepted(ctx: CheckContext) -> Outcome:
-    resource = {
-        "uri": (ctx.work / "notes.txt").as_uri(),
-        "mimeType": "text/plain",
-        "text": "remember the milk",
-    }
-    return await _prompt_with(
-        ctx, [{"type": "resource", "resource": resource}], "an embedded resource"
-    )
+register_family(V1_CONTENT, TURNS, judge_content_row, module=__name__)
 
 
 @requirement(
@@ -206,11 +76,9 @@ async def requests_are_answered_during_a_turn(ctx: CheckContext) -> Outcome:
     house=True,
 )
 async def permission_names_the_announced_tool_call(ctx: CheckContext) -> Outcome:
-    record = await allowed_write(ctx)
+    record = await allowed_write_with_a_tool_call(ctx)
     if isinstance(record, Outcome):
         return record
-    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
-        return bad
     requests = record.permission_requests()
     if not requests:
         return not_applicable("the agent asked no permission for the scripted write")

@@ -1,14 +1,108 @@
-"""``session/list`` pagination followed to the end: every ``nextCursor`` the agent issues is
-passed back until a page comes without one (issue 36, item 4)."""
+"""session/list: the shape of a listing, its cwd filter, a cursor it never issued, and its
+pagination followed to the end: every ``nextCursor`` the agent issues is passed back until a
+page comes without one (issue 36, item 4)."""
 
 from __future__ import annotations
 
-from ..citations import schema_requires
+from ..citations import acp, house, schema_requires
 from ..outcomes import Outcome, failed, passed
 from ..requirements import Tier, requirement
-from ..scenarios._expect import brief, result_dict
+from ..scenarios._expect import brief, expect_error, expect_result, result_dict
 from ..scenarios.catalog import SESSIONS
 from ..scenarios.check_context import CheckContext
+from .session_steps import exchange_frames, listed_sessions, session_with_history
+
+
+@requirement(
+    "session.list-shape",
+    Tier.CAPABILITY,
+    "session/list returns a sessions array of {sessionId, cwd} entries.",
+    acp(
+        "session-list",
+        "Listing sessions",
+        "The Agent MUST respond with a list of sessions and optional pagination metadata",
+    ),
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.list",
+)
+async def list_returns_session_infos(ctx: CheckContext) -> Outcome:
+    run = await ctx.agent()
+    await session_with_history(ctx, run)
+    response = await run.live.request("session/list", {})
+    if (bad := expect_result(response, "session/list")) is not None:
+        return bad
+    sessions = listed_sessions(response)
+    if sessions is None:
+        return failed("session/list result has no sessions array", frames=exchange_frames(response))
+    for info in sessions:
+        if (
+            not isinstance(info, dict)
+            or not isinstance(info.get("sessionId"), str)
+            or not isinstance(info.get("cwd"), str)
+        ):
+            return failed(f"malformed session entry {info!r}", frames=exchange_frames(response))
+    return passed(f"{len(sessions)} sessions listed", frames=exchange_frames(response))
+
+
+@requirement(
+    "session.list-cwd-filter",
+    Tier.CAPABILITY,
+    "session/list filtered by cwd returns only sessions with that cwd (an empty array when "
+    "none match).",
+    acp(
+        "session-list",
+        "Listing sessions",
+        "When no sessions match the criteria, the Agent MUST return an empty sessions array",
+    ),
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.list",
+)
+async def list_filter_by_cwd(ctx: CheckContext) -> Outcome:
+    run = await ctx.agent()
+    other = ctx.runtime.tmp / "other-cwd"
+    other.mkdir(exist_ok=True)
+    await run.live.request("session/new", {"cwd": str(other), "mcpServers": []})
+    await session_with_history(ctx, run)
+    response = await run.live.request("session/list", {"cwd": str(ctx.work)})
+    if (bad := expect_result(response, "session/list with cwd")) is not None:
+        return bad
+    sessions = listed_sessions(response) or []
+    wrong = [s for s in sessions if isinstance(s, dict) and s.get("cwd") != str(ctx.work)]
+    if wrong:
+        return failed(
+            f"cwd filter returned sessions of other directories: {wrong[:2]!r}",
+            frames=exchange_frames(response),
+        )
+    unused = ctx.runtime.tmp / "cwd-no-session-uses"
+    empty = await run.live.request("session/list", {"cwd": str(unused)})
+    if (bad := expect_result(empty, "session/list with a cwd no session uses")) is not None:
+        return bad
+    listed = result_dict(empty).get("sessions")
+    if listed != []:
+        return failed(
+            f"session/list with a cwd no session uses answered sessions {listed!r}, not []",
+            frames=exchange_frames(empty),
+        )
+    return passed(
+        f"{len(sessions)} sessions, all in the requested cwd; [] for a cwd no session uses",
+        frames=exchange_frames(response) + exchange_frames(empty),
+    )
+
+
+@requirement(
+    "session.list-bad-cursor",
+    Tier.SHOULD,
+    "session/list with a cursor it never issued is rejected with -32602.",
+    house("a cursor never issued is -32602", acp("session-list", "Pagination")),
+    scenario=SESSIONS,
+    gate="agentCapabilities.sessionCapabilities.list",
+    house=True,
+)
+async def list_rejects_unknown_cursor(ctx: CheckContext) -> Outcome:
+    run = await ctx.agent()
+    response = await run.live.request("session/list", {"cursor": "acp-conformance-bogus-cursor"})
+    return expect_error(response, (-32602,), "session/list with a cursor it never issued")
+
 
 #: Pages followed at most: past this the listing is judged as never ending.
 MAX_PAGES = 50

@@ -1,16 +1,16 @@
-"""session.*: the session lifecycle — new, load, resume, list, close, delete, fork, unknown
-ids, and closing a session with a prompt running."""
+"""session.*: the session lifecycle — new, load, resume, close, delete, fork, and closing a
+session with a prompt running. Unknown session ids are the table of :mod:`.session_unknown`,
+session/list is :mod:`.session_paging`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..citations import ERROR_CODES, acp, house, jsonrpc
-from ..harness.agent_client import AgentExited, AgentTimeout, Response
+from ..citations import acp, house, jsonrpc
+from ..harness.agent_client import AgentExited, AgentTimeout
 from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import Tier, requirement
 from ..scenarios._expect import (
-    UNKNOWN_SESSION_CODES,
     brief,
     expect_error,
     expect_result,
@@ -18,26 +18,14 @@ from ..scenarios._expect import (
     session_updates,
 )
 from ..scenarios.catalog import CANCEL, SESSIONS
-from ..scenarios.check_context import AgentRun, CheckContext, advertised, surface_value, text_prompt
+from ..scenarios.check_context import CheckContext, advertised, surface_value, text_prompt
 from ..scenarios.prompt_turns import (
     on_own_model,
     start_slow_turn,
     stop_reason_of,
     turn_updates_between,
 )
-
-UNKNOWN_SESSION = "acp-conformance-unknown-session"
-
-
-def _frames(response: Response) -> list[int]:
-    return [response.request.seq, response.frame.seq]
-
-
-async def _session_with_history(ctx: CheckContext, run: AgentRun) -> tuple[str, Response]:
-    """A session that has had one (text) prompt turn, so there is something to persist."""
-    session_id = await ctx.new_session(run)
-    response = await ctx.prompt_turn(run, text_prompt(session_id, "Say hello."))
-    return session_id, response
+from .session_steps import exchange_frames, listed_sessions, session_with_history
 
 
 @requirement(
@@ -58,8 +46,10 @@ async def new_session_returns_an_id(ctx: CheckContext) -> Outcome:
         return bad
     session_id = result_dict(response).get("sessionId")
     if not isinstance(session_id, str) or not session_id:
-        return failed(f"session/new returned sessionId {session_id!r}", frames=_frames(response))
-    return passed(f"sessionId {session_id!r}", frames=_frames(response))
+        return failed(
+            f"session/new returned sessionId {session_id!r}", frames=exchange_frames(response)
+        )
+    return passed(f"sessionId {session_id!r}", frames=exchange_frames(response))
 
 
 @requirement(
@@ -118,52 +108,7 @@ async def mcp_server_list_is_accepted(ctx: CheckContext) -> Outcome:
     response = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
     if (bad := expect_result(response, "session/new with mcpServers []")) is not None:
         return bad
-    return passed("mcpServers [] accepted", frames=_frames(response))
-
-
-@requirement(
-    "session.unknown-id-rejected",
-    Tier.MUST,
-    "prompt, set_mode and set_config_option naming an unknown session get -32602 (or -32002).",
-    house("-32602 (or -32002) for an unknown session", ERROR_CODES),
-    scenario=SESSIONS,
-    house=True,
-)
-async def unknown_session_ids_are_rejected(ctx: CheckContext) -> Outcome:
-    surface = await ctx.surface()
-    run = await ctx.agent()
-    probes: list[tuple[str, dict[str, Any]]] = [
-        ("session/prompt", text_prompt(UNKNOWN_SESSION, "hello")),
-    ]
-    # set_mode and set_config_option exist only for agents that advertise modes / options;
-    # probing them elsewhere would judge methods the agent never offered.
-    if advertised(surface_value(surface, "session.modes")):
-        probes.append(("session/set_mode", {"sessionId": UNKNOWN_SESSION, "modeId": "default"}))
-    if advertised(surface_value(surface, "session.configOptions")):
-        probes.append(
-            (
-                "session/set_config_option",
-                {"sessionId": UNKNOWN_SESSION, "configId": "model", "value": "x"},
-            )
-        )
-    frames: list[int] = []
-    failures: list[str] = []
-    for method, params in probes:
-        response = await run.live.request(method, params)
-        outcome = expect_error(response, UNKNOWN_SESSION_CODES, f"{method} for an unknown session")
-        frames += outcome.frames
-        if outcome.verdict.value == "fail":
-            streamed = run.live.updates(UNKNOWN_SESSION, since=response.request.seq)
-            if streamed and not response.is_error:
-                outcome.reason += (
-                    f" (and the agent sent {len(streamed)} session/update for that id, "
-                    "treating it as a session)"
-                )
-            failures.append(outcome.reason)
-    if failures:
-        return failed("; ".join(failures), frames=frames)
-    names = ", ".join(method.removeprefix("session/") for method, _ in probes)
-    return passed(f"{names} reject unknown sessions", frames=frames)
+    return passed("mcpServers [] accepted", frames=exchange_frames(response))
 
 
 @requirement(
@@ -207,13 +152,13 @@ async def unadvertised_mcp_transport_does_not_break_the_agent(ctx: CheckContext)
     try:
         after = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
     except AgentExited:
-        return failed(f"the agent exited after answering {what}", frames=_frames(response))
+        return failed(f"the agent exited after answering {what}", frames=exchange_frames(response))
     if (bad := expect_result(after, f"a plain session/new after {what}")) is not None:
         return bad
     answer = f"error {response.error_code}" if response.is_error else "a session"
     return passed(
         f"{what} answered with {answer}; the agent stayed usable",
-        frames=_frames(response) + _frames(after),
+        frames=exchange_frames(response) + exchange_frames(after),
     )
 
 
@@ -239,7 +184,7 @@ async def additional_directories_are_accepted(ctx: CheckContext) -> Outcome:
     )
     if (bad := expect_result(response, "session/new with additionalDirectories")) is not None:
         return bad
-    return passed("additionalDirectories accepted", frames=_frames(response))
+    return passed("additionalDirectories accepted", frames=exchange_frames(response))
 
 
 @requirement(
@@ -257,7 +202,7 @@ async def additional_directories_are_accepted(ctx: CheckContext) -> Outcome:
 )
 async def load_replays_history_before_responding(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
-    session_id, prompt = await _session_with_history(ctx, run)
+    session_id, prompt = await session_with_history(ctx, run)
     streamed = turn_updates_between(run, session_id, prompt.request.seq, prompt.frame.seq)
     if run.process is not None:
         # A client loads a session after a restart; an agent may answer a load of a session
@@ -284,9 +229,11 @@ async def load_replays_history_before_responding(ctx: CheckContext) -> Outcome:
     if streamed and not replayed:
         return failed(
             f"the turn streamed {len(streamed)} updates but load replayed none",
-            frames=_frames(response),
+            frames=exchange_frames(response),
         )
-    return passed(f"{len(replayed)} updates replayed before the response", frames=_frames(response))
+    return passed(
+        f"{len(replayed)} updates replayed before the response", frames=exchange_frames(response)
+    )
 
 
 @requirement(
@@ -335,23 +282,6 @@ async def load_sends_everything_before_responding(ctx: CheckContext) -> Outcome:
 
 
 @requirement(
-    "session.load-unknown-id",
-    Tier.CAPABILITY,
-    "session/load of an unknown session id is rejected with -32602 (or -32002).",
-    house("-32602 (or -32002) for an unknown session", ERROR_CODES),
-    scenario=SESSIONS,
-    gate="agentCapabilities.loadSession",
-    house=True,
-)
-async def load_of_unknown_session_is_rejected(ctx: CheckContext) -> Outcome:
-    run = await ctx.agent()
-    response = await run.live.request(
-        "session/load", {"sessionId": UNKNOWN_SESSION, "cwd": str(ctx.work), "mcpServers": []}
-    )
-    return expect_error(response, UNKNOWN_SESSION_CODES, "session/load of an unknown session")
-
-
-@requirement(
     "session.resume-works",
     Tier.CAPABILITY,
     "session/resume of an existing session succeeds without replaying history.",
@@ -366,7 +296,7 @@ async def load_of_unknown_session_is_rejected(ctx: CheckContext) -> Outcome:
 )
 async def resume_does_not_replay(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
-    session_id, _ = await _session_with_history(ctx, run)
+    session_id, _ = await session_with_history(ctx, run)
     start = len(run.frames)
     response = await run.live.request(
         "session/resume", {"sessionId": session_id, "cwd": str(ctx.work), "mcpServers": []}
@@ -378,120 +308,7 @@ async def resume_does_not_replay(ctx: CheckContext) -> Outcome:
         return failed(
             f"session/resume replayed {len(replayed)} history updates", frames=replayed[:5]
         )
-    return passed("resumed without replay", frames=_frames(response))
-
-
-@requirement(
-    "session.resume-unknown-id",
-    Tier.CAPABILITY,
-    "session/resume of an unknown session id is rejected with -32602 (or -32002).",
-    house("-32602 (or -32002) for an unknown session", ERROR_CODES),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.resume",
-    house=True,
-)
-async def resume_of_unknown_session_is_rejected(ctx: CheckContext) -> Outcome:
-    run = await ctx.agent()
-    response = await run.live.request(
-        "session/resume", {"sessionId": UNKNOWN_SESSION, "cwd": str(ctx.work), "mcpServers": []}
-    )
-    return expect_error(response, UNKNOWN_SESSION_CODES, "session/resume of an unknown session")
-
-
-def _sessions_of(response: Response) -> list[Any] | None:
-    sessions = result_dict(response).get("sessions")
-    return sessions if isinstance(sessions, list) else None
-
-
-@requirement(
-    "session.list-shape",
-    Tier.CAPABILITY,
-    "session/list returns a sessions array of {sessionId, cwd} entries.",
-    acp(
-        "session-list",
-        "Listing sessions",
-        "The Agent MUST respond with a list of sessions and optional pagination metadata",
-    ),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.list",
-)
-async def list_returns_session_infos(ctx: CheckContext) -> Outcome:
-    run = await ctx.agent()
-    await _session_with_history(ctx, run)
-    response = await run.live.request("session/list", {})
-    if (bad := expect_result(response, "session/list")) is not None:
-        return bad
-    sessions = _sessions_of(response)
-    if sessions is None:
-        return failed("session/list result has no sessions array", frames=_frames(response))
-    for info in sessions:
-        if (
-            not isinstance(info, dict)
-            or not isinstance(info.get("sessionId"), str)
-            or not isinstance(info.get("cwd"), str)
-        ):
-            return failed(f"malformed session entry {info!r}", frames=_frames(response))
-    return passed(f"{len(sessions)} sessions listed", frames=_frames(response))
-
-
-@requirement(
-    "session.list-cwd-filter",
-    Tier.CAPABILITY,
-    "session/list filtered by cwd returns only sessions with that cwd (an empty array when "
-    "none match).",
-    acp(
-        "session-list",
-        "Listing sessions",
-        "When no sessions match the criteria, the Agent MUST return an empty sessions array",
-    ),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.list",
-)
-async def list_filter_by_cwd(ctx: CheckContext) -> Outcome:
-    run = await ctx.agent()
-    other = ctx.runtime.tmp / "other-cwd"
-    other.mkdir(exist_ok=True)
-    await run.live.request("session/new", {"cwd": str(other), "mcpServers": []})
-    await _session_with_history(ctx, run)
-    response = await run.live.request("session/list", {"cwd": str(ctx.work)})
-    if (bad := expect_result(response, "session/list with cwd")) is not None:
-        return bad
-    sessions = _sessions_of(response) or []
-    wrong = [s for s in sessions if isinstance(s, dict) and s.get("cwd") != str(ctx.work)]
-    if wrong:
-        return failed(
-            f"cwd filter returned sessions of other directories: {wrong[:2]!r}",
-            frames=_frames(response),
-        )
-    unused = ctx.runtime.tmp / "cwd-no-session-uses"
-    empty = await run.live.request("session/list", {"cwd": str(unused)})
-    if (bad := expect_result(empty, "session/list with a cwd no session uses")) is not None:
-        return bad
-    listed = result_dict(empty).get("sessions")
-    if listed != []:
-        return failed(
-            f"session/list with a cwd no session uses answered sessions {listed!r}, not []",
-            frames=_frames(empty),
-        )
-    return passed(
-        f"{len(sessions)} sessions, all in the requested cwd; [] for a cwd no session uses",
-        frames=_frames(response) + _frames(empty),
-    )
-
-
-@requirement(
-    "session.list-bad-cursor",
-    Tier.SHOULD,
-    "session/list with a cursor it never issued is rejected with -32602.",
-    house("a cursor never issued is -32602", acp("session-list", "Pagination")),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.list",
-    house=True,
-)
-async def list_rejects_unknown_cursor(ctx: CheckContext) -> Outcome:
-    run = await ctx.agent()
-    response = await run.live.request("session/list", {"cursor": "acp-conformance-bogus-cursor"})
-    return expect_error(response, (-32602,), "session/list with a cursor it never issued")
+    return passed("resumed without replay", frames=exchange_frames(response))
 
 
 @requirement(
@@ -515,36 +332,10 @@ async def close_ends_the_session(ctx: CheckContext) -> Outcome:
         return bad
     after = await run.live.request("session/prompt", text_prompt(session_id, "still there?"))
     if not after.is_error:
-        return failed("a prompt on a closed session succeeded", frames=_frames(after))
-    return passed("closed; later prompt rejected", frames=_frames(response) + _frames(after))
-
-
-async def _idempotent_or_invalid(ctx: CheckContext, method: str) -> Outcome:
-    run = await ctx.agent()
-    response = await run.live.request(method, {"sessionId": UNKNOWN_SESSION})
-    if response.is_error and response.error_code not in UNKNOWN_SESSION_CODES:
-        return failed(
-            f"{method} of an unknown id answered error {response.error_code}",
-            frames=_frames(response),
-        )
+        return failed("a prompt on a closed session succeeded", frames=exchange_frames(after))
     return passed(
-        f"{method} of an unknown id: "
-        + (f"error {response.error_code}" if response.is_error else "success"),
-        frames=_frames(response),
+        "closed; later prompt rejected", frames=exchange_frames(response) + exchange_frames(after)
     )
-
-
-@requirement(
-    "session.close-unknown-id",
-    Tier.CAPABILITY,
-    "session/close of an unknown id succeeds (idempotent) or fails with -32602 (or -32002).",
-    house("close is idempotent or -32602", ERROR_CODES),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.close",
-    house=True,
-)
-async def close_of_unknown_session(ctx: CheckContext) -> Outcome:
-    return await _idempotent_or_invalid(ctx, "session/close")
 
 
 @requirement(
@@ -557,7 +348,7 @@ async def close_of_unknown_session(ctx: CheckContext) -> Outcome:
 )
 async def delete_removes_the_session(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
-    session_id, _ = await _session_with_history(ctx, run)
+    session_id, _ = await session_with_history(ctx, run)
     response = await run.live.request("session/delete", {"sessionId": session_id})
     if (bad := expect_result(response, "session/delete")) is not None:
         return bad
@@ -565,26 +356,16 @@ async def delete_removes_the_session(ctx: CheckContext) -> Outcome:
     caps = (surface.get("agentCapabilities") or {}).get("sessionCapabilities") or {}
     if caps.get("list") is None:
         return passed(
-            "deleted (session/list not advertised, so not cross-checked)", frames=_frames(response)
+            "deleted (session/list not advertised, so not cross-checked)",
+            frames=exchange_frames(response),
         )
     listing = await run.live.request("session/list", {})
-    ids = [s.get("sessionId") for s in _sessions_of(listing) or [] if isinstance(s, dict)]
+    ids = [s.get("sessionId") for s in listed_sessions(listing) or [] if isinstance(s, dict)]
     if session_id in ids:
-        return failed("a deleted session is still listed", frames=_frames(listing))
-    return passed("deleted and no longer listed", frames=_frames(response) + _frames(listing))
-
-
-@requirement(
-    "session.delete-unknown-id",
-    Tier.CAPABILITY,
-    "session/delete of an unknown id succeeds (idempotent) or fails with -32602.",
-    house("delete is idempotent or -32602", ERROR_CODES),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.delete",
-    house=True,
-)
-async def delete_of_unknown_session(ctx: CheckContext) -> Outcome:
-    return await _idempotent_or_invalid(ctx, "session/delete")
+        return failed("a deleted session is still listed", frames=exchange_frames(listing))
+    return passed(
+        "deleted and no longer listed", frames=exchange_frames(response) + exchange_frames(listing)
+    )
 
 
 @requirement(
@@ -601,7 +382,7 @@ async def delete_of_unknown_session(ctx: CheckContext) -> Outcome:
 )
 async def fork_creates_a_new_session(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
-    session_id, _ = await _session_with_history(ctx, run)
+    session_id, _ = await session_with_history(ctx, run)
     response = await run.live.request(
         "session/fork", {"sessionId": session_id, "cwd": str(ctx.work), "mcpServers": []}
     )
@@ -611,26 +392,9 @@ async def fork_creates_a_new_session(ctx: CheckContext) -> Outcome:
     if not isinstance(fork_id, str) or not fork_id or fork_id == session_id:
         return failed(
             f"session/fork returned sessionId {fork_id!r} (source {session_id!r})",
-            frames=_frames(response),
+            frames=exchange_frames(response),
         )
-    return passed(f"forked into {fork_id!r}", frames=_frames(response))
-
-
-@requirement(
-    "session.fork-unknown-id",
-    Tier.CAPABILITY,
-    "session/fork of an unknown session id is rejected with -32602 (or -32002).",
-    house("-32602 (or -32002) for an unknown session", ERROR_CODES),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.fork",
-    house=True,
-)
-async def fork_of_unknown_session_is_rejected(ctx: CheckContext) -> Outcome:
-    run = await ctx.agent()
-    response = await run.live.request(
-        "session/fork", {"sessionId": UNKNOWN_SESSION, "cwd": str(ctx.work), "mcpServers": []}
-    )
-    return expect_error(response, UNKNOWN_SESSION_CODES, "session/fork of an unknown session")
+    return passed(f"forked into {fork_id!r}", frames=exchange_frames(response))
 
 
 @requirement(

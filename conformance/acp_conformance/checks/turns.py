@@ -22,6 +22,7 @@ from ..scenarios.scripted_turns import (
     USER_PROMPT,
     TurnRecord,
     allowed_write,
+    allowed_write_with_a_tool_call,
     final_turn,
     no_tool_call,
     run_turn,
@@ -125,11 +126,9 @@ def _final_status(record: TurnRecord, tool_call_id: str) -> str | None:
     house=True,
 )
 async def tool_calls_reach_a_final_status(ctx: CheckContext) -> Outcome:
-    record = await allowed_write(ctx)
+    record = await allowed_write_with_a_tool_call(ctx)
     if isinstance(record, Outcome):
         return record
-    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
-        return bad
     unfinished = {tid: _final_status(record, tid) for tid in record.tool_call_ids()}
     unfinished = {tid: st for tid, st in unfinished.items() if st not in FINAL_STATUSES}
     if unfinished:
@@ -153,11 +152,9 @@ async def tool_calls_reach_a_final_status(ctx: CheckContext) -> Outcome:
     house=True,
 )
 async def allowed_write_happens(ctx: CheckContext) -> Outcome:
-    record = await allowed_write(ctx)
+    record = await allowed_write_with_a_tool_call(ctx)
     if isinstance(record, Outcome):
         return record
-    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
-        return bad
     target = ctx.work / "allowed.txt"
     if not target.exists():
         return failed(
@@ -175,11 +172,9 @@ async def allowed_write_happens(ctx: CheckContext) -> Outcome:
     llm=True,
 )
 async def writes_go_through_the_client(ctx: CheckContext) -> Outcome:
-    record = await allowed_write(ctx)
+    record = await allowed_write_with_a_tool_call(ctx)
     if isinstance(record, Outcome):
         return record
-    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
-        return bad
     calls = record.client_calls("fs/")
     if not calls:
         return failed("fs/write_text_file was advertised but the agent wrote the file itself")

@@ -7,12 +7,13 @@ the rest of the ``version.v2-*`` requirements."""
 from __future__ import annotations
 
 from ..citations import acp, jsonrpc
-from ..harness.agent_client import AgentExited, AgentTimeout, id_key
-from ..outcomes import NO_DEADLINE, Outcome, failed, out_of_scope, passed, soft_failed
+from ..harness.agent_client import AgentExited, id_key
+from ..outcomes import Outcome, failed, out_of_scope, passed
 from ..requirements import Tier, requirement
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.v2_agent import V2_SCENARIO, v2_run
+from .extensibility import judge_custom_request
 
 
 def _session_surface(run: AgentRun) -> bool:
@@ -70,42 +71,7 @@ async def v2_custom_request_is_answered(ctx: CheckContext) -> Outcome:
     if run is None:
         assert skip is not None
         return skip
-    pending = await run.live.start_request("_acp_conformance/custom-probe", {"probe": True})
-    try:
-        response = await pending.wait()
-    except AgentTimeout as exc:
-        return await _unanswered(ctx, run, pending.request.seq, str(exc))
-    kind = f"error {response.error_code}" if response.is_error else "a result"
-    return passed(
-        f"a v2 custom request was answered with {kind}",
-        frames=[pending.request.seq, response.frame.seq],
-    )
-
-
-async def _unanswered(ctx: CheckContext, run: AgentRun, sent: int, why: str) -> Outcome:
-    """As for v1 (:mod:`.recall`): a MUST failure only when a later request is answered."""
-    request_id = run.frames[sent].message["id"]
-    try:
-        later = await run.live.request("session/new", {"cwd": str(ctx.work)})
-    except (AgentTimeout, AgentExited) as exc:
-        return soft_failed(
-            f"{why}; a later session/new was not answered either ({exc})",
-            NO_DEADLINE,
-            frames=[sent],
-        )
-    if any(
-        f.direction == "a2c"
-        and isinstance(f.message, dict)
-        and "method" not in f.message
-        and id_key(f.message.get("id")) == id_key(request_id)
-        for f in run.frames[sent:]
-    ):
-        return soft_failed(f"{why}; it was answered later", NO_DEADLINE, frames=[sent])
-    return failed(
-        f"the v2 custom request (id {request_id!r}) was never answered, although session/new "
-        f"sent after it was (#{later.frame.seq})",
-        frames=[sent, later.request.seq, later.frame.seq],
-    )
+    return await judge_custom_request(run, "the v2 custom request", {"cwd": str(ctx.work)})
 
 
 @requirement(

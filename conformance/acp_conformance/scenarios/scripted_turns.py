@@ -120,6 +120,16 @@ async def allowed_write(ctx: CheckContext) -> TurnRecord | Outcome:
     return found
 
 
+async def allowed_write_with_a_tool_call(ctx: CheckContext) -> TurnRecord | Outcome:
+    """The allowed write turn (:func:`allowed_write`), or the outcome that ends a check built
+    on its tool call: not applicable without a write tool or a tool call, failed when the
+    prompt failed."""
+    record = await allowed_write(ctx)
+    if isinstance(record, Outcome):
+        return record
+    return turn_failed(record) or no_tool_call(record) or record
+
+
 def no_tool_call(record: TurnRecord) -> Outcome | None:
     if not record.tool_call_ids():
         return not_applicable(

@@ -1,0 +1,154 @@
+"""The steps the Streamable HTTP checks share (``--url`` runs): a fresh probe whose exchanges
+become the evidence, an initialized connection, a session on it, a prompt turn over it.
+
+Every HTTP check is defined by :func:`http_rule`: a requirement of the HTTP scenario whose
+check body gets a fresh probe. :mod:`.http` (answers, error bodies, streams and SSE resume)
+and :mod:`.http_status` (the table of refusals, one status code each) hold them. Every step
+here is the harness's own: when it fails, that is a setup error, not the rule under test
+failing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from ..citations import REMOTE_TRANSPORT, house
+from ..harness.http_probe import Exchange, HttpProbe, SseReader, answers, rpc
+from ..outcomes import Outcome, failed, not_applicable
+from ..requirements import Tier, requirement
+from ..scenarios.catalog import HTTP
+from ..scenarios.check_context import CheckContext, SetupError
+from ..scenarios.remote_endpoint import endpoint
+
+RFD = REMOTE_TRANSPORT
+
+#: The SDK's behaviour where the RFD states no MUST: a house rule that blocks under iac-code.
+SDK_HOUSE_RULE = house(
+    "the remote transport answers as the official TypeScript SDK's AcpServer does", RFD
+)
+
+
+def rfd_must(words: str) -> str:
+    """The RFD's citation with the words (shortened) in which it states the rule as a MUST."""
+    return f'{RFD}: "{words}"'
+
+
+def new_session_request(request_id: int, cwd: str) -> dict[str, Any]:
+    return rpc(request_id, "session/new", {"cwd": cwd, "mcpServers": []})
+
+
+async def with_probe(ctx: CheckContext, body: Callable[[HttpProbe], Awaitable[Outcome]]) -> Outcome:
+    """Run ``body`` with a fresh probe; every exchange goes into the outcome's evidence."""
+    target = await endpoint(ctx)
+    async with anyio.create_task_group() as tg:
+        probe = HttpProbe(target, tg, timeout=ctx.timeout)
+        try:
+            outcome = await body(probe)
+        finally:
+            tg.cancel_scope.cancel()
+            await probe.aclose()
+    outcome.evidence.setdefault("exchanges", probe.evidence())
+    return outcome
+
+
+#: An HTTP check's body: it drives the endpoint through ``probe``.
+HttpBody = Callable[[HttpProbe, CheckContext], Awaitable[Outcome]]
+
+
+def http_rule(
+    id: str,
+    tier: Tier,
+    statement: str,
+    citation: str,
+    *,
+    house: bool = False,
+) -> Callable[[HttpBody], HttpBody]:
+    """Define a requirement of the HTTP scenario and bind ``body`` to it, run with a fresh
+    probe (:func:`probed`)."""
+
+    def register(body: HttpBody) -> HttpBody:
+        async def check(ctx: CheckContext) -> Outcome:
+            return await probed(ctx, body)
+
+        # Named and placed (a check's module is its place in the run order) as ``body``.
+        check.__name__ = check.__qualname__ = body.__name__
+        check.__module__ = body.__module__
+        requirement(id, tier, statement, citation, scenario=HTTP, house=house)(check)
+        return body
+
+    return register
+
+
+async def probed(ctx: CheckContext, body: HttpBody, *, needs_token: bool = False) -> Outcome:
+    """``body`` run with a fresh probe (:func:`with_probe`). ``needs_token``: it applies only
+    when the run was given ``--token`` (the endpoint is then expected to require one)."""
+    if needs_token and not (ctx.config.remote and ctx.config.remote.token):
+        return not_applicable("no --token given: the endpoint is not expected to need one")
+    return await with_probe(ctx, lambda probe: body(probe, ctx))
+
+
+async def connected(probe: HttpProbe) -> tuple[str, SseReader]:
+    """An initialized connection with its stream open."""
+    exchange, connection = await probe.initialize()
+    if exchange.status != 200 or not connection:
+        raise SetupError(f"initialize over HTTP failed: {exchange.describe()}")
+    stream = await probe.open_stream(connection)
+    if stream.status != 200:
+        raise SetupError(f"the connection stream could not be opened (HTTP {stream.status})")
+    return connection, stream
+
+
+async def new_session(probe: HttpProbe, connection: str, stream: SseReader, cwd: str) -> str:
+    """A session opened on ``connection`` (its answer read from the connection stream)."""
+    exchange = await probe.post(new_session_request(1, cwd), connection)
+    event = await stream.wait_for(answers(1), probe.timeout)
+    msg = event.message if event else None
+    result = msg.get("result") if isinstance(msg, dict) else None
+    if exchange.status != 202 or not isinstance(result, dict) or "sessionId" not in result:
+        raise SetupError(f"session/new over HTTP failed: {exchange.describe()}; answer {msg!r}")
+    return str(result["sessionId"])
+
+
+async def connected_session(probe: HttpProbe, cwd: str) -> tuple[str, SseReader, str]:
+    """A connection with its stream open and a session on it."""
+    connection, stream = await connected(probe)
+    return connection, stream, await new_session(probe, connection, stream, cwd)
+
+
+def status_is(exchange: Exchange, status: int, what: str) -> Outcome | None:
+    """A failure naming ``what`` when ``exchange`` did not get ``status``; None when it did."""
+    if exchange.status != status:
+        return failed(f"{what}: expected HTTP {status}, got {exchange.describe()}")
+    return None
+
+
+def error_code(value: Any) -> Any:
+    """The ``error.code`` of a JSON-RPC answer, or None."""
+    error = value.get("error") if isinstance(value, dict) else None
+    return error.get("code") if isinstance(error, dict) else None
+
+
+async def still_usable(probe: HttpProbe, connection: str, stream: SseReader, cwd: str) -> bool:
+    """Whether the connection still answers session/new (after something bad was sent)."""
+    since = len(stream.events)
+    await probe.post(new_session_request(99, cwd), connection)
+    return await stream.wait_for(answers(99), probe.timeout, since) is not None
+
+
+async def send_prompt(
+    probe: HttpProbe, connection: str, session: str, rid: int, text: str
+) -> Exchange:
+    """POST a one-text prompt turn on ``session`` (with its session header)."""
+    prompt = {"sessionId": session, "prompt": [{"type": "text", "text": text}]}
+    return await probe.post(rpc(rid, "session/prompt", prompt), connection, session)
+
+
+async def prompt_answered(
+    probe: HttpProbe, connection: str, session: str, reader: SseReader, rid: int
+) -> bool:
+    """Send a prompt turn on ``session``; whether its answer arrives on ``reader``."""
+    await send_prompt(probe, connection, session, rid, f"turn {rid}")
+    return await reader.wait_for(answers(rid), probe.timeout * 3) is not None
