@@ -26,7 +26,7 @@ from ..scenarios import catalog  # first: it fixes the order of the scenarios
 from . import jsonrpc, extensibility, initialize, modes, sessions, session_paging
 from . import prompt, turns, cancel
 from . import gating, robustness, http, websocket, trace_context
-from ..judges import trace_continuation
+from ..judges import trace_continuation, foreground_state
 
 # the protocol-v2 scenario's checks; they share its agents, so this order is theirs
 from . import v2_negotiation, v2_turns, v2_resume, v2_batches, v2_basics, v2_cancel
@@ -39,6 +39,7 @@ __all__ = [
     "catalog",
     "consistency",
     "extensibility",
+    "foreground_state",
     "gating",
     "http",
     "initialize",

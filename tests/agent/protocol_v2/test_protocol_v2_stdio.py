@@ -146,7 +146,15 @@ def test_a_v2_client_creates_a_session_and_prompts_in_v2_shapes(
     kinds = [u["sessionUpdate"] for u in updates]
     assert "tool_call" not in kinds and "plan" not in kinds
     states = [u["state"] for u in updates if u["sessionUpdate"] == "state_update"]
-    assert states == ["running", "idle"]
+    # The permission request blocks the turn on the user: requires_action while it waits.
+    assert states == ["running", "requires_action", "running", "idle"]
+    blocked = next(
+        i
+        for i, f in enumerate(agent.frames)
+        if f.get("method") == "session/update"
+        and f["params"]["update"].get("state") == "requires_action"
+    )
+    assert blocked < asked
     assert updates[-1]["stopReason"] == "end_turn"
     diffs = [
         c
@@ -271,6 +279,35 @@ def test_v2_cancel_ends_the_turn_with_a_cancelled_stop_reason(
     assert len(idles) == 1
     assert "messageId" in again.result
     assert problems == []
+
+
+def test_a_v2_turn_cancelled_while_asking_goes_from_requires_action_to_idle(
+    llm_server: ScriptedLLMServer, home: Path, workspace: Path
+) -> None:
+    """Blocked on the user, then cancelled: the work ends without resuming, so no running."""
+    with spawn(home, llm_server.url) as agent:
+        _initialize(agent, V2_INIT)
+        session_id = agent.call("session/new", {"cwd": str(workspace)}).result["sessionId"]
+        text = [{"type": "text", "text": WRITE + " main.tf"}]
+        answered = agent.call("session/prompt", {"sessionId": session_id, "prompt": text})
+        asked = agent.wait_frame(
+            lambda f: f.get("method") == "session/request_permission",
+            start=answered.index,
+            timeout=MODEL_WAIT,
+        )
+        agent.notify("session/cancel", {"sessionId": session_id})
+        cancelled = {"outcome": {"outcome": "cancelled"}}
+        agent.send({"jsonrpc": "2.0", "id": agent.frames[asked]["id"], "result": cancelled})
+        idle = agent.wait_frame(_is_idle, start=answered.index, timeout=MODEL_WAIT)
+        states = [
+            f["params"]["update"]["state"]
+            for f in agent.frames[answered.index : idle + 1]
+            if f.get("method") == "session/update"
+            and f["params"]["update"]["sessionUpdate"] == "state_update"
+        ]
+        stop = agent.frames[idle]["params"]["update"]["stopReason"]
+    assert states == ["running", "requires_action", "idle"]
+    assert stop == "cancelled"
 
 
 def _answer_permission(agent: BlockingAgent, start: int, kind: str) -> dict[str, Any]:
