@@ -31,7 +31,7 @@ from ..judges import trace_continuation, foreground_state
 # the protocol-v2 scenario's checks; they share its agents, so this order is theirs
 from . import v2_negotiation, v2_turns, v2_resume, v2_batches, v2_basics, v2_cancel
 from . import v2_client, v2_prompts, v2_sessions, v2_resume_kit, v2_config, v2_auth
-from . import v2_keyed_updates
+from . import v2_keyed_updates, v2_elicitation
 # isort: on
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "v2_cancel",
     "v2_client",
     "v2_config",
+    "v2_elicitation",
     "v2_keyed_updates",
     "v2_negotiation",
     "v2_prompts",

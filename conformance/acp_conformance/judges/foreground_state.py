@@ -1,9 +1,9 @@
-"""A v2 turn blocked on the user says so: ``requires_action`` while a permission request of
-its session waits for the answer, and ``running`` again before the turn makes progress
-(issue 36, item 4; the official kit's PATCH-209).
+"""A v2 turn blocked on the user says so: ``requires_action`` while a permission request or
+a session's elicitation waits for the answer, and ``running`` again before the turn makes
+progress (issue 36, item 4; the official kit's PATCH-209).
 
 Both are judged over the recorded frames of every v2 agent process, so any turn that asked
-for permission is judged, whichever scenario provoked it.
+the user is judged, whichever scenario provoked it.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from .wire import Offence, per_run
 
 _STATES_PAGE = "v2/prompt-lifecycle"
 _STATES = "Session States"
+#: The agent's requests that wait for the user.
+_ASKING = frozenset({"session/request_permission", "elicitation/create"})
 #: The model speaking again is foreground progress (tool updates may be background work).
 _PROGRESS_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
 
@@ -32,6 +34,7 @@ _PROGRESS_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
 class _Asked:
     frame: Frame
     session: object
+    method: str
     #: The session's state was requires_action at some moment while the request waited.
     reported: bool
 
@@ -39,7 +42,7 @@ class _Asked:
 def _walk(run: AgentRun) -> Iterator[tuple[str, Frame, str]]:
     """("unreported" | "not-resumed", frame, why) for each offence of the run."""
     state: dict[object, str] = {}  # session → the last state its state_update reported
-    pending: dict[str, _Asked] = {}  # id of a permission request → what it asked
+    pending: dict[str, _Asked] = {}  # id of a question to the user → what it asked
     for frame in run.frames:
         msg = frame.message
         if not isinstance(msg, dict):
@@ -47,17 +50,19 @@ def _walk(run: AgentRun) -> Iterator[tuple[str, Frame, str]]:
         found = msg.get("params")
         params: dict[str, Any] = found if isinstance(found, dict) else {}
         method = msg.get("method")
-        if frame.direction == "a2c" and method == "session/request_permission" and "id" in msg:
+        if frame.direction == "a2c" and method in _ASKING and "id" in msg:
             session = params.get("sessionId")
+            if session is None:
+                continue  # an elicitation outside a session blocks no turn
             blocked = state.get(session) == "requires_action"
-            pending[id_key(msg["id"])] = _Asked(frame, session, blocked)
+            pending[id_key(msg["id"])] = _Asked(frame, str(method), session, blocked)
         elif frame.direction == "c2a" and method is None and "id" in msg:
             asked = pending.pop(id_key(msg["id"]), None)
             if asked is not None and not asked.reported:
                 yield (
                     "unreported",
                     asked.frame,
-                    f"session/request_permission for session {asked.session!r} was answered "
+                    f"{asked.method} for session {asked.session!r} was answered "
                     f"at #{frame.seq} with the session's state "
                     f"{state.get(asked.session, 'idle')!r} throughout (no requires_action)",
                 )
@@ -102,13 +107,13 @@ def _offences(kind: str) -> Callable[[AgentRun], Iterator[Offence]]:
 @requirement(
     "version.v2-requires-action-while-asked",
     Tier.SHOULD,
-    "On v2, while a permission request of a running turn waits for the user, the session's "
-    "state is requires_action (reported before the answer).",
+    "On v2, while a permission request or an elicitation of a running turn waits for the "
+    "user, the session's state is requires_action (reported before the answer).",
     acp(_STATES_PAGE, _STATES, "The agent SHOULD report `requires_action`"),
     scenario=RUN_WIDE,
 )
 def permission_waits_are_reported(record: RunRecord) -> list[Outcome]:
-    outcomes = per_run(record, _offences("unreported"), "permission requests never reported")
+    outcomes = per_run(record, _offences("unreported"), "questions to the user never reported")
     return _judged_only_if_asked(record, outcomes)
 
 
@@ -127,7 +132,7 @@ def blocked_turns_report_running_again(record: RunRecord) -> list[Outcome]:
 
 
 def _judged_only_if_asked(record: RunRecord, outcomes: list[Outcome]) -> list[Outcome]:
-    """A pass means something only if a v2 turn asked for permission at all."""
+    """A pass means something only if a v2 turn asked the user at all."""
     if any(o.verdict is not Verdict.PASS for o in outcomes):
         return outcomes
     asked = sum(
@@ -137,8 +142,8 @@ def _judged_only_if_asked(record: RunRecord, outcomes: list[Outcome]) -> list[Ou
         for frame in run.frames
         if frame.direction == "a2c"
         and isinstance(frame.message, dict)
-        and frame.message.get("method") == "session/request_permission"
+        and frame.message.get("method") in _ASKING
     )
     if not asked:
-        return [not_applicable("no v2 turn asked for permission in this run")]
+        return [not_applicable("no v2 turn asked the user (permission, elicitation) in this run")]
     return outcomes

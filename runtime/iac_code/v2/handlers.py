@@ -21,10 +21,10 @@ prompt is tracked here (:class:`_AcceptedPrompt`) so that either one still ends 
 field of the state updates, each as the tool call that started it; when one starts or ends
 the state is sent again with the new full list (an empty list once the last one ended).
 
-While a permission request of a running turn waits for the user, the whole turn is blocked
-on them: the state goes ``requires_action`` before the request and back to ``running`` once
-the last pending one is answered (a cancelled turn goes straight to its ``idle``), as the
-newest v2 draft's session states ask.
+While a permission request or a form elicitation (``ask_user``) of a running turn waits for
+the user, the whole turn is blocked on them: the state goes ``requires_action`` before the
+request and back to ``running`` once the last pending one is answered (a cancelled turn goes
+straight to its ``idle``), as the newest v2 draft's session states ask.
 """
 
 from __future__ import annotations
@@ -173,28 +173,29 @@ class V2Handlers(AgentHandlers):
         #: Sessions whose prompt was acknowledged and whose turn has not ended yet (the
         #: turn starts only after the answer is written, so ``session.turn`` lags behind).
         self._turns: dict[str, _AcceptedPrompt] = {}
-        #: Sessions → their permission requests waiting for the user's answer.
+        #: Sessions → their questions (permission requests, elicitations) waiting for the user.
         self._asking: dict[str, int] = {}
         # Background jobs starting or ending re-send the session's state with the new list.
         agent.tools.background.add_listener(self._background_changed)
-        peer.add_permission_listener(self._permission_pending)
+        peer.add_asking_listener(self._asking_changed)
 
     async def initialize(self, params: InitializeRequest) -> InitializeResponse:
         # v2 clients cannot serve fs or terminal requests, so the agent is told the client
         # offers neither and works on the local file system. Notices and compaction updates
         # are plain update kinds of the v2 draft (no capability gates them), so every v2
-        # client takes them: the agent is told so in v1 terms.
+        # client takes them: the agent is told so in v1 terms (with form elicitation when
+        # the client advertised it).
+        client = _wire(params).get("capabilities")
         v1_result = await self.agent.initialize(
             _v1(
                 V1InitializeRequest,
                 {
                     "protocolVersion": v1_info.PROTOCOL_VERSION,
-                    "clientCapabilities": v2_info.V1_CLIENT_CAPABILITIES,
+                    "clientCapabilities": v2_info.v1_client_capabilities(client),
                 },
             )
         )
         images = bool(_field(v1_result, "agentCapabilities", "promptCapabilities", "image"))
-        client = _wire(params).get("capabilities")
         return InitializeResponse.model_validate(
             v2_info.initialize_result(images=images, client_capabilities=client)
         )
@@ -445,8 +446,8 @@ class V2Handlers(AgentHandlers):
         except ConnectionClosedError:
             log.debug("background change of %s not reported: output closed", session_id)
 
-    async def _permission_pending(self, session_id: str, asking: bool) -> None:
-        """A permission request went out (``asking``) or was answered: ``requires_action``
+    async def _asking_changed(self, session_id: str, asking: bool) -> None:
+        """A question to the user went out (``asking``) or was answered: ``requires_action``
         while the first one waits, ``running`` again when the last one is answered.
 
         Resolving one of several requests leaves the state as it is (the draft's words), and a

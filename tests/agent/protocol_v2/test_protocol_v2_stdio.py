@@ -15,7 +15,15 @@ from acp_schema.validation import validate_message
 from acp_scripted_llm import ScriptedLLMServer
 
 from tests.agent.process.stdio_harness import BlockingAgent, spawn
-from tests.agent.protocol_v2.v2_script import BASH, FINAL_TEXT, SLOW, WRITE, WRITTEN_TEXT
+from tests.agent.protocol_v2.v2_script import (
+    ASK,
+    ASK_CHOICES,
+    BASH,
+    FINAL_TEXT,
+    SLOW,
+    WRITE,
+    WRITTEN_TEXT,
+)
 from tests.agent.turn_tools.agent_tools_kit import install_stand_in_terraform
 
 pytestmark = pytest.mark.subprocess
@@ -308,6 +316,54 @@ def test_a_v2_turn_cancelled_while_asking_goes_from_requires_action_to_idle(
         stop = agent.frames[idle]["params"]["update"]["stopReason"]
     assert states == ["running", "requires_action", "idle"]
     assert stop == "cancelled"
+
+
+@pytest.mark.parametrize("form", [True, False], ids=["form advertised", "not advertised"])
+def test_a_v2_client_with_form_elicitation_is_asked_in_v2_shapes(
+    llm_server: ScriptedLLMServer, home: Path, workspace: Path, form: bool
+) -> None:
+    """``ask_user`` is offered to a v2 client that advertised form elicitation: its
+    elicitation/create is valid v2, framed by requires_action; without the capability the
+    tool is not offered and nothing is asked."""
+    init = {**V2_INIT, "capabilities": {"elicitation": {"form": {}}} if form else {}}
+    with spawn(home, llm_server.url) as agent:
+        _initialize(agent, init)
+        session_id = agent.call("session/new", {"cwd": str(workspace)}).result["sessionId"]
+        text = [{"type": "text", "text": ASK + " pick a region"}]
+        answered = agent.call("session/prompt", {"sessionId": session_id, "prompt": text})
+        if form:
+            asked = agent.wait_frame(
+                lambda f: f.get("method") == "elicitation/create",
+                start=answered.index,
+                timeout=MODEL_WAIT,
+            )
+            request = agent.frames[asked]
+            content = {"answer": ASK_CHOICES[0]}
+            agent.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "result": {"action": "accept", "content": content},
+                }
+            )
+        idle = agent.wait_frame(_is_idle, start=answered.index, timeout=MODEL_WAIT)
+        frames = agent.frames[answered.index : idle + 1]
+        problems = _sent_by_agent_problems(agent, 2)
+    states = [
+        f["params"]["update"]["state"]
+        for f in frames
+        if f.get("method") == "session/update"
+        and f["params"]["update"]["sessionUpdate"] == "state_update"
+    ]
+    assert problems == []
+    assert frames[-1]["params"]["update"]["stopReason"] == "end_turn"
+    if not form:
+        assert not any(f.get("method") == "elicitation/create" for f in frames)
+        return
+    assert request["params"]["mode"] == "form" and request["params"]["sessionId"] == session_id
+    choices = request["params"]["requestedSchema"]["properties"]["answer"]["oneOf"]
+    assert [c["const"] for c in choices] == ASK_CHOICES
+    assert states == ["running", "requires_action", "running", "idle"]
 
 
 def _answer_permission(agent: BlockingAgent, start: int, kind: str) -> dict[str, Any]:

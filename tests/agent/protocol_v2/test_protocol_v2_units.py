@@ -260,7 +260,7 @@ async def test_the_rewriter_tells_its_listeners_around_each_permission_request(
     async def listener(session_id: str, asking: bool) -> None:
         told.append((session_id, asking, len(connection.sent)))
 
-    rewriter.add_permission_listener(listener)
+    rewriter.add_asking_listener(listener)
     v1 = {
         "sessionId": "s",
         "toolCall": {"toolCallId": "t1", "title": "Write", "status": "pending"},
