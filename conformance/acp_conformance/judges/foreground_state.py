@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from ..citations import acp
 from ..harness.agent_client import id_key
@@ -20,6 +19,7 @@ from ..requirements import RUN_WIDE, Tier, requirement
 from ..scenarios.check_context import AgentRun, RunRecord
 from ..v2_drafts import NEWEST, DraftRange
 from ..versions import negotiated_version
+from .tool_calls import messages
 from .wire import Offence, per_run
 
 _STATES_PAGE = "v2/prompt-lifecycle"
@@ -43,12 +43,7 @@ def _walk(run: AgentRun) -> Iterator[tuple[str, Frame, str]]:
     """("unreported" | "not-resumed", frame, why) for each offence of the run."""
     state: dict[object, str] = {}  # session → the last state its state_update reported
     pending: dict[str, _Asked] = {}  # id of a question to the user → what it asked
-    for frame in run.frames:
-        msg = frame.message
-        if not isinstance(msg, dict):
-            continue
-        found = msg.get("params")
-        params: dict[str, Any] = found if isinstance(found, dict) else {}
+    for frame, msg, params in messages(run):
         method = msg.get("method")
         if frame.direction == "a2c" and method in _ASKING and "id" in msg:
             session = params.get("sessionId")

@@ -289,15 +289,22 @@ def test_v2_cancel_ends_the_turn_with_a_cancelled_stop_reason(
     assert problems == []
 
 
+def _v2_prompt(
+    agent: BlockingAgent, init: dict[str, Any], workspace: Path, text: str
+) -> tuple[str, Any]:
+    """Initialize with ``init``, open a session, prompt ``text``: (session id, the answer)."""
+    _initialize(agent, init)
+    session_id: str = agent.call("session/new", {"cwd": str(workspace)}).result["sessionId"]
+    prompt = [{"type": "text", "text": text}]
+    return session_id, agent.call("session/prompt", {"sessionId": session_id, "prompt": prompt})
+
+
 def test_a_v2_turn_cancelled_while_asking_goes_from_requires_action_to_idle(
     llm_server: ScriptedLLMServer, home: Path, workspace: Path
 ) -> None:
     """Blocked on the user, then cancelled: the work ends without resuming, so no running."""
     with spawn(home, llm_server.url) as agent:
-        _initialize(agent, V2_INIT)
-        session_id = agent.call("session/new", {"cwd": str(workspace)}).result["sessionId"]
-        text = [{"type": "text", "text": WRITE + " main.tf"}]
-        answered = agent.call("session/prompt", {"sessionId": session_id, "prompt": text})
+        session_id, answered = _v2_prompt(agent, V2_INIT, workspace, WRITE + " main.tf")
         asked = agent.wait_frame(
             lambda f: f.get("method") == "session/request_permission",
             start=answered.index,
@@ -327,10 +334,7 @@ def test_a_v2_client_with_form_elicitation_is_asked_in_v2_shapes(
     tool is not offered and nothing is asked."""
     init = {**V2_INIT, "capabilities": {"elicitation": {"form": {}}} if form else {}}
     with spawn(home, llm_server.url) as agent:
-        _initialize(agent, init)
-        session_id = agent.call("session/new", {"cwd": str(workspace)}).result["sessionId"]
-        text = [{"type": "text", "text": ASK + " pick a region"}]
-        answered = agent.call("session/prompt", {"sessionId": session_id, "prompt": text})
+        session_id, answered = _v2_prompt(agent, init, workspace, ASK + " pick a region")
         if form:
             asked = agent.wait_frame(
                 lambda f: f.get("method") == "elicitation/create",
