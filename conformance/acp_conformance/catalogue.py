@@ -20,11 +20,13 @@ scenario's shared agent come last in it (``cancel.during-tool-call`` in the canc
 the restart and allow-always checks at the end of ``turns``), so their modules come late.
 The ``version.v2-*`` checks all run in the protocol-v2 scenario, on the v2 agents of
 :mod:`.scenarios.v2_agent`: the shared v2 agent's negotiation checks first, then the kit's
-turns (cancel, close, the user message echo), the resumes of the echo turn, batches and the
-other checks outside a turn, and the checks that start agents of their own (auth) or judge
-every update sent (keyed updates) last. An area can appear twice (``v2_turns`` then
-``v2_cancel``, ``v2_resume`` then ``v2_resume_kit``) because each module's checks run
-together and this order is kept.
+turns (cancel, close, the user message echo), batches and the other checks outside a turn,
+the check that judges every update sent (keyed updates), then the resumes of the echo turn,
+and the checks that start agents of their own (auth, elicitation) last. The resumes stop the
+shared v2 turn agent (a session is resumed after a restart), so every turn check comes
+before them: after them a new turn agent would load its model SDK again (~2 CPU-s). An area
+can appear twice (``v2_turns`` then ``v2_cancel``, ``v2_resume`` then ``v2_resume_kit``)
+because each module's checks run together and this order is kept.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from .checks import (
     v2_cancel,
     v2_client,
     v2_config,
+    v2_elicitation,
     v2_keyed_updates,
     v2_negotiation,
     v2_prompts,
@@ -68,6 +71,7 @@ from .client.requirements import CLIENT_REQUIREMENTS
 from .judges import (
     client_methods,
     consistency,
+    foreground_state,
     output,
     schemas,
     session_ids,
@@ -98,6 +102,7 @@ RUN_ORDER: tuple[ModuleType, ...] = (
     consistency,
     output,
     tool_calls,
+    foreground_state,
     # the v1 scenarios' checks
     jsonrpc,
     extensibility,
@@ -119,17 +124,18 @@ RUN_ORDER: tuple[ModuleType, ...] = (
     # the protocol-v2 scenario's checks; they share its agents, so this order is theirs
     v2_negotiation,
     v2_turns,
-    v2_resume,
     v2_batches,
     v2_basics,
     v2_cancel,
     v2_client,
     v2_prompts,
     v2_sessions,
-    v2_resume_kit,
     v2_config,
-    v2_auth,
     v2_keyed_updates,
+    v2_resume,
+    v2_resume_kit,
+    v2_auth,
+    v2_elicitation,
 )
 
 

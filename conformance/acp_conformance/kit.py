@@ -356,6 +356,7 @@ COVERAGE: dict[str, tuple[str, ...]] = {
     "version.v2-message-ids": ("v2:ACP-PATCH-201", "v2:ACP-PATCH-203"),
     "version.v2-tool-call-ids": ("v2:ACP-PATCH-204",),
     "version.v2-plan-ids": ("v2:ACP-PATCH-205",),
+    "version.v2-requires-action-while-asked": ("v2:ACP-PATCH-209",),
     "version.v2-terminal-updates": ("v2:ACP-PATCH-206", "v2:ACP-PATCH-207"),
     "version.v2-open-enums": ("v2:ACP-ENUM-201",),
     "version.v2-permission-requests": ("v2:ACP-PERM-201",),

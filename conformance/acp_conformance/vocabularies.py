@@ -29,6 +29,12 @@ class Vocabulary:
     write: ToolSpec | None
     read: ToolSpec | None
     shell: ToolSpec | None
+    #: The tool that asks the user a question (an ACP elicitation), when the agent has one.
+    ask: ToolSpec | None = None
+
+
+def _question(question: str, choices: tuple[str, ...]) -> ToolInput:
+    return {"question": question, "choices": list(choices)}
 
 
 VOCABULARIES: dict[str, Vocabulary] = {
@@ -40,6 +46,10 @@ VOCABULARIES: dict[str, Vocabulary] = {
             ToolSpec("write_file", lambda path, content: {"path": path, "content": content}),
             ToolSpec("read_file", lambda path: {"path": path}),
             ToolSpec("bash", lambda command: {"command": command}),
+            ToolSpec(
+                "ask_user",
+                lambda question, *choices: {"question": question, "choices": list(choices)},
+            ),
         ),
         Vocabulary(
             "claude-agent-acp",

@@ -67,9 +67,10 @@ class VersionedRouter:
         if version == 1:
             self._agent.remember_fast_initialize(params)
         else:
-            from iac_code.v2.info import V1_CLIENT_CAPABILITIES  # v2 only: imported on use
+            from iac_code.v2.info import v1_client_capabilities  # v2 only: imported on use
 
-            self._agent.remember_fast_initialize({"clientCapabilities": V1_CLIENT_CAPABILITIES})
+            caps = v1_client_capabilities(params.get("capabilities"))
+            self._agent.remember_fast_initialize({"clientCapabilities": caps})
             self._router(version)  # load the v2 bindings now, not on the first session/new
 
     async def handle_request(self, ctx: RequestContext, method: str, params: object) -> object:

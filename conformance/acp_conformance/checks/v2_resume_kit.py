@@ -222,6 +222,10 @@ async def v2_resume_accepts_additional_directories(ctx: CheckContext) -> Outcome
         "session/resume",
         {"sessionId": session_id, "cwd": str(ctx.work), "additionalDirectories": [str(extra)]},
     )
+    if run.process is not None:
+        # Stopped now, as the other resumes' agents are: left idle with a session open until
+        # the scenario ends, an agent may load its model SDK for nothing (iac-code: ~2 CPU-s).
+        run.exit = await ctx.runtime.shutdown(run)
     frames = [answer.request.seq, answer.frame.seq]
     if answer.is_error:
         return failed(

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import anyio
 
+from . import elicitation_answers
 from .agent_client import NO_ANSWER, HandlerError
 
 PermissionMode = Literal["allow", "allow_always", "reject", "reject_always", "cancel", "never"]
@@ -54,6 +55,9 @@ class ClientSide:
     fs_read: bool = True
     fs_write: bool = True
     terminal: bool = True
+    #: Answer ``elicitation/create`` (accepting every question); only a client that
+    #: advertised elicitation sets it, the others answer -32601.
+    elicitation: bool = False
     calls: list[ClientCall] = field(default_factory=list)
     _terminals: dict[str, _Terminal] = field(default_factory=dict)
     _next_terminal: int = 0
@@ -79,6 +83,7 @@ class ClientSide:
             "terminal/wait_for_exit": self._terminal_wait,
             "terminal/kill": self._terminal_kill,
             "terminal/release": self._terminal_release,
+            **({"elicitation/create": self._elicitation} if self.elicitation else {}),
         }.get(method)
         if handler is None:
             raise HandlerError(-32601, "Method not found", {"method": method})
@@ -99,6 +104,9 @@ class ClientSide:
                     return {"outcome": {"outcome": "selected", "optionId": option.get("optionId")}}
         # No option of a suitable kind: the safest answer is to cancel.
         return {"outcome": {"outcome": "cancelled"}}
+
+    async def _elicitation(self, params: dict[str, Any]) -> Any:
+        return elicitation_answers.accept(params)
 
     # -- file system --------------------------------------------------------------------
 

@@ -70,5 +70,7 @@ def client_caps(run: AgentRun) -> dict[str, Any] | None:
         if frame.direction == "c2a" and isinstance(msg, dict) and msg.get("method") == "initialize":
             params = msg.get("params")
             if isinstance(params, dict):
-                return {"clientCapabilities": params.get("clientCapabilities") or {}}
+                # v2 names them ``capabilities``; elicitation's gate reads the same in both.
+                caps = params.get("clientCapabilities") or params.get("capabilities") or {}
+                return {"clientCapabilities": caps}
     return None

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..citations import acp, house
 from ..harness.agent_client import id_key
+from ..harness.recorder import Frame
 from ..outcomes import Outcome
 from ..requirements import RUN_WIDE, Tier, requirement
 from ..scenarios.check_context import AgentRun, RunRecord
@@ -43,18 +44,22 @@ def tool_updates_name_announced_calls(record: RunRecord) -> list[Outcome]:
     return per_run(record, _unknown_tool_updates, "updates of unannounced tool calls")
 
 
+def messages(run: AgentRun) -> Iterator[tuple[Frame, dict[str, Any], dict[str, Any]]]:
+    """(frame, message, its params or {}) of every JSON-RPC object the run recorded."""
+    for frame in run.frames:
+        msg = frame.message
+        if isinstance(msg, dict):
+            found = msg.get("params")
+            yield frame, msg, found if isinstance(found, dict) else {}
+
+
 def _late_permission_requests(run: AgentRun) -> Iterator[Offence]:
     if negotiated_version(run) >= 2:
         return  # a v2 prompt is answered at once; its turn ends with a state update
     running: dict[object, int] = {}  # session → prompts in flight
     prompts: dict[str, object] = {}  # id of a prompt request → its session
     answered: set[object] = set()  # sessions whose last prompt was answered
-    for frame in run.frames:
-        msg = frame.message
-        if not isinstance(msg, dict):
-            continue
-        found = msg.get("params")
-        params: dict[str, Any] = found if isinstance(found, dict) else {}
+    for frame, msg, params in messages(run):
         if frame.direction == "c2a" and msg.get("method") == "session/prompt" and "id" in msg:
             session = params.get("sessionId")
             prompts[id_key(msg["id"])] = session

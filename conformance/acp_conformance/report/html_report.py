@@ -52,19 +52,29 @@ def _frame(frame: dict) -> str:
     )
 
 
-def _transcripts(outcomes: list[Outcome], runs: dict) -> str:
-    """Each failure's whole exchange (decisive frames highlighted), evidence and stderr."""
+def _transcripts(outcomes: list[Outcome], runs: dict, *, unfolded: bool = False) -> str:
+    """Each failure's whole exchange (decisive frames highlighted), evidence and stderr;
+    ``unfolded`` (a blocking row) shows them without a click."""
     blocks = []
+    opening = "<details open>" if unfolded else "<details>"
     for outcome in outcomes:
         if not (needs_transcript(outcome) and outcome.run_id in runs):
             continue
         data = exchange(runs[outcome.run_id], outcome)
         lines = "\n".join(_frame(f) for f in data["frames"])
+        # The cited frames first, on their own: in a long exchange they may sit below the
+        # fold of its scrolled box.
+        cited = "\n".join(_frame(f) for f in data["frames"] if f.get("decisive"))
         evidence = escape(json.dumps(outcome.evidence, default=str, indent=1)[:4000])
         blocks.append(
-            f"<details><summary>{escape(outcome.check)}: {escape(outcome.reason)} "
+            f"{opening}<summary>{escape(outcome.check)}: {escape(outcome.reason)} "
             f"({escape(data['runId'])}, {data['totalFrames']} frames)</summary>"
-            f"<pre>{lines}</pre>"
+            + (
+                f'<pre class="cited">{cited}</pre><small>the whole exchange:</small>'
+                if cited
+                else ""
+            )
+            + f"<pre>{lines}</pre>"
             + (f"<pre>{evidence}</pre>" if outcome.evidence else "")
             + (f"<pre>stderr:\n{escape(data['stderrTail'])}</pre>" if data["stderrTail"] else "")
             + "</details>"
@@ -108,7 +118,8 @@ def _rows(item: RequirementResult, runs: dict) -> list[str]:
             f"{escape(req.reference)}{beyond}</small></td>"
             f"<td>{escape(tier)}</td>"
             f'<td class="v-{escape(key)}">{escape(key)}</td>'
-            f"<td>{escape(reason or '')}{soft_note}{_transcripts(outcomes, runs)}</td></tr>"
+            f"<td>{escape(reason or '')}{soft_note}"
+            f"{_transcripts(outcomes, runs, unfolded=blocking)}</td></tr>"
         )
     return rows
 

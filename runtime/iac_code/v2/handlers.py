@@ -20,6 +20,11 @@ prompt is tracked here (:class:`_AcceptedPrompt`) so that either one still ends 
 ``bash`` jobs a turn leaves running (``background: true``) are listed in the ``background``
 field of the state updates, each as the tool call that started it; when one starts or ends
 the state is sent again with the new full list (an empty list once the last one ended).
+
+While a permission request or a form elicitation (``ask_user``) of a running turn waits for
+the user, the whole turn is blocked on them: the state goes ``requires_action`` before the
+request and back to ``running`` once the last pending one is answered (a cancelled turn goes
+straight to its ``idle``), as the newest v2 draft's session states ask.
 """
 
 from __future__ import annotations
@@ -168,25 +173,29 @@ class V2Handlers(AgentHandlers):
         #: Sessions whose prompt was acknowledged and whose turn has not ended yet (the
         #: turn starts only after the answer is written, so ``session.turn`` lags behind).
         self._turns: dict[str, _AcceptedPrompt] = {}
+        #: Sessions → their questions (permission requests, elicitations) waiting for the user.
+        self._asking: dict[str, int] = {}
         # Background jobs starting or ending re-send the session's state with the new list.
         agent.tools.background.add_listener(self._background_changed)
+        peer.add_asking_listener(self._asking_changed)
 
     async def initialize(self, params: InitializeRequest) -> InitializeResponse:
         # v2 clients cannot serve fs or terminal requests, so the agent is told the client
         # offers neither and works on the local file system. Notices and compaction updates
         # are plain update kinds of the v2 draft (no capability gates them), so every v2
-        # client takes them: the agent is told so in v1 terms.
+        # client takes them: the agent is told so in v1 terms (with form elicitation when
+        # the client advertised it).
+        client = _wire(params).get("capabilities")
         v1_result = await self.agent.initialize(
             _v1(
                 V1InitializeRequest,
                 {
                     "protocolVersion": v1_info.PROTOCOL_VERSION,
-                    "clientCapabilities": v2_info.V1_CLIENT_CAPABILITIES,
+                    "clientCapabilities": v2_info.v1_client_capabilities(client),
                 },
             )
         )
         images = bool(_field(v1_result, "agentCapabilities", "promptCapabilities", "image"))
-        client = _wire(params).get("capabilities")
         return InitializeResponse.model_validate(
             v2_info.initialize_result(images=images, client_capabilities=client)
         )
@@ -428,12 +437,40 @@ class V2Handlers(AgentHandlers):
             return
         accepted = self._turns.get(session_id)
         state = "running" if accepted is not None and accepted.started else "idle"
+        if state == "running" and self._asking.get(session_id):
+            state = "requires_action"
         try:
             await self._state(
                 session_id, {"state": state} | self._background(session_id, always=True)
             )
         except ConnectionClosedError:
             log.debug("background change of %s not reported: output closed", session_id)
+
+    async def _asking_changed(self, session_id: str, asking: bool) -> None:
+        """A question to the user went out (``asking``) or was answered: ``requires_action``
+        while the first one waits, ``running`` again when the last one is answered.
+
+        Resolving one of several requests leaves the state as it is (the draft's words), and a
+        cancelled turn does not resume: its ``idle`` follows.
+        """
+        count = self._asking.get(session_id, 0) + (1 if asking else -1)
+        if count > 0:
+            self._asking[session_id] = count
+        else:
+            self._asking.pop(session_id, None)
+        accepted = self._turns.get(session_id)
+        if accepted is None or not accepted.started:
+            return  # no foreground turn of this session is blocked
+        if asking and count == 1:
+            state = "requires_action"
+        elif not asking and count <= 0 and not accepted.cancelled:
+            state = "running"
+        else:
+            return
+        try:
+            await self._state(session_id, {"state": state} | self._background(session_id))
+        except ConnectionClosedError:
+            log.debug("state %s of %s not reported: output closed", state, session_id)
 
     async def _state(self, session_id: str, state: dict[str, Any]) -> None:
         await self._update(session_id, {"sessionUpdate": "state_update", **state})

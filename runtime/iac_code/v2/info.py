@@ -21,6 +21,17 @@ PROTOCOL_VERSION = 2
 V1_CLIENT_CAPABILITIES: dict[str, Any] = {"session": {"notices": {}, "compaction": {}}}
 
 
+def v1_client_capabilities(v2_capabilities: object) -> dict[str, Any]:
+    """:data:`V1_CLIENT_CAPABILITIES`, plus form elicitation when the v2 client advertised
+    ``capabilities.elicitation.form`` (the agent then offers its ``ask_user`` tool; the
+    elicitation shapes are the same in both versions). URL mode is never used."""
+    caps = dict(V1_CLIENT_CAPABILITIES)
+    found = v2_capabilities.get("elicitation") if isinstance(v2_capabilities, dict) else None
+    if isinstance(found, dict) and isinstance(found.get("form"), dict):
+        caps["elicitation"] = {"form": {}}
+    return caps
+
+
 def agent_capabilities(*, images: bool) -> dict[str, Any]:
     """What a v2 connection offers: only what the v2 handlers implement and test.
 

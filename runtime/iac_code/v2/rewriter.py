@@ -3,14 +3,19 @@
 The agent sends v1 shapes. :class:`V2Rewriter` is the :class:`~iac_code.rpc.peer.Peer` the
 agent talks to once v2 is negotiated (see :mod:`iac_code.negotiated_peer`): it rewrites each
 outbound message into v2 before it reaches the connection. A v1 connection never builds one.
+
+A permission request or an elicitation blocks the turn on the user; the v2 handlers report
+that as the session's ``requires_action`` state, so the rewriter tells its asking listeners
+when one goes out and when it is answered (see :meth:`V2Rewriter.add_asking_listener`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from acp_bindings.errors import MethodNotFoundError
 
 from iac_code.v2 import translate
@@ -34,6 +39,15 @@ _V1_ONLY_CLIENT_METHODS = frozenset(
 )
 
 
+#: Called with (session id, True) just before a question to the user (a permission request,
+#: an elicitation) of that session goes out, and with (session id, False) once it was
+#: answered, failed or was given up.
+AskingListener = Callable[[str, bool], Awaitable[None]]
+
+#: The client methods that ask the user and wait for them.
+_ASKING_METHODS = frozenset({"session/request_permission", "elicitation/create"})
+
+
 class V2Rewriter:
     """Forwards to ``connection`` what the agent sends, in v2 shape."""
 
@@ -41,6 +55,10 @@ class V2Rewriter:
         self.connection = connection
         #: Sessions being replayed → the message ids the replay has introduced so far.
         self._replaying: dict[str, set[str]] = {}
+        self._asking_listeners: list[AskingListener] = []
+
+    def add_asking_listener(self, listener: AskingListener) -> None:
+        self._asking_listeners.append(listener)
 
     @contextmanager
     def replay(self, session_id: str) -> Iterator[None]:
@@ -74,4 +92,22 @@ class V2Rewriter:
             raise MethodNotFoundError(data={"method": method})
         if method == "session/request_permission" and isinstance(params, dict):
             params = translate.permission_request(params)
+        if method in _ASKING_METHODS and isinstance(params, dict):
+            return await self._ask(method, params)
         return await self.connection.send_request(method, params)
+
+    async def _ask(self, method: str, params: dict[str, Any]) -> Any:
+        """The request, with the listeners told before it goes out and after its answer."""
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):  # asked outside a session: no turn is blocked
+            return await self.connection.send_request(method, params)
+        for listener in self._asking_listeners:
+            await listener(session_id, True)
+        try:
+            return await self.connection.send_request(method, params)
+        finally:
+            # Shielded: a cancelled turn gives up the request, and the state must still be
+            # told that nothing waits on the user any more.
+            with anyio.CancelScope(shield=True):
+                for listener in self._asking_listeners:
+                    await listener(session_id, False)

@@ -10,6 +10,8 @@ import pytest
 from acp_scripted_llm import ScriptedLLMServer, Turn
 
 from tests.agent.protocol_v2.v2_script import (
+    ASK,
+    ASK_CHOICES,
     BASH,
     FAIL,
     FINAL_TEXT,
@@ -62,6 +64,8 @@ def route(body: dict[str, Any]) -> Turn | dict[str, Any]:
         return Turn().http_error(400, "This request is not acceptable.")
     if _last_user_text(body).startswith(LONG_BASH):
         return Turn().tool_use("bash", {"command": LONG_BASH_COMMAND}, id="long_bash")
+    if _last_user_text(body).startswith(ASK):
+        return Turn().tool_use("ask_user", {"question": "Which region?", "choices": ASK_CHOICES})
     if _last_user_text(body).startswith(WRITE):
         return Turn().tool_use("write_file", {"path": "main.tf", "content": WRITTEN_TEXT})
     return {"echo": True}

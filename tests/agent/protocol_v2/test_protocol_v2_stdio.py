@@ -15,7 +15,15 @@ from acp_schema.validation import validate_message
 from acp_scripted_llm import ScriptedLLMServer
 
 from tests.agent.process.stdio_harness import BlockingAgent, spawn
-from tests.agent.protocol_v2.v2_script import BASH, FINAL_TEXT, SLOW, WRITE, WRITTEN_TEXT
+from tests.agent.protocol_v2.v2_script import (
+    ASK,
+    ASK_CHOICES,
+    BASH,
+    FINAL_TEXT,
+    SLOW,
+    WRITE,
+    WRITTEN_TEXT,
+)
 from tests.agent.turn_tools.agent_tools_kit import install_stand_in_terraform
 
 pytestmark = pytest.mark.subprocess
@@ -146,7 +154,15 @@ def test_a_v2_client_creates_a_session_and_prompts_in_v2_shapes(
     kinds = [u["sessionUpdate"] for u in updates]
     assert "tool_call" not in kinds and "plan" not in kinds
     states = [u["state"] for u in updates if u["sessionUpdate"] == "state_update"]
-    assert states == ["running", "idle"]
+    # The permission request blocks the turn on the user: requires_action while it waits.
+    assert states == ["running", "requires_action", "running", "idle"]
+    blocked = next(
+        i
+        for i, f in enumerate(agent.frames)
+        if f.get("method") == "session/update"
+        and f["params"]["update"].get("state") == "requires_action"
+    )
+    assert blocked < asked
     assert updates[-1]["stopReason"] == "end_turn"
     diffs = [
         c
@@ -271,6 +287,87 @@ def test_v2_cancel_ends_the_turn_with_a_cancelled_stop_reason(
     assert len(idles) == 1
     assert "messageId" in again.result
     assert problems == []
+
+
+def _v2_prompt(
+    agent: BlockingAgent, init: dict[str, Any], workspace: Path, text: str
+) -> tuple[str, Any]:
+    """Initialize with ``init``, open a session, prompt ``text``: (session id, the answer)."""
+    _initialize(agent, init)
+    session_id: str = agent.call("session/new", {"cwd": str(workspace)}).result["sessionId"]
+    prompt = [{"type": "text", "text": text}]
+    return session_id, agent.call("session/prompt", {"sessionId": session_id, "prompt": prompt})
+
+
+def test_a_v2_turn_cancelled_while_asking_goes_from_requires_action_to_idle(
+    llm_server: ScriptedLLMServer, home: Path, workspace: Path
+) -> None:
+    """Blocked on the user, then cancelled: the work ends without resuming, so no running."""
+    with spawn(home, llm_server.url) as agent:
+        session_id, answered = _v2_prompt(agent, V2_INIT, workspace, WRITE + " main.tf")
+        asked = agent.wait_frame(
+            lambda f: f.get("method") == "session/request_permission",
+            start=answered.index,
+            timeout=MODEL_WAIT,
+        )
+        agent.notify("session/cancel", {"sessionId": session_id})
+        cancelled = {"outcome": {"outcome": "cancelled"}}
+        agent.send({"jsonrpc": "2.0", "id": agent.frames[asked]["id"], "result": cancelled})
+        idle = agent.wait_frame(_is_idle, start=answered.index, timeout=MODEL_WAIT)
+        states = [
+            f["params"]["update"]["state"]
+            for f in agent.frames[answered.index : idle + 1]
+            if f.get("method") == "session/update"
+            and f["params"]["update"]["sessionUpdate"] == "state_update"
+        ]
+        stop = agent.frames[idle]["params"]["update"]["stopReason"]
+    assert states == ["running", "requires_action", "idle"]
+    assert stop == "cancelled"
+
+
+@pytest.mark.parametrize("form", [True, False], ids=["form advertised", "not advertised"])
+def test_a_v2_client_with_form_elicitation_is_asked_in_v2_shapes(
+    llm_server: ScriptedLLMServer, home: Path, workspace: Path, form: bool
+) -> None:
+    """``ask_user`` is offered to a v2 client that advertised form elicitation: its
+    elicitation/create is valid v2, framed by requires_action; without the capability the
+    tool is not offered and nothing is asked."""
+    init = {**V2_INIT, "capabilities": {"elicitation": {"form": {}}} if form else {}}
+    with spawn(home, llm_server.url) as agent:
+        session_id, answered = _v2_prompt(agent, init, workspace, ASK + " pick a region")
+        if form:
+            asked = agent.wait_frame(
+                lambda f: f.get("method") == "elicitation/create",
+                start=answered.index,
+                timeout=MODEL_WAIT,
+            )
+            request = agent.frames[asked]
+            content = {"answer": ASK_CHOICES[0]}
+            agent.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "result": {"action": "accept", "content": content},
+                }
+            )
+        idle = agent.wait_frame(_is_idle, start=answered.index, timeout=MODEL_WAIT)
+        frames = agent.frames[answered.index : idle + 1]
+        problems = _sent_by_agent_problems(agent, 2)
+    states = [
+        f["params"]["update"]["state"]
+        for f in frames
+        if f.get("method") == "session/update"
+        and f["params"]["update"]["sessionUpdate"] == "state_update"
+    ]
+    assert problems == []
+    assert frames[-1]["params"]["update"]["stopReason"] == "end_turn"
+    if not form:
+        assert not any(f.get("method") == "elicitation/create" for f in frames)
+        return
+    assert request["params"]["mode"] == "form" and request["params"]["sessionId"] == session_id
+    choices = request["params"]["requestedSchema"]["properties"]["answer"]["oneOf"]
+    assert [c["const"] for c in choices] == ASK_CHOICES
+    assert states == ["running", "requires_action", "running", "idle"]
 
 
 def _answer_permission(agent: BlockingAgent, start: int, kind: str) -> dict[str, Any]:

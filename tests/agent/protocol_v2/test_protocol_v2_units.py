@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -12,6 +13,7 @@ from iac_code.negotiated_peer import NegotiatedPeer
 from iac_code.protocol_versions import HANDLED_VERSIONS, negotiate, negotiate_initialize
 from iac_code.v2 import info as v2_info
 from iac_code.v2 import translate
+from iac_code.v2.rewriter import V2Rewriter
 
 pytestmark = pytest.mark.anyio
 
@@ -235,6 +237,45 @@ class _RecordingConnection:
     async def send_request(self, method: str, params: object = None) -> Any:
         self.sent.append((method, params))
         return {"outcome": {"outcome": "cancelled"}}
+
+
+class _RefusingConnection(_RecordingConnection):
+    async def send_request(self, method: str, params: object = None) -> Any:
+        if method != "session/request_permission":
+            return await super().send_request(method, params)
+        self.sent.append((method, params))
+        raise RuntimeError("the client went away")
+
+
+@pytest.mark.parametrize("connection_type", [_RecordingConnection, _RefusingConnection])
+async def test_the_rewriter_tells_its_listeners_around_each_permission_request(
+    connection_type: type[_RecordingConnection],
+) -> None:
+    """Told before the request goes out and after it ends, answered or failed, so that the
+    v2 handlers can report requires_action while the user is asked."""
+    connection = connection_type()
+    rewriter = V2Rewriter(connection)
+    told: list[tuple[str, bool, int]] = []
+
+    async def listener(session_id: str, asking: bool) -> None:
+        told.append((session_id, asking, len(connection.sent)))
+
+    rewriter.add_asking_listener(listener)
+    v1 = {
+        "sessionId": "s",
+        "toolCall": {"toolCallId": "t1", "title": "Write", "status": "pending"},
+        "options": [{"optionId": "allow_once", "name": "Allow", "kind": "allow_once"}],
+    }
+    with contextlib.suppress(RuntimeError):
+        await rewriter.send_request("session/request_permission", v1)
+    await rewriter.send_request("session/new", {"cwd": "/w"})
+    # (asked, before anything was sent), (answered, after the one request was sent); the
+    # other request is no business of the listeners
+    assert told == [("s", True, 0), ("s", False, 1)]
+    assert [method for method, _ in connection.sent] == [
+        "session/request_permission",
+        "session/new",
+    ]
 
 
 async def test_the_peer_passes_v1_through_and_translates_once_v2_is_agreed() -> None:

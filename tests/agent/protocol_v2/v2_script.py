@@ -16,3 +16,6 @@ WRITTEN_TEXT = 'resource "aws_vpc" "main" {}\n'
 FINAL_TEXT = "Wrote main.tf."
 BASH = "BASH:"  # the model runs the rest of the prompt with bash (asks), then answers
 RAN_TEXT = "Ran it."
+#: The model asks the user which region (``ask_user``: a v2 form elicitation), then answers.
+ASK = "ASK:"
+ASK_CHOICES = ["eu-west-1", "us-east-1"]

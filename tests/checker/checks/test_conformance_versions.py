@@ -150,6 +150,9 @@ def test_every_v2_requirement_has_a_check() -> None:
         "version.v2-terminal-updates",
         "version.v2-open-enums",
         "version.v2-permission-requests",
+        "version.v2-requires-action-while-asked",
+        "version.v2-requires-action-resumes",
+        "version.v2-elicitation-requests",
     }
     assert v2 <= {check.requirement for check in CHECKS}
 

@@ -1,0 +1,49 @@
+"""v2 ``requires_action`` while a permission request waits (issue 36, item 4; the kit's
+PATCH-209): seeded defects of the raw v2 fixture agent fail the SHOULD and the MUST, the
+correct fixture passes both. The judges are run-wide, so each run also asks for
+``version.v2-permission-requests``, the check whose turn asks for permission."""
+
+from __future__ import annotations
+
+import pytest
+from acp_conformance.outcomes import Verdict
+from acp_conformance.v2_drafts import NEWEST
+
+from tests.checker.checks.conformance_checker_support import run_checker
+from tests.checker.checks.test_conformance_kit_defects import WITH_MODEL, raw_v2_agent
+
+REPORTED = "version.v2-requires-action-while-asked"
+RESUMED = "version.v2-requires-action-resumes"
+#: The MUST is the newest draft's text, so these runs grade the newest draft.
+OPTIONS = {**WITH_MODEL, "v2_draft": NEWEST}
+
+
+def _judge(*args: str) -> dict[str, tuple[Verdict, str]]:
+    only = [REPORTED, RESUMED, "version.v2-permission-requests"]
+    result = run_checker(raw_v2_agent(*args), only=only, **OPTIONS)
+    return {rid: (r.verdict, r.reason) for rid, r in result.results.items()}
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    ("defect", "failing", "said"),
+    [
+        ("no-requires-action", REPORTED, "no requires_action"),
+        ("stuck-requires-action", RESUMED, "still requires_action"),
+    ],
+)
+def test_a_seeded_defect_fails_its_rule_and_only_that_one(
+    defect: str, failing: str, said: str
+) -> None:
+    verdicts = _judge("--defect", defect)
+    verdict, reason = verdicts[failing]
+    assert verdict is Verdict.FAIL, verdicts
+    assert said in reason
+    others = {rid: v for rid, (v, _) in verdicts.items() if rid != failing}
+    assert set(others.values()) == {Verdict.PASS}, verdicts
+
+
+@pytest.mark.subprocess
+def test_the_correct_fixture_passes_both() -> None:
+    verdicts = _judge()
+    assert {v for v, _ in verdicts.values()} == {Verdict.PASS}, verdicts
