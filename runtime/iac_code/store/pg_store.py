@@ -160,6 +160,13 @@ class PostgresSessionStore:
                 f"{action}: PostgreSQL: {reason}", errno=_cause_errno(error)
             ) from error
 
+    def connect(self) -> None:
+        """Connect now (import the driver, open the pool, apply migrations) instead of on
+        the first request: a starting server calls it in the background, so its first
+        ``session/list`` does not pay for it. Raises StoreWriteError when unreachable."""
+        with self._connection("cannot connect to the session store"):
+            pass
+
     def close(self) -> None:
         """Release held leases and close the pool (tests, and a server shutting down)."""
         with self._held_mutex:
