@@ -73,6 +73,7 @@ from iac_code.rpc.envelope import (
     is_request_id,
 )
 from iac_code.rpc.errors import ConnectionClosedError, error_object_for
+from iac_code.rpc.frames import ANSWER, BATCH, NOTIFICATION, REQUEST, Frame, session_of
 from iac_code.rpc.framing import (
     DEFAULT_MAX_LINE_BYTES,
     DecodeFailure,
@@ -417,7 +418,7 @@ class Connection:
                     else:
                         answers.add(message.id, _error_frame(message.id, error))
             array = answers.frame()
-            if array is not None and not await self._answer(None, array):
+            if array is not None and not await self._answer(Frame(array, BATCH)):
                 return
             assert self._task_group is not None
             for context in answered:
@@ -473,7 +474,7 @@ class Connection:
     async def _run_request(self, request: Request, inbound: _InboundRequest) -> None:
         try:
             frame, succeeded = await self._handle(request, inbound)
-            written = await self._answer(request.id, frame)
+            written = await self._answer(Frame(frame, ANSWER, request.id))
             if written and succeeded:
                 await self._run_after_response(inbound.context)
         finally:
@@ -511,12 +512,12 @@ class Connection:
             frame = self._response_frame(request, result, error)
         return frame, error is None
 
-    async def _answer(self, request_id: RequestId | None, frame: bytes) -> bool:
-        """Queue an answer (a batch's array has no id); False when the output had closed."""
+    async def _answer(self, frame: Frame) -> bool:
+        """Queue an answer (or a batch's array); False when the output had closed."""
         try:
             await self._writer.enqueue(frame)
         except ConnectionClosedError:
-            self._logger.debug("response to %r dropped: output closed", request_id)
+            self._logger.debug("response to %r dropped: output closed", frame.request_id)
             return False
         return True
 
@@ -609,7 +610,7 @@ class Connection:
             await self._send_error(request_id, error)
 
     async def _send_error(self, request_id: RequestId | None, error: RpcError) -> None:
-        frame = _error_frame(request_id, error)
+        frame = Frame(_error_frame(request_id, error), ANSWER, request_id)
         try:
             await self._writer.enqueue(frame)
         except ConnectionClosedError:
@@ -643,7 +644,7 @@ class Connection:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        frame = await _encode_outbound(message)
+        frame = Frame(await _encode_outbound(message), REQUEST, request_id, session_of(params))
         call = self._pending[request_id] = OutboundCall(request_id, self._pending)
         try:
             await self._writer.enqueue(frame)
@@ -661,7 +662,8 @@ class Connection:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        await self._writer.enqueue(await _encode_outbound(message))
+        data = await _encode_outbound(message)
+        await self._writer.enqueue(Frame(data, NOTIFICATION, None, session_of(params)))
 
 
 async def _encode_outbound(message: dict[str, Any]) -> bytes:
