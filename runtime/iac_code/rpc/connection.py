@@ -205,6 +205,7 @@ class Connection:
         self._max_batch_entries = max_batch_entries
         self._max_batch_answer_bytes = max_batch_answer_bytes
         self._sink = sink if isinstance(sink, FrameSink) else ByteStreamSink(sink)
+        self._routes_by_session = self._sink.routes_by_session
         self._shutdown_grace = shutdown_grace
         self._on_close = on_close
         self._logger = logger or logging.getLogger("iac_code.rpc")
@@ -644,7 +645,8 @@ class Connection:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        frame = Frame(await _encode_outbound(message), REQUEST, request_id, session_of(params))
+        session_id = session_of(params) if self._routes_by_session else None
+        frame = Frame(await _encode_outbound(message), REQUEST, request_id, session_id)
         call = self._pending[request_id] = OutboundCall(request_id, self._pending)
         try:
             await self._writer.enqueue(frame)
@@ -663,7 +665,8 @@ class Connection:
         if params is not None:
             message["params"] = params
         data = await _encode_outbound(message)
-        await self._writer.enqueue(Frame(data, NOTIFICATION, None, session_of(params)))
+        session_id = session_of(params) if self._routes_by_session else None
+        await self._writer.enqueue(Frame(data, NOTIFICATION, None, session_id))
 
 
 async def _encode_outbound(message: dict[str, Any]) -> bytes:

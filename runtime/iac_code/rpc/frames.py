@@ -9,6 +9,7 @@ byte-stream transport (stdio) only takes :attr:`Frame.data`.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Final, Literal
 
 from iac_code.rpc.envelope import RequestId
@@ -20,6 +21,7 @@ __all__ = [
     "REQUEST",
     "Frame",
     "FrameKind",
+    "frame_bytes",
     "session_of",
 ]
 
@@ -58,6 +60,10 @@ class Frame:
             f"Frame({self.kind}, id={self.request_id!r}, session={self.session_id!r},"
             f" {len(self.data)} bytes)"
         )
+
+
+frame_bytes: Final = attrgetter("data")
+"""``frame.data``, as a C-level function for ``map`` over a batch (the writer's hot path)."""
 
 
 def session_of(params: object) -> str | None:

@@ -35,7 +35,7 @@ import anyio
 
 from iac_code.rpc.channels import FrameSink
 from iac_code.rpc.errors import ConnectionClosedError
-from iac_code.rpc.frames import Frame
+from iac_code.rpc.frames import Frame, frame_bytes
 
 __all__ = [
     "DEFAULT_MAX_PENDING_BYTES",
@@ -156,7 +156,7 @@ class FrameWriter:
                         self._logger.warning("output closed by the peer: %r", exc)
                         return
                     finally:
-                        self._settle(sum([len(frame.data) for frame in batch]), len(batch))
+                        self._settle(sum(map(len, map(frame_bytes, batch))), len(batch))
         finally:
             self.done.set()
             self._room.set()
