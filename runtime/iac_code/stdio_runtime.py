@@ -69,6 +69,28 @@ def warm_handler_modules() -> None:
         logging.getLogger(__name__).debug("warming handler modules failed", exc_info=True)
 
 
+def warm_database_store(settings: Settings) -> None:
+    """Connect a database store (``--store postgresql://…``) while the connection starts.
+
+    The driver's import and the first connection take a few hundred milliseconds; done here,
+    in a daemon thread, the first request that reads the store does not wait for them. The
+    agent gets the same store object (:func:`open_store` keeps one per URL). An unreachable
+    database is left to that first request, which answers it with a clear error.
+    """
+    if not settings.store_url:
+        return
+    from iac_code.store.open_store import open_store
+
+    try:
+        connect = getattr(open_store(settings), "connect", None)
+        if connect is not None:
+            connect()
+    except Exception:
+        logging.getLogger(__name__).debug(
+            "connecting the session store early failed", exc_info=True
+        )
+
+
 class _CountedHandler:
     """The connection's handler: tells the preload gate while a request is handled, and
     starts the model SDK preload once the client has opened a session.
@@ -113,6 +135,9 @@ def run_stdio_server(
     start_logging(settings)
     raise_open_file_limit()
     threading.Thread(target=warm_handler_modules, name="iac-code-warm", daemon=True).start()
+    threading.Thread(
+        target=warm_database_store, args=(settings,), name="iac-code-warm-store", daemon=True
+    ).start()
     agents: list[IacAgent] = []
     background: list[TaskGroup] = []
 

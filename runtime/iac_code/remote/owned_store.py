@@ -4,9 +4,10 @@ Wraps the real store (JSONL or PostgreSQL) for the agent of one connection:
 
 - sessions it creates carry the principal as ``owner`` in their metadata (a fork keeps it);
 - another principal's session looks exactly like one that does not exist: ``get_meta`` is
-  None, ``list`` leaves it out, and ``fork``/``load_events``/``delete``/``lock`` raise
-  :class:`SessionNotFoundError`, so the agent answers with its usual "Unknown session."
-  (the same code, message and work as for an id nobody ever created);
+  None, ``list`` leaves it out (the store filters by owner), and
+  ``fork``/``load_events``/``delete``/``lock`` raise :class:`SessionNotFoundError`, so the
+  agent answers with its usual "Unknown session." (the same code, message and work as
+  for an id nobody ever created);
 - with a workspace root, every directory a session is created with must lie inside
   ``ROOT/<principal>`` (symbolic links resolved), else a -32602 error.
 
@@ -31,9 +32,6 @@ __all__ = ["SINGLE_USER_FOLDER", "OwnedStore"]
 
 #: The folder under ``--workspace-root`` of a server without named principals.
 SINGLE_USER_FOLDER = "default"
-
-#: Pages ``list`` reads at most to fill one page of the principal's own sessions.
-_MAX_PAGES_PER_LIST = 64
 
 
 class OwnedStore:
@@ -137,18 +135,18 @@ class OwnedStore:
         return self._inner.load_events(session_id)
 
     def list(
-        self, *, cwd: str | None = None, cursor: str | None = None, limit: int = DEFAULT_PAGE_SIZE
+        self,
+        *,
+        cwd: str | None = None,
+        cursor: str | None = None,
+        limit: int = DEFAULT_PAGE_SIZE,
+        owner: Any = UNSET,
     ) -> tuple[list[SessionMeta], str | None]:
-        """The principal's sessions, newest first. Pages of the shared store are read until
-        one holds some of them (bounded), so a page of others' sessions is never shown as
-        an empty page while there are more."""
-        page: list[SessionMeta] = []
-        for _ in range(_MAX_PAGES_PER_LIST):
-            metas, cursor = self._inner.list(cwd=cwd, cursor=cursor, limit=limit)
-            page.extend(meta for meta in metas if meta.owner == self.principal)
-            if page or cursor is None:
-                break
-        return page, cursor
+        """The principal's sessions, newest first, filtered by the store itself (an index on
+        the owner), so a page costs the same however many sessions others have; the cursor
+        is good for this principal's listing only (another's is an invalid cursor)."""
+        del owner  # always this view's principal
+        return self._inner.list(cwd=cwd, cursor=cursor, limit=limit, owner=self.principal)
 
     def delete(self, session_id: str) -> None:
         self._check_owned(session_id)

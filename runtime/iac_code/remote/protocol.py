@@ -21,7 +21,6 @@ __all__ = [
     "message_key",
     "needs_session_header",
     "params_session_id",
-    "result_session_id",
 ]
 
 CONNECTION_HEADER: Final = "acp-connection-id"
@@ -61,15 +60,6 @@ def params_session_id(message: dict[str, Any]) -> str | None:
     params = message.get("params")
     if isinstance(params, dict):
         value = params.get("sessionId")
-        if isinstance(value, str):
-            return value
-    return None
-
-
-def result_session_id(message: dict[str, Any]) -> str | None:
-    result = message.get("result")
-    if isinstance(result, dict):
-        value = result.get("sessionId")
         if isinstance(value, str):
             return value
     return None

@@ -3,7 +3,9 @@
 Inbound, each client message (already decoded by the HTTP or WebSocket endpoint) is queued
 for the agent connection as it is: no NDJSON line is written and parsed again. Outbound, the
 agent connection's writer hands its frames to :class:`_RoutingSink`, which puts each on a
-stream, following the transport's routing rules:
+stream from the routing facts the connection attached to it (answer to which request, or
+which session a request or notification names; see :mod:`iac_code.rpc.frames`), without
+parsing the encoded bytes, following the transport's routing rules:
 
 - a response goes where its request came from: the session stream of the request's
   ``Acp-Session-Id``, else the connection stream (``session/load`` answers on the connection
@@ -28,10 +30,11 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from iac_code.remote.options import RemoteLimits
 from iac_code.remote.principals import CURRENT_PRINCIPAL
-from iac_code.remote.protocol import message_key, params_session_id, result_session_id
+from iac_code.remote.protocol import message_key
 from iac_code.remote.streams import OutboundStream, OutputBudget, ReplayBudget
 from iac_code.rpc.channels import FrameSink, MessageQueue
 from iac_code.rpc.connection import Connection, RequestHandler
+from iac_code.rpc.frames import ANSWER, NOTIFICATION, REQUEST, Frame
 from iac_code.rpc.framing import decode_line, encode_message
 
 __all__ = ["ConnectionGone", "HandlerFactory", "RemoteConnection", "Route", "Transport"]
@@ -232,51 +235,50 @@ class RemoteConnection:
             del self.session_streams[session_id]
             self.replay.forget(stream)
 
-    async def route(self, line: bytes) -> None:
-        """Put one frame of the agent's (without its ``\\n``) on the stream it belongs to."""
-        session_id = _update_session_id(line)
-        if session_id is not None:
-            stream = self.session_stream(session_id)
+    async def route(self, frame: Frame) -> None:
+        """Put one frame of the agent's on the stream it belongs to, from the routing facts
+        the connection gave it (the bytes are not parsed)."""
+        kind = frame.kind
+        if kind == NOTIFICATION:
+            stream = self._stream_of(self._bounded(frame.session_id))
+        elif kind == REQUEST:
+            route = self._bounded(frame.session_id)
+            key = message_key(frame.request_id)
+            if key is not None:
+                self._agent_request_routes[key] = route  # the client answers from there
+            stream = self._stream_of(route)
+        elif kind == ANSWER:
+            key = message_key(frame.request_id)
+            self._unanswered.discard(key)
+            if self._claim_initialize(key, frame.data):
+                return
+            # session/load answers on the connection stream (see remember_answer_route).
+            stream = self._stream_of(self._answer_routes.pop(key, None) if key else None)
         else:
-            message = decode_line(line)
-            if not isinstance(message, dict):
-                log.error("agent wrote a frame that is not a JSON object; dropped")
-                return
-            if "method" not in message:
-                self._unanswered.discard(message_key(message.get("id")))
-            if self._claim_initialize(message):
-                return
-            stream = self.stream_for(message)
-        stream.push(line)
+            # Batches are split by the transport (ws_batches): the agent never answers one.
+            log.error("agent wrote a %s frame on a remote connection; dropped", kind)
+            return
+        stream.push(frame.data[:-1])  # the encoder ends every frame in "\n"
         if self.budget.full:
             await self._wait_for_room()
 
-    def _claim_initialize(self, message: dict[str, Any]) -> bool:
+    def _claim_initialize(self, key: tuple[str, object] | None, data: bytes) -> bool:
         waiter = self._initialize
-        if waiter is None or "method" in message or message_key(message.get("id")) != waiter.key:
+        if waiter is None or key is None or key != waiter.key:
             return False
-        waiter.response = message
+        response = decode_line(data[:-1])  # once per connection: its one initialize answer
+        waiter.response = response if isinstance(response, dict) else None
         waiter.done.set()
         return True
 
-    def stream_for(self, message: dict[str, Any]) -> OutboundStream:
-        route = self._route_of(message)
-        return self.connection_stream if route is None else self.session_stream(route)
+    def _bounded(self, session_id: str | None) -> Route:
+        """A session id to route by; an over-long one goes to the connection stream."""
+        if session_id is not None and len(session_id) > self.limits.max_id_length:
+            return None
+        return session_id
 
-    def _route_of(self, message: dict[str, Any]) -> Route:
-        key = message_key(message.get("id"))
-        if "method" not in message:  # a response to a client request
-            route = self._answer_routes.pop(key, None) if key is not None else None
-            session_id = result_session_id(message)
-            if len(session_id or "") > self.limits.max_id_length:
-                log.warning("agent answered with an over-long session id")
-            return route
-        route = params_session_id(message)
-        if route is not None and len(route) > self.limits.max_id_length:
-            route = None
-        if key is not None:
-            self._agent_request_routes[key] = route
-        return route
+    def _stream_of(self, route: Route) -> OutboundStream:
+        return self.connection_stream if route is None else self.session_stream(route)
 
     async def _wait_for_room(self) -> None:
         """Backpressure: wait until readers take output, or close a stalled connection."""
@@ -304,30 +306,9 @@ class _RoutingSink(FrameSink):
     def __init__(self, connection: RemoteConnection) -> None:
         self._connection = connection
 
-    async def send_frames(self, frames: list[bytes]) -> None:
+    async def send_frames(self, frames: list[Frame]) -> None:
         for frame in frames:
-            await self._connection.route(frame[:-1])  # the encoder ends every frame in "\n"
+            await self._connection.route(frame)
 
     async def aclose(self) -> None:
         pass  # the streams are finished when the connection's run() ends
-
-
-_UPDATE_PREFIX = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"'
-
-
-def _update_session_id(line: bytes) -> str | None:
-    """The session of a ``session/update`` frame, read without parsing the whole line.
-
-    Streamed turns are almost all updates, and the agent's own encoder always writes them
-    in this key order; anything else (or an id with an escape in it) returns None and is
-    parsed in full.
-    """
-    if not line.startswith(_UPDATE_PREFIX):
-        return None
-    end = line.find(b'"', len(_UPDATE_PREFIX))
-    if end < 0:
-        return None
-    raw = line[len(_UPDATE_PREFIX) : end]
-    if b"\\" in raw:
-        return None
-    return raw.decode("utf-8", errors="strict")

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from iac_code.rpc.batches import DEFAULT_MAX_BATCH_BYTES, OversizedBatch, is_array_line
+from iac_code.rpc.frames import Frame, frame_bytes
 from iac_code.rpc.framing import LineFramer, OversizedLine, decode_line
 
 __all__ = [
@@ -64,10 +65,15 @@ class MessageSource(ABC):
 
 
 class FrameSink(ABC):
-    """The outbound side: takes encoded frames (each ends in ``\\n``) in wire order."""
+    """The outbound side: takes encoded frames (each ends in ``\\n``) in wire order, each
+    with its routing facts (:class:`~iac_code.rpc.frames.Frame`)."""
+
+    #: Whether this sink routes by :attr:`Frame.session_id`. A byte stream does not, and
+    #: the connection then skips looking the session up (a notification's hot path).
+    routes_by_session: bool = True
 
     @abstractmethod
-    async def send_frames(self, frames: list[bytes]) -> None:
+    async def send_frames(self, frames: list[Frame]) -> None:
         """Deliver ``frames``; may wait (backpressure). Raises like a byte stream when broken."""
 
     @abstractmethod
@@ -122,12 +128,16 @@ class ByteStreamSink(FrameSink):
     """Frames written to a byte stream; a batch goes out with one write."""
 
     __slots__ = ("_stream",)
+    routes_by_session = False
 
     def __init__(self, stream: AnyByteSendStream) -> None:
         self._stream = stream
 
-    async def send_frames(self, frames: list[bytes]) -> None:
-        await self._stream.send(frames[0] if len(frames) == 1 else b"".join(frames))
+    async def send_frames(self, frames: list[Frame]) -> None:
+        if len(frames) == 1:
+            await self._stream.send(frames[0].data)
+        else:
+            await self._stream.send(b"".join(map(frame_bytes, frames)))
 
     async def aclose(self) -> None:
         await self._stream.aclose()

@@ -73,6 +73,7 @@ from iac_code.rpc.envelope import (
     is_request_id,
 )
 from iac_code.rpc.errors import ConnectionClosedError, error_object_for
+from iac_code.rpc.frames import ANSWER, BATCH, NOTIFICATION, REQUEST, Frame, session_of
 from iac_code.rpc.framing import (
     DEFAULT_MAX_LINE_BYTES,
     DecodeFailure,
@@ -204,6 +205,7 @@ class Connection:
         self._max_batch_entries = max_batch_entries
         self._max_batch_answer_bytes = max_batch_answer_bytes
         self._sink = sink if isinstance(sink, FrameSink) else ByteStreamSink(sink)
+        self._routes_by_session = self._sink.routes_by_session
         self._shutdown_grace = shutdown_grace
         self._on_close = on_close
         self._logger = logger or logging.getLogger("iac_code.rpc")
@@ -417,7 +419,7 @@ class Connection:
                     else:
                         answers.add(message.id, _error_frame(message.id, error))
             array = answers.frame()
-            if array is not None and not await self._answer(None, array):
+            if array is not None and not await self._answer(Frame(array, BATCH)):
                 return
             assert self._task_group is not None
             for context in answered:
@@ -473,7 +475,7 @@ class Connection:
     async def _run_request(self, request: Request, inbound: _InboundRequest) -> None:
         try:
             frame, succeeded = await self._handle(request, inbound)
-            written = await self._answer(request.id, frame)
+            written = await self._answer(Frame(frame, ANSWER, request.id))
             if written and succeeded:
                 await self._run_after_response(inbound.context)
         finally:
@@ -511,12 +513,12 @@ class Connection:
             frame = self._response_frame(request, result, error)
         return frame, error is None
 
-    async def _answer(self, request_id: RequestId | None, frame: bytes) -> bool:
-        """Queue an answer (a batch's array has no id); False when the output had closed."""
+    async def _answer(self, frame: Frame) -> bool:
+        """Queue an answer (or a batch's array); False when the output had closed."""
         try:
             await self._writer.enqueue(frame)
         except ConnectionClosedError:
-            self._logger.debug("response to %r dropped: output closed", request_id)
+            self._logger.debug("response to %r dropped: output closed", frame.request_id)
             return False
         return True
 
@@ -609,7 +611,7 @@ class Connection:
             await self._send_error(request_id, error)
 
     async def _send_error(self, request_id: RequestId | None, error: RpcError) -> None:
-        frame = _error_frame(request_id, error)
+        frame = Frame(_error_frame(request_id, error), ANSWER, request_id)
         try:
             await self._writer.enqueue(frame)
         except ConnectionClosedError:
@@ -643,7 +645,8 @@ class Connection:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        frame = await _encode_outbound(message)
+        session_id = session_of(params) if self._routes_by_session else None
+        frame = Frame(await _encode_outbound(message), REQUEST, request_id, session_id)
         call = self._pending[request_id] = OutboundCall(request_id, self._pending)
         try:
             await self._writer.enqueue(frame)
@@ -661,7 +664,9 @@ class Connection:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        await self._writer.enqueue(await _encode_outbound(message))
+        data = await _encode_outbound(message)
+        session_id = session_of(params) if self._routes_by_session else None
+        await self._writer.enqueue(Frame(data, NOTIFICATION, None, session_id))
 
 
 async def _encode_outbound(message: dict[str, Any]) -> bytes:

@@ -35,6 +35,7 @@ import anyio
 
 from iac_code.rpc.channels import FrameSink
 from iac_code.rpc.errors import ConnectionClosedError
+from iac_code.rpc.frames import Frame, frame_bytes
 
 __all__ = [
     "DEFAULT_MAX_PENDING_BYTES",
@@ -68,7 +69,7 @@ class FrameWriter:
         logger: logging.Logger,
     ) -> None:
         size: float = math.inf if max_queued_frames <= 0 else max_queued_frames
-        self._queue_in, self._queue_out = anyio.create_memory_object_stream[bytes](size)
+        self._queue_in, self._queue_out = anyio.create_memory_object_stream[Frame](size)
         self._sink = sink
         self._logger = logger
         self.broken = False
@@ -104,12 +105,13 @@ class FrameWriter:
         if self.has_room:
             self._room.set()
 
-    async def enqueue(self, frame: bytes) -> None:
+    async def enqueue(self, frame: Frame) -> None:
         """Append one encoded frame to the FIFO; while more than ``max_pending_bytes`` are
         waiting to be written, first wait until the peer has read enough of them."""
         if not self.has_room:
             await self.wait_for_room()
-        self.pending_bytes += len(frame)
+        size = len(frame.data)
+        self.pending_bytes += size
         self.pending_frames += 1
         try:
             # Fast path without a checkpoint: the frame's place is fixed immediately and a
@@ -119,13 +121,13 @@ class FrameWriter:
             try:
                 await self._queue_in.send(frame)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                self._settle(len(frame))
+                self._settle(size)
                 raise ConnectionClosedError() from None
             except BaseException:
-                self._settle(len(frame))  # cancelled while waiting: the frame is dropped
+                self._settle(size)  # cancelled while waiting: the frame is dropped
                 raise
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._settle(len(frame))
+            self._settle(size)
             raise ConnectionClosedError() from None
 
     def close(self) -> None:
@@ -154,7 +156,7 @@ class FrameWriter:
                         self._logger.warning("output closed by the peer: %r", exc)
                         return
                     finally:
-                        self._settle(sum(map(len, batch)), len(batch))
+                        self._settle(sum(map(len, map(frame_bytes, batch))), len(batch))
         finally:
             self.done.set()
             self._room.set()

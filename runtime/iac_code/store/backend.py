@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from .meta import SessionMeta
+from .session_store import _Unset
 
 
 class HeldSession(Protocol):
@@ -76,8 +77,16 @@ class SessionStoreBackend(Protocol):
     def load_events(self, session_id: str) -> list[dict[str, Any]]: ...
 
     def list(
-        self, *, cwd: str | None = None, cursor: str | None = None, limit: int = ...
-    ) -> tuple[list[SessionMeta], str | None]: ...
+        self,
+        *,
+        cwd: str | None = None,
+        cursor: str | None = None,
+        limit: int = ...,
+        owner: str | _Unset | None = ...,
+    ) -> tuple[list[SessionMeta], str | None]:
+        """One page, newest first; ``owner`` (when given) filters in the store itself and
+        scopes the returned cursor to that owner's listing."""
+        ...
 
     def delete(self, session_id: str) -> None: ...
 

@@ -74,6 +74,9 @@ class SessionIndex:
         self._holder = threading.local()
         self._entries: dict[str, Record] = {}
         self._ordered: list[Position] | None = []
+        #: Each owner's positions in listing order (``owner`` key of the records; None for
+        #: sessions without one), built on demand like ``_ordered``.
+        self._by_owner: dict[object, list[Position]] | None = None
         self._file_identity: tuple[int, int] | None = None
         #: The first complete line of the file folded so far (b"" until one is read).
         self._first_line = b""
@@ -189,12 +192,23 @@ class SessionIndex:
             return self._entries.get(session_id)
 
     def page(
-        self, *, cwd: str | None, after: Position | None, limit: int
+        self,
+        *,
+        cwd: str | None,
+        after: Position | None,
+        limit: int,
+        by_owner: bool = False,
+        owner: str | None = None,
     ) -> tuple[list[Record], bool]:
-        """Up to ``limit`` records older than ``after`` (newest first) and whether more remain."""
+        """Up to ``limit`` records older than ``after`` (newest first) and whether more remain.
+
+        With ``by_owner`` only ``owner``'s sessions (None: those without an owner) are
+        walked: each owner has its own ordering, so one principal's page never steps over
+        the sessions of all the others.
+        """
         with self._mutex:
             self._refresh()
-            ordered = self._ordering()
+            ordered = self._owner_ordering(owner) if by_owner else self._ordering()
             end = len(ordered) if after is None else bisect.bisect_left(ordered, after)
             entries = self._entries
             found: list[Record] = []
@@ -211,6 +225,18 @@ class SessionIndex:
         if self._ordered is None:
             self._ordered = sorted((r["updatedAt"], sid) for sid, r in self._entries.items())
         return self._ordered
+
+    def _owner_ordering(self, owner: str | None) -> list[Position]:
+        if self._by_owner is None:
+            # Every owner's ordering in one pass: the next principal to list finds its own.
+            groups: dict[object, list[Position]] = {}
+            for session_id, record in self._entries.items():
+                position = (record["updatedAt"], session_id)
+                groups.setdefault(record.get("owner"), []).append(position)
+            for positions in groups.values():
+                positions.sort()
+            self._by_owner = groups
+        return self._by_owner.get(owner, [])
 
     def _refresh(self, *, may_rebuild: bool = True) -> None:
         try:
@@ -264,10 +290,12 @@ class SessionIndex:
         if records:
             _fold(records, self._entries)
             self._ordered = None
+            self._by_owner = None
 
     def _reset(self, identity: tuple[int, int] | None) -> None:
         self._entries = {}
         self._ordered = None
+        self._by_owner = None
         self._file_identity = identity
         self._first_line = b""
         self._folded_offset = 0

@@ -55,6 +55,10 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     """
     ALTER TABLE iac_sessions ADD COLUMN owner text;
     """,
+    # 3: one principal's session/list walks its own sessions only (WHERE owner = ...).
+    """
+    CREATE INDEX iac_sessions_owner_recent ON iac_sessions (owner, updated_at DESC, id DESC);
+    """,
 )
 
 

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .cursor import decode_cursor, encode_cursor
+from .cursor import decode_cursor, encode_cursor, owner_scope
 from .errors import (
     InvalidSessionIdError,
     SessionExistsError,
@@ -159,6 +159,13 @@ class PostgresSessionStore:
             raise StoreWriteError(
                 f"{action}: PostgreSQL: {reason}", errno=_cause_errno(error)
             ) from error
+
+    def connect(self) -> None:
+        """Connect now (import the driver, open the pool, apply migrations) instead of on
+        the first request: a starting server calls it in the background, so its first
+        ``session/list`` does not pay for it. Raises StoreWriteError when unreachable."""
+        with self._connection("cannot connect to the session store"):
+            pass
 
     def close(self) -> None:
         """Release held leases and close the pool (tests, and a server shutting down)."""
@@ -361,13 +368,23 @@ class PostgresSessionStore:
         cwd: str | None = None,
         cursor: str | None = None,
         limit: int = DEFAULT_PAGE_SIZE,
+        owner: str | _Unset | None = UNSET,
     ) -> tuple[list[SessionMeta], str | None]:
-        """One page of sessions, most recently updated first (ties: larger id first)."""
+        """One page of sessions, most recently updated first (ties: larger id first);
+        ``owner`` as in SessionStore.list, answered from the (owner, updated_at, id) index."""
         if limit < 1:
             raise ValueError("limit must be at least 1")
-        after = None if cursor is None else decode_cursor(cursor)
+        by_owner = not isinstance(owner, _Unset)
+        wanted = None if isinstance(owner, _Unset) else owner
+        scope = owner_scope(wanted) if by_owner else b""
+        after = None if cursor is None else decode_cursor(cursor, scope=scope)
         conditions: list[str] = []
         values: list[object] = []
+        if by_owner and wanted is None:
+            conditions.append("owner IS NULL")
+        elif by_owner:
+            conditions.append("owner = %s")
+            values.append(wanted)
         if cwd is not None:
             conditions.append("cwd = %s")
             values.append(cwd)
@@ -383,7 +400,7 @@ class PostgresSessionStore:
         page = [_meta_from_row(row) for row in rows[:limit]]
         next_cursor = None
         if len(rows) > limit and page:
-            next_cursor = encode_cursor(page[-1].updated_at, page[-1].session_id)
+            next_cursor = encode_cursor(page[-1].updated_at, page[-1].session_id, scope=scope)
         return page, next_cursor
 
     # -- deletion -----------------------------------------------------------------------

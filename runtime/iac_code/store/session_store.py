@@ -21,7 +21,7 @@ from typing import Any, Final
 from iac_code.session_files import sync_paths
 
 from . import fsio
-from .cursor import decode_cursor, encode_cursor
+from .cursor import decode_cursor, encode_cursor, owner_scope
 from .errors import (
     InvalidSessionIdError,
     SessionExistsError,
@@ -378,17 +378,25 @@ class SessionStore:
         cwd: str | None = None,
         cursor: str | None = None,
         limit: int = DEFAULT_PAGE_SIZE,
+        owner: str | _Unset | None = UNSET,
     ) -> tuple[list[SessionMeta], str | None]:
         """One page of sessions, most recently updated first (ties: larger id first).
 
-        ``cwd`` keeps only sessions whose stored cwd is exactly that string. The returned
-        cursor is None on the last page. A cursor not made by this store raises
-        InvalidCursorError.
+        ``cwd`` keeps only sessions whose stored cwd is exactly that string; ``owner`` only
+        that principal's sessions (None: those without an owner), walked in the index's
+        per-owner ordering, and the cursor is then good for that owner's listing only. The
+        returned cursor is None on the last page. A cursor not made by this store (or for
+        another owner) raises InvalidCursorError.
         """
         if limit < 1:
             raise ValueError("limit must be at least 1")
-        after = None if cursor is None else decode_cursor(cursor)
-        records, more = self._index.page(cwd=cwd, after=after, limit=limit)
+        by_owner = not isinstance(owner, _Unset)
+        wanted = None if isinstance(owner, _Unset) else owner
+        scope = owner_scope(wanted) if by_owner else b""
+        after = None if cursor is None else decode_cursor(cursor, scope=scope)
+        records, more = self._index.page(
+            cwd=cwd, after=after, limit=limit, by_owner=by_owner, owner=wanted
+        )
         page: list[SessionMeta] = []
         for record in records:
             try:
@@ -400,7 +408,7 @@ class SessionStore:
         next_cursor = None
         if more and records:
             last = records[-1]
-            next_cursor = encode_cursor(last["updatedAt"], last["id"])
+            next_cursor = encode_cursor(last["updatedAt"], last["id"], scope=scope)
         return page, next_cursor
 
     def rebuild_index(self) -> None:

@@ -69,7 +69,9 @@ class BenchContext:
         project.mkdir()
         return Workspace(root=root, home=home, project=project)
 
-    def environment(self, workspace: Workspace, llm_url: str | None) -> dict[str, str]:
+    def environment(
+        self, workspace: Workspace, llm_url: str | None, extra: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
         env = clean_environment()
         env.update(
             IAC_CODE_HOME=str(workspace.home),
@@ -77,6 +79,7 @@ class BenchContext:
             ANTHROPIC_BASE_URL=llm_url or _NO_LLM_URL,
             IAC_CODE_LOG_LEVEL="WARNING",
         )
+        env.update(extra or {})  # a metric's own settings (a store URL, say)
         return env
 
     def spawn(
@@ -86,11 +89,12 @@ class BenchContext:
         llm_url: str | None = None,
         argv: Sequence[str] | None = None,
         label: str = "agent",
+        env: Mapping[str, str] | None = None,
     ) -> AgentProcess:
         index = len(list(workspace.root.glob(f"{label}-*.stderr"))) + 1
         return AgentProcess(
             argv or self.agent_argv,
-            env=self.environment(workspace, llm_url),
+            env=self.environment(workspace, llm_url, env),
             cwd=workspace.project,
             stderr_path=workspace.root / f"{label}-{index}.stderr",
         )

@@ -83,6 +83,24 @@ def prompt(agent: AgentProcess, session_id: str, text: str, *, keep_all: bool = 
 # -- first_chunk ------------------------------------------------------------------------
 
 
+def timed_first_chunk(
+    agent: AgentProcess,
+    server: ScriptedLLMServer,
+    turns: StampedTurns,
+    session_id: str,
+    text: str,
+) -> tuple[float, float]:
+    """One prompt: (prompt → first agent_message_chunk, the LLM's own part of that)."""
+    before = len(server.model_requests)
+    reply = prompt(agent, session_id, text)
+    if not reply.between:
+        raise HarnessError("the prompt finished without any agent_message_chunk")
+    requests = server.model_requests
+    if len(requests) != before + 1 or len(turns.stamps) != len(requests):
+        raise HarnessError("expected exactly one model request per prompt")
+    return reply.between[0].at - reply.sent, turns.stamps[-1] - requests[-1].monotonic
+
+
 def run_first_chunk(ctx: BenchContext, prompts: int = FIRST_CHUNK_PROMPTS) -> list[Row]:
     workspace = ctx.workspace("first_chunk")
     answer = Turn().text("Terraform plans are read before they are applied.", chunks=4).to_dict()
@@ -93,15 +111,9 @@ def run_first_chunk(ctx: BenchContext, prompts: int = FIRST_CHUNK_PROMPTS) -> li
         raw: list[float] = []
         llm_own: list[float] = []
         for number in range(prompts):
-            before = len(server.model_requests)
-            reply = prompt(agent, session_id, f"question {number}")
-            if not reply.between:
-                raise HarnessError("the prompt finished without any agent_message_chunk")
-            requests = server.model_requests
-            if len(requests) != before + 1 or len(turns.stamps) != len(requests):
-                raise HarnessError("expected exactly one model request per prompt")
-            raw.append(reply.between[0].at - reply.sent)
-            llm_own.append(turns.stamps[-1] - requests[-1].monotonic)
+            total, own = timed_first_chunk(agent, server, turns, session_id, f"question {number}")
+            raw.append(total)
+            llm_own.append(own)
     beyond = [r - o for r, o in zip(raw, llm_own, strict=True)]
     summary = summarize(beyond)
     raw_summary = summarize(raw)

@@ -7,13 +7,15 @@ and measure something else), then time the request in a freshly started agent.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from iac_code.store import SessionStore, new_session_id
 
 from ._client import HarnessError, Incoming
-from .context import BenchContext, initialize, wait_until_ready
+from .context import BenchContext, Workspace, initialize, wait_until_ready
 from .procinfo import tree_memory
 from .results import Row, at_most, mib, ms, ms_samples, summarize, timing_text
 
@@ -159,14 +161,35 @@ def run_list(ctx: BenchContext, sessions: int = LIST_SESSIONS, runs: int = LIST_
     store = SessionStore(workspace.home)
     for number in range(sessions):
         store.create(new_session_id(), str(workspace.project), title=f"bench session {number}")
+    timings = time_first_list(ctx, workspace, sessions, runs)
+    return [list_row("list", timings, f"{sessions} sessions on disk")]
 
+
+@dataclass(frozen=True, slots=True)
+class ListTimings:
+    first: list[float]  # the first session/list of each fresh process
+    warm: list[float]  # the calls after it
+    page_size: int
+
+
+def time_first_list(
+    ctx: BenchContext,
+    workspace: Workspace,
+    sessions: int,
+    runs: int = LIST_RUNS,
+    env: Mapping[str, str] | None = None,
+    settle: float = 0.0,
+) -> ListTimings:
+    """``session/list`` in ``runs`` fresh agents (runtime warmed first, then ``settle``
+    seconds of quiet): the first call of each, then :data:`LIST_WARM_CALLS` more."""
     first: list[float] = []
     warm: list[float] = []
     page_sizes: list[int] = []
     for _ in range(runs):
-        with ctx.spawn(workspace) as agent:
+        with ctx.spawn(workspace, env=env) as agent:
             initialize(agent, ctx.timeout)
             wait_until_ready(agent, ctx.timeout)
+            time.sleep(settle)
             for call in range(1 + LIST_WARM_CALLS):
                 reply = agent.request("session/list", {}, timeout=ctx.timeout, keep=_nothing)
                 if reply.error is not None or not isinstance(reply.result, dict):
@@ -177,21 +200,23 @@ def run_list(ctx: BenchContext, sessions: int = LIST_SESSIONS, runs: int = LIST_
                     "nextCursor"
                 ):
                     raise HarnessError("session/list gave a partial page without nextCursor")
-    first_summary = summarize(first)
-    warm_summary = summarize(warm)
-    return [
-        Row(
-            metric="list",
-            value=timing_text(first_summary),
-            target="≤ 100 ms first page",
-            verdict=at_most(first_summary.median, LIST_TARGET),
-            notes=f"first call in a fresh process (runtime warmed first), {sessions} sessions "
-            f"on disk, page of {page_sizes[0]}; warm calls median {ms(warm_summary.median)}",
-            data={
-                "first_seconds": first_summary.as_dict(),
-                "first_samples_ms": ms_samples(first),
-                "warm_seconds": warm_summary.as_dict(),
-                "warm_samples_ms": ms_samples(warm),
-            },
-        )
-    ]
+    return ListTimings(first, warm, page_sizes[0])
+
+
+def list_row(metric: str, timings: ListTimings, where: str, extra_notes: str = "") -> Row:
+    first_summary = summarize(timings.first)
+    warm_summary = summarize(timings.warm)
+    return Row(
+        metric=metric,
+        value=timing_text(first_summary),
+        target="≤ 100 ms first page",
+        verdict=at_most(first_summary.median, LIST_TARGET),
+        notes=f"first call in a fresh process (runtime warmed first), {where}, "
+        f"page of {timings.page_size}; warm calls median {ms(warm_summary.median)}{extra_notes}",
+        data={
+            "first_seconds": first_summary.as_dict(),
+            "first_samples_ms": ms_samples(timings.first),
+            "warm_seconds": warm_summary.as_dict(),
+            "warm_samples_ms": ms_samples(timings.warm),
+        },
+    )

@@ -59,8 +59,9 @@ def _row(name: str, measured: dict[str, Any], notes: str) -> Row:
 
 
 @contextlib.contextmanager
-def _database_url() -> Iterator[tuple[str, str]]:
-    """The URL and how to describe its server."""
+def database_url() -> Iterator[tuple[str, str]]:
+    """The URL of a database for a store bench and how to describe its server (raises
+    PostgresUnavailable when none can be started here)."""
     configured = os.environ.get(URL_VARIABLE)
     if configured:
         yield configured, f"the server of {URL_VARIABLE}"
@@ -79,7 +80,7 @@ def run(ctx: BenchContext, appends: int = APPENDS) -> list[Row]:
     from iac_code_dev.pg_server import PostgresUnavailable
 
     try:
-        with _database_url() as (url, server):
+        with database_url() as (url, server):
             from iac_code.store.pg_store import PostgresSessionStore
 
             store = PostgresSessionStore(url)

@@ -243,3 +243,43 @@ async def test_websocket_connections_belong_to_their_principal(
             await again.initialize()
             listed = await again.request("session/list", {})
             assert [s["sessionId"] for s in listed["sessions"]] == [mine]
+
+
+async def test_each_principal_pages_its_own_sessions_and_a_cursor_is_its_owners(
+    tmp_path: Path, workspace: Path, llm_server: ScriptedLLMServer
+) -> None:
+    """Listing filters by owner in the store: alice pages through her 60 sessions while bob's
+    60 sit in between; her cursor, or a mangled one, is an invalid cursor (-32602) for bob."""
+    from iac_code.store import SessionStore
+
+    home = tmp_path / "home"
+    seeded = SessionStore(home)
+    alices: list[str] = []
+    for number in range(120):
+        owner = "alice" if number % 2 else "bob"
+        session_id = seeded.create(new_session_id(), str(workspace), owner=owner).session_id
+        seeded.update_meta(
+            session_id, updated_at=f"2026-04-04T00:{number // 60:02d}:{number % 60:02d}Z"
+        )
+        if owner == "alice":
+            alices.append(session_id)
+    async with (
+        team_server(home, llm_server.url) as server,
+        http_client(server.url, **bearer(ALICE_TOKEN)) as alice,
+        http_client(server.url, **bearer(BOB_TOKEN)) as bob,
+    ):
+        await alice.initialize()
+        await bob.initialize()
+        first = await alice.request("session/list", {})
+        cursor = first["nextCursor"]
+        rest = await alice.request("session/list", {"cursor": cursor})
+        listed = [s["sessionId"] for s in first["sessions"] + rest["sessions"]]
+        assert listed == list(reversed(alices)) and "nextCursor" not in rest
+
+        for hostile in (cursor, cursor[:-3], "not a cursor", "A" * 600):
+            reply = await bob.call("session/list", {"cursor": hostile})
+            error = _error(reply)
+            assert (error["code"], error["message"]) == (-32602, "Invalid cursor.")
+        theirs = await bob.request("session/list", {})
+        assert len(theirs["sessions"]) == 50 and "nextCursor" in theirs
+        assert not set(alices) & {s["sessionId"] for s in theirs["sessions"]}

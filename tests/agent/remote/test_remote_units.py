@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
-from iac_code.remote.options import is_loopback_host
+from iac_code.remote.options import RemoteLimits, is_loopback_host
 from iac_code.remote.protocol import message_key, needs_session_header
-from iac_code.remote.remote_connection import _update_session_id
+from iac_code.remote.remote_connection import RemoteConnection
 from iac_code.remote.streams import (
     OutboundStream,
     OutputBudget,
@@ -14,7 +16,7 @@ from iac_code.remote.streams import (
     ReplayBudget,
     ResumeGone,
 )
-from iac_code.rpc.framing import encode_message
+from iac_code.rpc.frames import ANSWER, BATCH, NOTIFICATION, REQUEST, Frame
 
 pytestmark = pytest.mark.anyio
 
@@ -123,17 +125,40 @@ async def test_budget_wakes_waiters_when_a_reader_takes_output() -> None:
     assert not budget.full
 
 
-def test_update_fast_path_matches_a_full_parse() -> None:
-    frame = encode_message(
-        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s-1", "update": {}}}
-    ).rstrip(b"\n")
-    assert _update_session_id(frame) == "s-1"
-    escaped = encode_message(
-        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": 'a"b'}}
-    ).rstrip(b"\n")
-    assert _update_session_id(escaped) is None  # falls back to the full parse
-    other = encode_message({"jsonrpc": "2.0", "id": 1, "result": {}}).rstrip(b"\n")
-    assert _update_session_id(other) is None
+async def test_frames_are_routed_by_their_facts_not_by_their_bytes() -> None:
+    """The agent connection tells the router what each frame is; the bytes are only carried,
+    so key order (or anything else in them) cannot change where a frame goes."""
+    connection = RemoteConnection("http", _no_handler, RemoteLimits(max_id_length=16))
+    connection.remember_answer_route({"jsonrpc": "2.0", "id": 3, "method": "session/prompt"}, "s-1")
+    frames = [
+        Frame(
+            b'{"params":{"sessionId":"s-1"},"method":"session/update"}\n', NOTIFICATION, None, "s-1"
+        ),
+        Frame(b"carried, never parsed\n", NOTIFICATION, None, "s-1"),
+        Frame(b'{"id":0,"method":"session/request_permission"}\n', REQUEST, 0, "s-2"),
+        Frame(b'{"id":3,"result":{"sessionId":"s-2"}}\n', ANSWER, 3),
+        Frame(b'{"id":4,"result":{}}\n', ANSWER, 4),  # no route remembered
+        Frame(b'{"method":"x"}\n', NOTIFICATION, None, "s" * 17),  # over-long id
+        Frame(b"[]\n", BATCH),
+    ]
+    for frame in frames:
+        await connection.route(frame)
+
+    def taken(stream: OutboundStream) -> list[bytes]:
+        return [event.data for event in stream.ready_events(stream.attach(), 100)]
+
+    assert taken(connection.session_stream("s-1")) == [
+        frames[0].data[:-1],
+        b"carried, never parsed",
+        frames[3].data[:-1],  # the answer follows its request's stream, not its result
+    ]
+    assert taken(connection.session_stream("s-2")) == [frames[2].data[:-1]]
+    assert taken(connection.connection_stream) == [frames[4].data[:-1], frames[5].data[:-1]]
+    assert connection.agent_request_route({"id": 0}) == (True, "s-2")
+
+
+def _no_handler(*_: object) -> Any:
+    raise AssertionError("no agent runs in this test")
 
 
 def test_ids_hosts_and_scoping() -> None:
