@@ -19,8 +19,8 @@ from ..requirements import RUN_WIDE, Tier, requirement
 from ..scenarios.check_context import AgentRun, RunRecord
 from ..v2_drafts import NEWEST, DraftRange
 from ..versions import negotiated_version
-from .tool_calls import messages
 from .run_walk import Offence, per_run
+from .tool_calls import messages
 
 _STATES_PAGE = "v2/prompt-lifecycle"
 _STATES = "Session States"
