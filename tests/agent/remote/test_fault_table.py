@@ -36,9 +36,10 @@ import pytest
 from acp_scripted_llm import ScriptedLLMServer, Turn
 from iac_code.store import new_session_id
 from iac_code_dev.wire_client import WireClient
-from iac_code_dev.wire_client.rpc_client import Reply
+from iac_code_dev.wire_client.rpc_client import Reply, is_update
 
 from tests.agent.process.llm_routes import last_user_text
+from tests.agent.remote.llm_script import last_user_content
 from tests.agent.remote.remote_kit import TIMEOUT, http_client
 from tests.agent.remote.replica_cluster import Cluster
 from tests.agent.remote.test_deploy_processes import HAPROXY_REQUIRED, assert_reconnect
@@ -106,7 +107,7 @@ class Gates:
                 event.set()
 
     def route(self, body: dict[str, Any]) -> Turn | dict[str, Any]:
-        content = _last_user_content(body)
+        content = last_user_content(body)
         texts = [block.get("text", "") for block in content if block.get("type") == "text"]
         if texts:
             if texts[-1].startswith(HOLD):
@@ -116,16 +117,6 @@ class Gates:
         name = last_user_text(body).removeprefix(HOLD)
         self.hold(name)
         return Turn().text(f"late answer {name}", chunks=2)
-
-
-def _last_user_content(body: dict[str, Any]) -> list[dict[str, Any]]:
-    for message in reversed(body.get("messages") or []):
-        if message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                return [{"type": "text", "text": content}]
-            return list(content or [])
-    return []
 
 
 # ---------------------------------------------------------------------- fixtures
@@ -234,8 +225,19 @@ def lost_and_duplicated(
     return lost, duplicated
 
 
-def session_updates(reply: Reply, session_id: str) -> list[dict[str, Any]]:
-    return [p["update"] for p in reply.updates if p["sessionId"] == session_id]
+def session_updates_since(client: WireClient, mark: int, session_id: str) -> list[dict[str, Any]]:
+    """The session's updates among the frames received from position ``mark`` on.
+
+    A ``session/load`` answer comes on the connection stream and the replay on the
+    session's stream, two HTTP responses whose order of arrival nobody promises; so the
+    replay is read after a later answer on the session stream (the next prompt's), which
+    can only come after it.
+    """
+    return [
+        frame["params"]["update"]
+        for frame in client.frames[mark:]
+        if is_update(frame) and frame["params"]["sessionId"] == session_id
+    ]
 
 
 async def load_when_free(client: WireClient, session_id: str, cwd: Path) -> Reply:
@@ -264,11 +266,17 @@ def stored_events(store_url: str, session_id: str) -> list[tuple[int, dict[str, 
 async def start_held_turn(
     client: WireClient, cwd: Path, gates: Gates, name: str
 ) -> tuple[str, Any]:
-    """A new session whose prompt is held by the model after its first step."""
+    """A new session whose prompt is held by the model after its first step (text and a
+    finished tool call, all received by the client)."""
     await client.initialize()
     session_id = await client.new_session(cwd)
     prompt_id = await client.start_prompt(session_id, f"{HOLD}{name}")
     await gates.wait_arrived(name)
+    # The first step's updates left before the held call; wait until they have arrived.
+    await client.wait_for(
+        lambda: any(item[0] == "tool_result" for item in history(client.updates(session_id))),
+        what="the first step's updates",
+    )
     return session_id, prompt_id
 
 
@@ -422,13 +430,15 @@ async def test_a_kill_9_of_the_replica_running_a_turn_loses_and_repeats_nothing(
     async with http_client(cluster.front, **auth()) as client:
         await client.initialize()
         await client.transport.open_stream(session_id)
+        mark = len(client.frames)
         loaded = await load_when_free(client, session_id, shared_workspace)
         assert "result" in loaded.frame, loaded.frame
-        lost, duplicated = lost_and_duplicated(received, session_updates(loaded, session_id))
-        assert history(received)  # the client had seen text and a tool call
-        assert (lost, duplicated) == ([], [])
         after = await client.prompt(session_id, "after the kill")
         assert after["stopReason"] == "end_turn"
+        replayed = session_updates_since(client, mark, session_id)
+        lost, duplicated = lost_and_duplicated(received, replayed)
+        assert history(received)  # the client had seen text and a tool call
+        assert (lost, duplicated) == ([], [])
     report(
         "a (kill -9 mid-turn)",
         client_saw="404 reconnect, then load on a survivor",
@@ -461,12 +471,14 @@ async def test_b_postgres_restarted_mid_turn_is_a_clear_error_and_nothing_dies(
         await cluster.wait_routed()  # /readyz said 503 while the database was down
         # The same connection loads the session again (it was closed there after the error)
         # and prompts: the replica's pool replaced its dead connections.
+        mark = len(client.frames)
         loaded = await client.load(session_id, shared_workspace)
         assert "result" in loaded.frame, loaded.frame
-        lost, duplicated = lost_and_duplicated(received, session_updates(loaded, session_id))
-        assert (lost, duplicated) == ([], [])
         after = await client.prompt(session_id, "after the restart")
         assert after["stopReason"] == "end_turn"
+        replayed = session_updates_since(client, mark, session_id)
+        lost, duplicated = lost_and_duplicated(received, replayed)
+        assert (lost, duplicated) == ([], [])
     for replica in cluster.replicas:  # every replica's pool recovered
         async with http_client(replica.url, **auth()) as other:
             await other.initialize()
