@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_scripted_llm import Turn
 from iac_code.store import (
     SessionStore,
     SessionTakenOverError,
@@ -15,6 +16,7 @@ from iac_code.store import (
     StoreWriteError,
     fsio,
 )
+from iac_code_dev.fake_llm import ScriptedModelClient
 
 from tests.agent.handlers.agent_harness import open_agent, read_events
 from tests.agent.store.store_testkit import Child
@@ -116,3 +118,30 @@ async def test_an_event_a_database_refuses_ends_the_turn_and_closes_the_session_
         assert read_events(tmp_path / "home", session_id) == stored
         assert "result" in (await client.load(session_id)).frame
         assert "result" in (await client.prompt(session_id, "after the load")).frame
+
+
+class _RefusingAnnouncements(SessionStore):
+    """Refuses tool call announcements as an unreachable database would."""
+
+    def append(self, session_id: str, event: dict[str, Any]) -> None:
+        if event.get("type") == "tool_call":
+            raise StoreUnreachableError("PostgreSQL is unreachable")
+        super().append(session_id, event)
+
+
+async def test_tool_calls_side_by_side_meeting_a_refusing_store_answer_the_cause_once(
+    tmp_path: Path,
+) -> None:
+    """Read-only calls run side by side in a task group: the first refusal cancels the
+    other call, and the answer is the store's cause, not an opaque internal error."""
+    two_listings = Turn().tool_use("list_files", {}, id="l1").tool_use("list_files", {}, id="l2")
+    model = ScriptedModelClient([two_listings], timing=False)
+    async with open_agent(
+        tmp_path, model, store=_RefusingAnnouncements(tmp_path / "home")
+    ) as client:
+        session_id = await client.new_session()
+        error = (await client.prompt(session_id, "list twice")).error
+        assert error["code"] == -32603
+        assert error["message"] == (
+            "The session store cannot be written: the database is unreachable."
+        )
