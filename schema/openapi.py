@@ -162,7 +162,8 @@ def _errors(*statuses: int) -> dict[str, Any]:
         400: "Malformed message, missing or mismatched header, batch (-32600), bad JSON (-32700)",
         401: "Bearer token missing or wrong",
         403: "Origin not allowed",
-        404: "Unknown or closed Acp-Connection-Id",
+        404: "Unknown or closed Acp-Connection-Id, or one another replica holds: start a new"
+        " connection (initialize), then load or resume the session (error.data.reconnect)",
         405: "Method not allowed",
         406: "GET without Accept: text/event-stream",
         408: "The body did not arrive within the body deadline (--body-timeout, 30 s);"

@@ -52,11 +52,48 @@ def _free_port() -> int:
 class PostgresServer:
     """A running server; :meth:`url` names a database (and optionally a schema) on it."""
 
-    def __init__(self, binaries: Path, folder: Path, port: int) -> None:
+    def __init__(
+        self, binaries: Path, folder: Path, port: int, drop: dict[str, int] | None = None
+    ) -> None:
         self.binaries = binaries
         self.folder = folder
         self.data = folder / "data"
         self.port = port
+        self.log = folder / "server.log"
+        self._drop = drop or {}
+
+    def run(self, *command: str | Path) -> None:
+        """Run a server program in the folder (as the server's user); RuntimeError with its
+        output and the log's tail when it fails."""
+        done = subprocess.run(
+            [str(part) for part in command],
+            cwd=self.folder,
+            capture_output=True,
+            text=True,
+            timeout=START_TIMEOUT_S,
+            check=False,
+            user=self._drop.get("user"),
+            group=self._drop.get("group"),
+        )
+        if done.returncode != 0:
+            details = done.stderr.strip() or done.stdout.strip()
+            if self.log.exists():
+                details += "\n" + self.log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{Path(str(command[0])).name} failed: {details}")
+
+    def start(self) -> None:
+        """Start the server on its port and folder; returns once it accepts connections."""
+        options = (
+            f"-k {self.folder} -p {self.port} -c listen_addresses=127.0.0.1"
+            " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        )
+        self.run(self.binaries / "pg_ctl", "-D", self.data, "-l", self.log, "-o", options,
+                 "-w", "-t", str(START_TIMEOUT_S), "start")  # fmt: skip
+
+    def stop(self, mode: str = "immediate") -> None:
+        """Stop the server (``fast``: disconnect clients and shut down cleanly, as a restart
+        by an operator does); returns once it is down."""
+        self.run(self.binaries / "pg_ctl", "-D", self.data, "-m", mode, "-w", "stop")
 
     def url(self, *, schema: str | None = None, user: str = SUPERUSER, **options: str) -> str:
         settings = dict(options)
@@ -110,38 +147,14 @@ def running_server(binaries_folder: Path | None = None) -> Iterator[PostgresServ
     folder = Path(tempfile.mkdtemp(prefix="iac-code-pg-"))
     if drop:
         os.chown(folder, drop["user"], drop["group"])
-    server = PostgresServer(binaries, folder, _free_port())
-    log = folder / "server.log"
-
-    def run(*command: str | Path) -> None:
-        done = subprocess.run(
-            [str(part) for part in command],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=START_TIMEOUT_S,
-            check=False,
-            user=drop.get("user"),
-            group=drop.get("group"),
-        )
-        if done.returncode != 0:
-            details = done.stderr.strip() or done.stdout.strip()
-            if log.exists():
-                details += "\n" + log.read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"{Path(str(command[0])).name} failed: {details}")
-
+    server = PostgresServer(binaries, folder, _free_port(), drop)
     try:
-        run(binaries / "initdb", "-D", server.data, "-U", SUPERUSER, "-A", "trust",
-            "-E", "UTF8", "--no-sync", "--no-instructions")  # fmt: skip
-        options = (
-            f"-k {folder} -p {server.port} -c listen_addresses=127.0.0.1"
-            " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        )
-        run(binaries / "pg_ctl", "-D", server.data, "-l", log, "-o", options,
-            "-w", "-t", str(START_TIMEOUT_S), "start")  # fmt: skip
+        server.run(binaries / "initdb", "-D", server.data, "-U", SUPERUSER, "-A", "trust",
+                   "-E", "UTF8", "--no-sync", "--no-instructions")  # fmt: skip
+        server.start()
         try:
             yield server
         finally:
-            run(binaries / "pg_ctl", "-D", server.data, "-m", "immediate", "-w", "stop")
+            server.stop()
     finally:
         shutil.rmtree(folder, ignore_errors=True)

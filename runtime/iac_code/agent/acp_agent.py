@@ -86,6 +86,8 @@ from iac_code.store import (
     InvalidCursorError,
     SessionLockedError,
     SessionNotFoundError,
+    SessionTakenOverError,
+    StoreUnreachableError,
     StoreWriteError,
     new_session_id,
 )
@@ -211,8 +213,21 @@ class IacAgent(AgentHandlers):
         event = clean_json(event)
         session.events.append(event)
         session.apply_event(event)
+        if session.store_failure is not None:
+            # The store is behind memory already: nothing more is written from here, and
+            # the turn (or request) ends with the same error.
+            failure = session.store_failure
+            raise type(failure)(str(failure), errno=failure.errno)
         try:
             self.store.append(session.session_id, event)
+        except (SessionTakenOverError, StoreUnreachableError) as exc:
+            # A database store that did not take the event (another replica took the
+            # session over, or the database is unreachable) must not get later events of
+            # this turn after a gap: the request ends with this error and the session is
+            # closed here (run_prompt); loading it again reads what was stored.
+            log.error("could not persist an event of session %s: %s", session.session_id, exc)
+            session.store_failure = exc
+            raise
         except (StoreWriteError, SessionNotFoundError) as exc:
             # SessionNotFoundError: the directory vanished under us (removed by hand or by
             # another process); the live session keeps working from memory.
@@ -478,7 +493,11 @@ class IacAgent(AgentHandlers):
         extra = _extra_dirs(params.additional_directories or meta.additional_directories)
         session = await self._open_stored(meta.session_id, Path(meta.cwd), extra)
         session.title = meta.title
-        self._repair(session)
+        try:
+            self._repair(session)
+        except StoreWriteError:
+            await self._close(session.session_id)  # not left open behind its stored log
+            raise
         await self._start_mcp(session, params.mcp_servers)
         return session
 
@@ -597,7 +616,9 @@ class IacAgent(AgentHandlers):
                 )
         finally:
             session.turn = None
-            if turn.started and session.session_id in self.sessions:
+            if session.store_failure is not None:
+                await self._close(session.session_id)  # writes nothing; see persist
+            elif turn.started and session.session_id in self.sessions:
                 self._touch(session, turn.updated_at or utc_now())
 
     def _touch(self, session: Session, updated_at: str) -> None:

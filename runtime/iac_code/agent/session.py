@@ -11,6 +11,7 @@ from iac_code.agent.options import DEFAULT_MODE, MODES, THOUGHT_LEVELS, SessionC
 if TYPE_CHECKING:
     from iac_code.mcp import McpSessionServers
     from iac_code.store.backend import HeldSession
+    from iac_code.store.errors import StoreWriteError
 
 
 class RunningTurn(Protocol):
@@ -39,6 +40,9 @@ class Session:
     last_context_tokens: int = 0
     #: The MCP servers the client configured for this session (started in the background).
     mcp: McpSessionServers | None = None
+    #: Set when a database store refused an event in a way that leaves it behind memory
+    #: (taken over, unreachable): nothing more is written, and the session closes here.
+    store_failure: StoreWriteError | None = None
 
     @property
     def roots(self) -> list[Path]:

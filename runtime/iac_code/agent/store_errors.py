@@ -2,9 +2,11 @@
 
 A session held by another process is a problem with the request (-32602, like an unknown
 session). A write the disk refuses (full, read-only, a ``--home`` that cannot be created) is
-not a bug, so it does not get the opaque -32603 "Internal error" with only an error id: it is
-answered -32603 with a sentence naming the cause, and ``data`` saying what failed. Running
-out of file descriptors anywhere in a handler is answered the same way.
+not a bug, so it does not get the opaque -32603 "Internal error" with only an error id: it
+is answered -32603 with a sentence naming the cause, and ``data`` saying what failed. A
+database store adds two causes worded the same way: the database did not answer, and
+another process took the session over (this one's lease had lapsed, so its writes are
+refused). Running out of file descriptors anywhere in a handler is answered the same way.
 """
 
 from __future__ import annotations
@@ -14,7 +16,12 @@ import errno as errno_codes
 from acp_bindings.errors import InternalError, InvalidParamsError, RpcError
 
 from iac_code.rpc.errors import add_error_translator
-from iac_code.store import SessionLockedError, StoreWriteError
+from iac_code.store import (
+    SessionLockedError,
+    SessionTakenOverError,
+    StoreUnreachableError,
+    StoreWriteError,
+)
 
 IN_USE = "session is in use by another process"
 
@@ -37,7 +44,12 @@ def session_in_use(session_id: str) -> InvalidParamsError:
 
 
 def store_write_failed(error: StoreWriteError) -> InternalError:
-    cause = _CAUSES.get(error.errno or -1, "the write failed")
+    if isinstance(error, SessionTakenOverError):
+        cause = "another iac-code process took the session over"
+    elif isinstance(error, StoreUnreachableError):
+        cause = "the database is unreachable"
+    else:
+        cause = _CAUSES.get(error.errno or -1, "the write failed")
     data: dict[str, str] = {"store": str(error)}
     if error.errno is not None:
         data["errno"] = errno_codes.errorcode.get(error.errno, str(error.errno))

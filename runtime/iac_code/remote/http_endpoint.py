@@ -9,7 +9,9 @@ POST anything else                            202, the answer arrives on a strea
 body not JSON (NaN included) / not an object
 / an array / an id with a lone surrogate       400 (-32700 / -32600 body)
 Content-Type not application/json             415
-missing / unknown ``Acp-Connection-Id``       400 / 404
+missing / unknown ``Acp-Connection-Id``       400 / 404 (also when the connection lives
+                                              on another replica: the body says to
+                                              initialize again, then load the session)
 session method without / with another
 ``Acp-Session-Id``                            400
 body over the size limit                      413
@@ -54,6 +56,7 @@ from iac_code.remote.responses import (
     PARSE_ERROR,
     request_id_of,
     transport_error,
+    unknown_connection,
     with_request_id,
 )
 from iac_code.remote.sse import SseResponse
@@ -126,7 +129,7 @@ class AcpHttpEndpoint:
         try:
             await connection.send(message)
         except ConnectionGone:
-            return transport_error(404, "Unknown Acp-Connection-Id")
+            return unknown_connection()
         if "method" not in message:
             connection.forget_agent_request(message)
         return Response(status_code=202)
@@ -307,7 +310,7 @@ class AcpHttpEndpoint:
         if connection_id is None:
             return transport_error(400, "Missing Acp-Connection-Id")
         if not self.registry.remove(connection_id, request_principal(request.scope)):
-            return transport_error(404, "Unknown Acp-Connection-Id")
+            return unknown_connection()
         return Response(status_code=202)
 
     # ------------------------------------------------------------------ helpers
@@ -325,5 +328,5 @@ class AcpHttpEndpoint:
     def _known(self, request: Request, connection_id: str) -> RemoteConnection:
         connection = self.registry.get(connection_id, request_principal(request.scope))
         if connection is None:
-            raise _Refused(transport_error(404, "Unknown Acp-Connection-Id"))
+            raise _Refused(unknown_connection())
         return connection

@@ -12,7 +12,13 @@ from typing import Any, Final
 
 from starlette.responses import Response
 
-__all__ = ["error_body", "request_id_of", "transport_error", "with_request_id"]
+__all__ = [
+    "error_body",
+    "request_id_of",
+    "transport_error",
+    "unknown_connection",
+    "with_request_id",
+]
 
 INVALID_REQUEST: Final = -32600
 PARSE_ERROR: Final = -32700
@@ -21,9 +27,12 @@ AUTH_REQUIRED: Final = -32000
 
 
 def error_body(
-    message: str, code: int = INVALID_REQUEST, request_id: object = None
+    message: str, code: int = INVALID_REQUEST, request_id: object = None, data: object = None
 ) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
 def transport_error(
@@ -33,9 +42,33 @@ def transport_error(
     code: int = INVALID_REQUEST,
     headers: dict[str, str] | None = None,
     request_id: object = None,
+    data: object = None,
 ) -> Response:
-    body = json.dumps(error_body(message, code, request_id), separators=(",", ":")).encode()
+    body = json.dumps(error_body(message, code, request_id, data), separators=(",", ":")).encode()
     return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+#: What a client must do after a 404 for its connection: the same whether the connection
+#: ended here or lives on another replica (a balancer that lost its affinity, a replica that
+#: died), so the answer tells nothing about other replicas' connections.
+RECONNECT = "initialize"
+
+
+def unknown_connection() -> Response:
+    """404 for an ``Acp-Connection-Id`` this process does not hold. Such a request is never
+    served here: a connection's state (its sessions, streams and pending requests) lives in
+    the memory of the replica that answered its ``initialize``. The body tells the client to
+    start over as the transport's rules say for a 404: a new ``initialize`` without the
+    header, then ``session/load`` or ``session/resume`` (sessions live in the shared store)."""
+    return transport_error(
+        404,
+        "Unknown Acp-Connection-Id: start a new connection with initialize,"
+        " then load or resume the session.",
+        data={
+            "reason": "The connection ended or lives on another server.",
+            "reconnect": RECONNECT,
+        },
+    )
 
 
 def request_id_of(message: dict[str, Any]) -> str | int | None:

@@ -33,7 +33,9 @@ from .errors import (
     SessionExistsError,
     SessionLockedError,
     SessionNotFoundError,
+    SessionTakenOverError,
     StoreError,
+    StoreUnreachableError,
     StoreWriteError,
 )
 from .ids import MAX_SESSION_ID_LENGTH, is_valid_session_id, new_session_id
@@ -53,7 +55,9 @@ __all__ = [
     "SessionMeta",
     "SessionNotFoundError",
     "SessionStore",
+    "SessionTakenOverError",
     "StoreError",
+    "StoreUnreachableError",
     "StoreWriteError",
     "default_home",
     "is_valid_session_id",

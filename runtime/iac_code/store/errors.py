@@ -58,3 +58,14 @@ class StoreWriteError(StoreError):
     def __init__(self, message: str, *, errno: int | None = None) -> None:
         super().__init__(message)
         self.errno = errno
+
+
+class SessionTakenOverError(StoreWriteError):
+    """This process held the session's lease, lost it (paused, partitioned, slow) and another
+    process has taken the session over: the write was refused by the fencing token, and every
+    later write of this process to the session will be too."""
+
+
+class StoreUnreachableError(StoreWriteError):
+    """The database did not answer (down, restarting, the connection broke): nothing of the
+    call was stored, and the next call may well succeed once the database is back."""

@@ -24,16 +24,19 @@ logger = logging.getLogger(__name__)
 #: Seconds a lease lasts without renewal: how long a dead owner keeps others out.
 DEFAULT_LEASE_SECONDS: Final = 15.0
 
+# A row naming this very store as owner while it holds no such lease is one whose release
+# failed (the database was unreachable then): it is taken again at once instead of keeping
+# the session "in use" by its own process until the row expires. Owner names are unique
+# per store instance, and the store checks its held and pending leases first.
 ACQUIRE_SQL: Final = """
 INSERT INTO iac_session_leases (session_id, owner, token, expires_at)
 SELECT id, %(owner)s, nextval('iac_fencing_tokens'), now() + make_interval(secs => %(ttl)s)
 FROM iac_sessions WHERE id = %(id)s
 ON CONFLICT (session_id) DO UPDATE
     SET owner = EXCLUDED.owner, token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
-    WHERE iac_session_leases.expires_at < now()
+    WHERE iac_session_leases.expires_at < now() OR iac_session_leases.owner = EXCLUDED.owner
 RETURNING token
 """
-
 RENEW_SQL: Final = """
 UPDATE iac_session_leases SET expires_at = now() + make_interval(secs => %(ttl)s)
 WHERE session_id = %(id)s AND token = %(token)s

@@ -26,6 +26,8 @@ from .errors import (
     SessionExistsError,
     SessionLockedError,
     SessionNotFoundError,
+    SessionTakenOverError,
+    StoreUnreachableError,
     StoreWriteError,
 )
 from .ids import is_valid_session_id
@@ -49,7 +51,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Seconds to wait for a connection before a store call fails (the database is down).
+#: Seconds to wait for a connection before a store call fails (the database is down), unless
+#: the URL's ``connect_timeout`` says otherwise.
 CONNECT_TIMEOUT = 10.0
 POOL_MAX_SIZE = 4
 
@@ -80,6 +83,38 @@ def _meta_from_row(row: Sequence[Any]) -> SessionMeta:
     )
 
 
+#: SQLSTATEs of a server going away: admin_shutdown, crash_shutdown, cannot_connect_now.
+_SHUTDOWN_STATES = frozenset({"57P01", "57P02", "57P03"})
+
+
+def _connection_lost(error: Exception) -> bool:
+    """Whether a psycopg error means the database did not answer (down, restarting, the
+    connection broke) rather than that it refused the statement."""
+    import psycopg
+
+    if not isinstance(error, psycopg.OperationalError):
+        return False
+    state = error.sqlstate
+    # libpq's own failures (refused, reset, closed) carry no SQLSTATE; class 08 is the
+    # server's "connection exception".
+    return state is None or state.startswith("08") or state in _SHUTDOWN_STATES
+
+
+def _checkout_timeout(url: str) -> float:
+    """How long a call waits for a pooled connection: the URL's ``connect_timeout`` when it
+    names one (the libpq option operators already set for a database far away), else
+    :data:`CONNECT_TIMEOUT`."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        value = conninfo_to_dict(url).get("connect_timeout")
+        seconds = float(value) if value is not None else 0.0
+    except (ValueError, psycopg.Error):  # a URL libpq refuses: the first call says so
+        return CONNECT_TIMEOUT
+    return seconds if seconds > 0 else CONNECT_TIMEOUT
+
+
 def _cause_errno(error: Exception) -> int | None:
     """The errno whose wire message fits a database refusal (see agent.store_errors)."""
     from psycopg import errors
@@ -101,15 +136,18 @@ class PostgresSessionStore:
         url: str,
         *,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
-        connect_timeout: float = CONNECT_TIMEOUT,
+        connect_timeout: float | None = None,
     ) -> None:
         self.url = url
         self.lease_seconds = lease_seconds
-        self.connect_timeout = connect_timeout
+        self.connect_timeout = (
+            _checkout_timeout(url) if connect_timeout is None else connect_timeout
+        )
         self.owner = new_owner_name()
         self._pool: ConnectionPool[Any] | None = None
         self._pool_mutex = threading.Lock()
         self._held: dict[str, Lease] = {}
+        self._acquiring: set[str] = set()
         self._held_mutex = threading.Lock()
         self._renewer = LeaseRenewer(lease_seconds / 3, self._renew_all)
 
@@ -127,6 +165,9 @@ class PostgresSessionStore:
                 max_size=POOL_MAX_SIZE,
                 kwargs={"autocommit": True},
                 timeout=self.connect_timeout,
+                # A pooled connection is checked before each use: after a database restart
+                # the stale ones are replaced instead of failing the next calls.
+                check=ConnectionPool.check_connection,
                 open=False,
                 name="iac-code-store",
             )
@@ -152,13 +193,16 @@ class PostgresSessionStore:
             with self._open_pool().connection() as connection:
                 yield connection
         except PoolTimeout as error:  # before psycopg.Error, of which it is a kind
-            raise StoreWriteError(f"{action}: PostgreSQL is unreachable ({error})") from error
+            raise StoreUnreachableError(f"{action}: PostgreSQL is unreachable ({error})") from error
         except psycopg.Error as error:
             text = str(error).strip()
             reason = text.splitlines()[0] if text else type(error).__name__
-            raise StoreWriteError(
-                f"{action}: PostgreSQL: {reason}", errno=_cause_errno(error)
-            ) from error
+            cause = _cause_errno(error)
+            if cause is None and _connection_lost(error):
+                raise StoreUnreachableError(
+                    f"{action}: PostgreSQL is unreachable ({reason})"
+                ) from error
+            raise StoreWriteError(f"{action}: PostgreSQL: {reason}", errno=cause) from error
 
     def connect(self) -> None:
         """Connect now (import the driver, open the pool, apply migrations) instead of on
@@ -432,8 +476,25 @@ class PostgresSessionStore:
         if not is_valid_session_id(session_id):
             raise SessionNotFoundError(session_id)
         with self._held_mutex:
-            if session_id in self._held:
+            # Reserved while the statement runs: ACQUIRE_SQL takes over rows naming this
+            # store, so a second thread of ours must not get as far as the database.
+            if session_id in self._held or session_id in self._acquiring:
                 raise SessionLockedError(session_id)
+            self._acquiring.add(session_id)
+        try:
+            token = self._acquire(session_id)
+            lease = Lease(session_id, token, self._release)
+            with self._held_mutex:
+                self._held[session_id] = lease
+        finally:
+            with self._held_mutex:
+                self._acquiring.discard(session_id)
+        self._renewer.ensure_running()
+        return lease
+
+    def _acquire(self, session_id: str) -> int:
+        """A new fencing token for the session's lease, or SessionLockedError /
+        SessionNotFoundError."""
         action = f"cannot lock session {session_id!r}"
         with self._connection(action) as connection:
             row = connection.execute(
@@ -444,14 +505,7 @@ class PostgresSessionStore:
                 if self._select_meta(connection, session_id) is None:
                     raise SessionNotFoundError(session_id)
                 raise SessionLockedError(session_id)
-        lease = Lease(session_id, int(row[0]), self._release)
-        with self._held_mutex:
-            if session_id in self._held:  # another thread of ours won meanwhile
-                self._release_row(lease)
-                raise SessionLockedError(session_id)
-            self._held[session_id] = lease
-        self._renewer.ensure_running()
-        return lease
+        return int(row[0])
 
     def _release(self, lease: Lease) -> None:
         with self._held_mutex:
@@ -488,9 +542,9 @@ class PostgresSessionStore:
                     )
 
 
-def _taken_over(action: str) -> StoreWriteError:
+def _taken_over(action: str) -> SessionTakenOverError:
     """This process's lease was taken over: its writes are refused from now on (fencing)."""
-    return StoreWriteError(
+    return SessionTakenOverError(
         f"{action}: another process took the session over (its lease expired)",
         errno=errno_codes.EBUSY,
     )

@@ -24,7 +24,7 @@ def chunk_text(count: int) -> str:
     return "".join(f"<{i}>" for i in range(count))
 
 
-def _last_user_content(body: dict[str, Any]) -> list[dict[str, Any]]:
+def last_user_content(body: dict[str, Any]) -> list[dict[str, Any]]:
     for message in reversed(body.get("messages") or []):
         if message.get("role") == "user":
             content = message.get("content")
@@ -35,7 +35,7 @@ def _last_user_content(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def route(body: dict[str, Any]) -> Turn | dict[str, Any]:
-    content = _last_user_content(body)
+    content = last_user_content(body)
     if any(block.get("type") == "tool_result" for block in content):
         return Turn().text("Ran it." if last_user_text(body).startswith(BASH) else "Wrote it.")
     text = next((b.get("text", "") for b in reversed(content) if b.get("type") == "text"), "")

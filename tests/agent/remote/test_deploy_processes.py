@@ -143,10 +143,13 @@ async def test_compose_services_as_processes_route_by_connection_id(
     }
     ports = [_free_port(), _free_port()]
     async with AsyncExitStack() as stack:
+        processes = []
         for index, port in enumerate(ports):
             home = {"IAC_CODE_HOME": str(tmp_path / f"home{index}")}
-            await stack.enter_async_context(
-                started(replica_command(tokens, port), {**env, **home}, ready="serving")
+            processes.append(
+                await stack.enter_async_context(
+                    started(replica_command(tokens, port), {**env, **home}, ready="serving")
+                )
             )
         replicas = [f"http://127.0.0.1:{port}/acp" for port in ports]
         async with httpx.AsyncClient(timeout=TIMEOUT) as http:
@@ -209,15 +212,45 @@ async def test_compose_services_as_processes_route_by_connection_id(
                 await other.transport.open_stream(session_id)
                 error = (await other.load(session_id, workspace)).frame["error"]
                 assert (error["code"], error["message"]) == (-32602, "Unknown session.")
+        # The replica holding a connection dies: the balancer sends the connection's next
+        # request to the survivor, which does not serve it but says to reconnect; the client
+        # does, through the balancer, and loads its session from the shared store.
+        connection_id, holder = next(iter(owners.items()))
+        processes[holder].kill()
+        await processes[holder].wait()
+        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+            headers = {**_auth(), "acp-connection-id": connection_id}
+            assert_reconnect(await http.post(url, json=listing, headers=headers))
+        async with http_client(url, **_auth()) as client:
+            await client.initialize()
+            await client.transport.open_stream(session_id)
+            assert "error" not in (await client.load(session_id, workspace)).frame
+
+
+def assert_reconnect(answer: httpx.Response) -> None:
+    """The wrong replica's answer: 404, and a body that tells the client to start over."""
+    assert answer.status_code == 404, answer.text
+    error = answer.json()["error"]
+    assert error["message"].startswith("Unknown Acp-Connection-Id: start a new connection")
+    assert error["data"]["reconnect"] == "initialize"
 
 
 async def _owner(http: httpx.AsyncClient, replicas: list[str], connection_id: str) -> int:
-    """Which replica holds the connection, asked directly (the other answers 404)."""
+    """Which replica holds the connection, asked directly: the other one never serves it
+    (404 telling the client to reconnect), for a request, a notification or a stream."""
     found = []
     for index, url in enumerate(replicas):
-        ping = {"jsonrpc": "2.0", "method": "$/ping"}  # a notification: 202 where it lives
         headers = {**_auth(), "acp-connection-id": connection_id}
-        if (await http.post(url, json=ping, headers=headers)).status_code == 202:
+        listing = {"jsonrpc": "2.0", "id": 7, "method": "session/list", "params": {}}
+        answer = await http.post(url, json=listing, headers=headers)
+        if answer.status_code == 202:
             found.append(index)
+            continue
+        assert_reconnect(answer)
+        assert answer.json()["id"] == 7  # the refusal names the request it refuses
+        ping = {"jsonrpc": "2.0", "method": "$/ping"}
+        assert_reconnect(await http.post(url, json=ping, headers=headers))
+        stream = {**headers, "accept": "text/event-stream"}
+        assert_reconnect(await http.get(url, headers=stream))
     assert len(found) == 1, found
     return found[0]
