@@ -141,6 +141,13 @@ class Cluster:
     """Three replicas and HAProxy; ``front`` is the URL clients use."""
 
     def __init__(self, folder: Path, tokens: Path, env: dict[str, str]) -> None:
+        for index in range(3):
+            home = folder / f"home{index}"
+            home.mkdir(exist_ok=True)
+            # The tests hold model turns open on purpose (for as long as a loaded machine
+            # takes): the "model silent for 10 s" notice would be an update of the test's
+            # making, and a transient one the history rightly does not keep.
+            (home / "config.toml").write_text("model_notice_after = 3600\n")
         self.replicas = [
             Replica(
                 index,

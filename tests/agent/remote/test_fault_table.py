@@ -376,6 +376,9 @@ async def test_c_a_paused_replica_loses_its_session_and_its_late_writes_are_refu
                 assert after["stopReason"] == "end_turn"
         finally:
             paused.resume()
+        # While it was stopped HAProxy's checks marked it down; until they see it again, the
+        # first client's requests would be sent to a replica that does not hold its connection.
+        await cluster.wait_routed()
         gates.release("pause")
         answer = (await first.reply(prompt_id)).frame
         error = answer.get("error")
