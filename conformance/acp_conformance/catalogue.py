@@ -158,10 +158,13 @@ PROXY_AGENT_RULES = (
 def _in_run_order() -> tuple[dict[str, Requirement], list[Check]]:
     requirements, defined_in, checks = registered_so_far()
     position = {module.__name__: index for index, module in enumerate(RUN_ORDER)}
-    registering = {defined_in[rid] for rid in requirements} | {c.module for c in checks}
+    registering = set(defined_in.values()) | {c.module for c in checks}
     unlisted = sorted(registering - position.keys())
     if unlisted:
         raise RuntimeError(f"rule modules missing from catalogue.RUN_ORDER: {unlisted}")
+    unchecked = sorted(set(requirements) - defined_in.keys())
+    if unchecked:
+        raise RuntimeError(f"rules with no check bound (@check): {unchecked}")
     ordered = sorted(requirements, key=lambda rid: position[defined_in[rid]])
     return (
         {rid: _with_commands(requirements[rid]) for rid in ordered},

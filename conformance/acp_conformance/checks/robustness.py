@@ -15,11 +15,10 @@ from typing import Any
 
 import anyio
 
-from ..citations import ERROR_CODES, STDIO, acp, house, jsonrpc
 from ..fuzzing import drawn_params, mutations, resolved_schema
 from ..harness.agent_client import AgentExited, AgentTimeout, Pending, Response
 from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.catalog import FUZZ, ROBUSTNESS
 from ..scenarios.check_context import AgentRun, CheckContext, advertised, surface_value
@@ -254,18 +253,7 @@ async def _answer_to_invalid(run: AgentRun, handle: Pending, case: _Case, sent: 
         raise _Dead(soft_failed(why, NO_DEADLINE, sent=sent)) from exc
 
 
-@requirement(
-    "robustness.fuzz-valid-params",
-    Tier.MUST,
-    "Schema-drawn params for advertised methods get a valid result or error; the agent never dies.",
-    jsonrpc(
-        "§5 Response object",
-        "response_object",
-        "When a rpc call is made, the Server MUST reply with a Response",
-    ),
-    scenario=FUZZ,
-    budget=FUZZ_BUDGET,
-)
+@check("robustness.fuzz-valid-params", scenario=FUZZ, budget=FUZZ_BUDGET)
 async def drawn_params_get_valid_answers(ctx: CheckContext) -> Outcome:
     cases = await _cases(ctx)
     if not cases or ctx.config.fuzz_examples == 0:
@@ -302,15 +290,7 @@ async def drawn_params_get_valid_answers(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "robustness.fuzz-invalid-params",
-    Tier.SHOULD,
-    "Mutated (schema-invalid) params are answered with an error, not a result.",
-    house("schema-invalid params get an error", ERROR_CODES),
-    scenario=FUZZ,
-    house=True,
-    budget=FUZZ_BUDGET,
-)
+@check("robustness.fuzz-invalid-params", scenario=FUZZ, budget=FUZZ_BUDGET)
 async def mutated_params_get_errors(ctx: CheckContext) -> Outcome:
     cases = await _cases(ctx)
     if not cases or ctx.config.fuzz_examples == 0:
@@ -358,14 +338,7 @@ async def _still_usable(ctx: CheckContext, run: AgentRun, what: str) -> Outcome:
     return passed(f"still usable after {what}", frames=[response.frame.seq])
 
 
-@requirement(
-    "robustness.oversized-line",
-    Tier.SHOULD,
-    "A 2 MiB line of garbage is rejected or ignored and the agent stays usable.",
-    house("oversized lines", STDIO),
-    scenario=ROBUSTNESS,
-    house=True,
-)
+@check("robustness.oversized-line", scenario=ROBUSTNESS)
 async def oversized_line_is_survived(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     garbage = (
@@ -377,14 +350,7 @@ async def oversized_line_is_survived(ctx: CheckContext) -> Outcome:
     return await _still_usable(ctx, run, f"a {len(garbage)}-byte invalid line")
 
 
-@requirement(
-    "robustness.invalid-utf8",
-    Tier.SHOULD,
-    "A line that is not UTF-8 is rejected or ignored and the agent stays usable.",
-    house("non-UTF-8 lines", acp("transports", "Transports")),
-    scenario=ROBUSTNESS,
-    house=True,
-)
+@check("robustness.invalid-utf8", scenario=ROBUSTNESS)
 async def invalid_utf8_is_survived(ctx: CheckContext) -> Outcome:
     # The scenario's agent as the oversized line left it (one process fewer to start), unless
     # that check left doubt: it failed (retired the run) or left a request unanswered.

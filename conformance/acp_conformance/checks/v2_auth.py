@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..citations import schema_requires, v2_schema
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.v2_agent import (
@@ -22,11 +21,6 @@ from ..scenarios.v2_agent import (
     v2_initialize_params,
     v2_problems,
     v2_run,
-)
-
-_SUPPORT = (
-    '"Agents MUST support this method when their initialize response advertised at least one '
-    'valid authentication method"'
 )
 
 
@@ -83,17 +77,7 @@ def _terminal_problems(method: dict[str, Any]) -> list[str]:
     return problems
 
 
-@requirement(
-    "version.v2-terminal-auth-shape",
-    Tier.MUST,
-    "To a v2 client that declared capabilities.auth.terminal, every terminal auth method the "
-    "agent offers has string args, env entries with string name and value, and unique env "
-    "names.",
-    v2_schema("AuthMethodTerminal", 'env: "Names MUST be unique"')
-    + "; "
-    + schema_requires("AuthMethodTerminal args (strings) and env (EnvVariable name, value)", 2),
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-terminal-auth-shape", scenario=V2_SCENARIO)
 async def v2_terminal_auth_methods_are_well_formed(ctx: CheckContext) -> Outcome:
     run, skip = await _fresh_v2(ctx, {"auth": {"terminal": {}}})
     if run is None:
@@ -108,14 +92,7 @@ async def v2_terminal_auth_methods_are_well_formed(ctx: CheckContext) -> Outcome
     return passed(f"{len(terminal)} terminal auth methods, args and env well-formed")
 
 
-@requirement(
-    "version.v2-logout",
-    Tier.MUST,
-    "A v2 agent that advertises auth methods answers auth/logout with a valid v2 result, not an "
-    "error.",
-    v2_schema("LogoutAuthRequest", _SUPPORT),
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-logout", scenario=V2_SCENARIO)
 async def v2_logout_is_served(ctx: CheckContext) -> Outcome:
     run, skip = await _fresh_v2(ctx)
     if run is None:
@@ -132,14 +109,7 @@ async def v2_logout_is_served(ctx: CheckContext) -> Outcome:
     return passed("auth/logout answered a valid result", frames=frames)
 
 
-@requirement(
-    "version.v2-login",
-    Tier.MUST,
-    "A v2 agent that advertises the auth method named by --auth-method serves auth/login with it "
-    "(not -32601), and after a successful login session/new does not answer -32000.",
-    v2_schema("LoginAuthRequest", _SUPPORT),
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-login", scenario=V2_SCENARIO)
 async def v2_login_is_served(ctx: CheckContext) -> Outcome:
     chosen = ctx.config.auth_method
     if not chosen:

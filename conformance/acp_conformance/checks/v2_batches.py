@@ -11,15 +11,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..citations import jsonrpc
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.v2_agent import V2_SCENARIO, v2_run
-from ..v2_drafts import BATCH_DRAFTS
 
 
 def _is_reply(frame: Frame) -> bool:
@@ -35,20 +33,7 @@ async def _send_batch(run: AgentRun, entries: list[Any]) -> Frame:
     return frame
 
 
-@requirement(
-    "version.v2-batch-basics",
-    Tier.MUST,
-    "On a v2 connection (whose draft allows JSON-RPC batches) an empty array gets one -32600 "
-    "response object, and a batch of notifications gets no reply at all.",
-    jsonrpc(
-        "§6 Batch",
-        "batch",
-        "the response from the Server MUST be a single Response object ... MUST NOT return an "
-        "empty Array and should return nothing at all",
-    ),
-    scenario=V2_SCENARIO,
-    drafts=BATCH_DRAFTS,
-)
+@check("version.v2-batch-basics", scenario=V2_SCENARIO)
 async def v2_batch_basics(ctx: CheckContext) -> Outcome:
     run, skip = await v2_run(ctx)
     if run is None:
@@ -82,19 +67,7 @@ async def v2_batch_basics(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "version.v2-batch-requests",
-    Tier.SHOULD,
-    "On a v2 connection a batch of requests is answered with one array of responses matched by "
-    "id, and each invalid entry of a batch gets its own -32600 in that array.",
-    jsonrpc(
-        "§6 Batch",
-        "batch",
-        "The Server should respond with an Array containing the corresponding Response objects",
-    ),
-    scenario=V2_SCENARIO,
-    drafts=BATCH_DRAFTS,
-)
+@check("version.v2-batch-requests", scenario=V2_SCENARIO)
 async def v2_batch_requests(ctx: CheckContext) -> Outcome:
     run, skip = await v2_run(ctx)
     if run is None:

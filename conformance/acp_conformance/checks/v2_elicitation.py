@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..citations import schema_requires
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..harness.client_side import ClientSide
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext, text_prompt
 from ..scenarios.scripted_turns import final_turn, tool_turn
@@ -60,16 +59,7 @@ def _problems(method: str, params: Any, draft: str) -> list[str]:
     return problems
 
 
-@requirement(
-    "version.v2-elicitation-requests",
-    Tier.MUST,
-    "On v2, with elicitation advertised (form and URL mode), each elicitation/create the agent "
-    "sends is valid v2 (a form with its requestedSchema, a URL with its elicitationId), so is "
-    "each elicitation/complete, and the turn goes on to idle once the question is answered.",
-    schema_requires("CreateElicitationRequest, CompleteElicitationNotification", 2),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-elicitation-requests", scenario=V2_SCENARIO)
 async def v2_elicitations_are_well_formed(ctx: CheckContext) -> Outcome:
     shared, skip = await v2_run(ctx)  # the negotiation and echo verdicts, memoised
     if shared is None:

@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from ..citations import acp, schema_requires
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext, text_prompt
 from ..scenarios.scripted_turns import final_turn, tool_turn
@@ -202,20 +201,7 @@ def _plan_id_problems(update: dict[str, Any]) -> list[str] | None:
     return [] if _filled(plan_id) else [f"plan_update whose plan has planId {plan_id!r}"]
 
 
-@requirement(
-    "version.v2-message-ids",
-    Tier.MUST,
-    "On a v2 connection every message update and chunk (user, agent, thought) carries a "
-    "non-empty messageId, and two prompts of one session are answered with two different "
-    "messageIds.",
-    schema_requires(
-        "messageId on every ContentChunk, UserMessage, AgentMessage and AgentThought, a unique "
-        "identifier of its message",
-        version=2,
-    ),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-message-ids", scenario=V2_SCENARIO)
 async def v2_messages_are_named(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -238,15 +224,7 @@ async def v2_messages_are_named(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "version.v2-tool-call-ids",
-    Tier.MUST,
-    "On a v2 connection every tool_call_update carries a non-empty toolCallId, and every "
-    "tool_call_content_chunk a non-empty toolCallId and its content.",
-    schema_requires("ToolCallUpdate.toolCallId; ToolCallContentChunk toolCallId and content", 2),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-tool-call-ids", scenario=V2_SCENARIO)
 async def v2_tool_calls_are_named(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -260,14 +238,7 @@ async def v2_tool_calls_are_named(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "version.v2-plan-ids",
-    Tier.MUST,
-    "On a v2 connection every plan_update's plan (of any type) carries a non-empty planId.",
-    schema_requires("PlanUpdate.plan and the planId of every PlanUpdateContent variant", 2),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-plan-ids", scenario=V2_SCENARIO)
 async def v2_plans_are_named(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -286,20 +257,7 @@ def _base64_problem(data: object) -> str | None:
     return None
 
 
-@requirement(
-    "version.v2-terminal-updates",
-    Tier.MUST,
-    "On a v2 connection a terminal_update's cwd is absolute and the same for every update of "
-    "that terminalId, and terminal output data (terminal_output_chunk, terminal_update.output) "
-    "is standalone base64.",
-    schema_requires(
-        "TerminalUpdate.cwd an AbsolutePath of the terminal its terminalId identifies; "
-        "TerminalOutputChunk.data and TerminalOutput.data each base64-encoded on their own",
-        version=2,
-    ),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-terminal-updates", scenario=V2_SCENARIO)
 async def v2_terminals_keep_their_cwd(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -340,19 +298,7 @@ async def v2_terminals_keep_their_cwd(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "version.v2-open-enums",
-    Tier.MUST,
-    "On a v2 connection tool call kinds and statuses and plan entry priorities and statuses are "
-    "values ACP defines or start with _.",
-    acp(
-        "v2/extensibility",
-        "Enum and Tagged-Union Variants",
-        "Extensions MUST NOT define custom non-underscore values",
-    ),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-open-enums", scenario=V2_SCENARIO)
 async def v2_open_enum_values_are_known(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -407,23 +353,7 @@ def _permission_problems(params: Any) -> list[str]:
     return problems
 
 
-@requirement(
-    "version.v2-permission-requests",
-    Tier.MUST,
-    "On a v2 connection a session/request_permission request is valid v2 with a non-empty "
-    "title and options that each have an optionId, a name and a kind; once the client selects "
-    "an option the turn still ends idle.",
-    schema_requires("RequestPermissionRequest (title; options, at least one; PermissionOption)", 2)
-    + "; "
-    + acp(
-        "v2/prompt-lifecycle",
-        "Prompt lifecycle",
-        "When foreground work starts or resumes, the Agent MUST send a state_update "
-        'notification with state: "running" ... it MUST report idle',
-    ),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-permission-requests", scenario=V2_SCENARIO)
 async def v2_permission_requests_are_well_formed(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..citations import acp, schema_requires
 from ..harness.agent_client import Response
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.v2_agent import (
@@ -26,9 +25,6 @@ from ..scenarios.v2_agent import (
     v2_resumes,
     v2_run_with_sessions,
 )
-
-_RESUMING = "v2/session-setup"
-
 
 #: Updates that carry conversation history (a resume without a replay must send none).
 HISTORY_KINDS = frozenset(
@@ -59,22 +55,7 @@ async def _resume(ctx: CheckContext, label: str) -> tuple[AgentRun, Response, in
     return not_applicable(f"no {label} resume was made")
 
 
-@requirement(
-    "version.v2-resume-result",
-    Tier.MUST,
-    "On a v2 connection with capabilities.session, session/resume of a session the agent made "
-    "(without replayFrom) answers a valid v2 result; configOptions, when present, have the v2 "
-    "option shapes.",
-    acp(
-        _RESUMING,
-        "Resuming Sessions",
-        "Agents that support the session method surface MUST support session/resume",
-    )
-    + "; "
-    + schema_requires("the v2 ResumeSessionResponse shape (SessionConfigOption items)", version=2),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-resume-result", scenario=V2_SCENARIO)
 async def v2_resume_answers_a_valid_result(ctx: CheckContext) -> Outcome:
     found = await _resume(ctx, "plain")
     if isinstance(found, Outcome):
@@ -92,20 +73,7 @@ async def v2_resume_answers_a_valid_result(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "version.v2-resume-no-replay",
-    Tier.MUST,
-    "A v2 session/resume without replayFrom sends no conversation history (no user, agent or "
-    "thought message updates or chunks of that session) before its answer.",
-    acp(
-        _RESUMING,
-        "Resuming Sessions",
-        "When replayFrom is omitted or null, the Agent MUST NOT replay the conversation history "
-        "via session/update notifications before responding",
-    ),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-resume-no-replay", scenario=V2_SCENARIO)
 async def v2_resume_without_replay_sends_no_history(ctx: CheckContext) -> Outcome:
     found = await _resume(ctx, "plain")
     if isinstance(found, Outcome):
@@ -136,20 +104,7 @@ def _texts(update: dict[str, Any]) -> list[str]:
     return [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
 
 
-@requirement(
-    "version.v2-replay-keeps-message-id",
-    Tier.MUST,
-    "A v2 replay (replayFrom start) that includes the user message of an earlier prompt names "
-    "it with the messageId that prompt was answered with.",
-    acp(
-        _RESUMING,
-        "Resuming Sessions",
-        "A retained user message inserted by session/prompt MUST use the ID returned in that "
-        "prompt response, including after reconnecting or restarting the Agent",
-    ),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-replay-keeps-message-id", scenario=V2_SCENARIO)
 async def v2_replay_keeps_the_prompt_message_id(ctx: CheckContext) -> Outcome:
     found = await _resume(ctx, "replayFrom start")
     if isinstance(found, Outcome):
@@ -194,15 +149,7 @@ async def v2_replay_keeps_the_prompt_message_id(ctx: CheckContext) -> Outcome:
     return not_applicable("the replay did not include that prompt's user message")
 
 
-@requirement(
-    "version.v2-resume-additional-directories",
-    Tier.SHOULD,
-    "On a v2 connection with capabilities.session.additionalDirectories, session/resume accepts "
-    "an absolute additional directory (with the session's own cwd).",
-    acp(_RESUMING, "Additional Workspace Roots") + " (stated without an agent MUST)",
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-resume-additional-directories", scenario=V2_SCENARIO)
 async def v2_resume_accepts_additional_directories(ctx: CheckContext) -> Outcome:
     _, skip = await v2_run_with_sessions(ctx, "additionalDirectories")
     if skip is not None:

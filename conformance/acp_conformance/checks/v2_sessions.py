@@ -8,10 +8,9 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Any
 
-from ..citations import acp, schema_requires
 from ..harness.agent_client import Response
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.v2_agent import V2_SCENARIO, v2_problems, v2_run, v2_run_with_sessions
@@ -25,25 +24,7 @@ def _sessions(response: Response) -> Any:
     return response.result.get("sessions") if isinstance(response.result, dict) else None
 
 
-@requirement(
-    "version.v2-session-list",
-    Tier.MUST,
-    "On a v2 connection with capabilities.session, session/list answers a valid v2 sessions "
-    "array of absolute cwds; filtered by a cwd it lists only that cwd, and [] for a cwd no "
-    "session uses.",
-    acp(
-        "v2/session-list",
-        "Listing Sessions",
-        "The Agent MUST respond with a list of sessions and optional pagination metadata",
-    )
-    + "; "
-    + acp(
-        "v2/session-list",
-        "Filtering",
-        "When no sessions match the criteria, the Agent MUST return an empty sessions array",
-    ),
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-session-list", scenario=V2_SCENARIO)
 async def v2_session_list(ctx: CheckContext) -> Outcome:
     run, skip = await v2_run_with_sessions(ctx, None)
     if run is None:
@@ -90,15 +71,7 @@ async def v2_session_list(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "version.v2-session-delete",
-    Tier.SHOULD,
-    "On a v2 connection with capabilities.session.delete, session/delete answers {} and the "
-    "session no longer appears in session/list.",
-    acp("v2/session-delete", "Semantics") + " (stated without a MUST)",
-    scenario=V2_SCENARIO,
-    gate=None,
-)
+@check("version.v2-session-delete", scenario=V2_SCENARIO)
 async def v2_session_delete(ctx: CheckContext) -> Outcome:
     run, skip = await v2_run_with_sessions(ctx, "delete")
     if run is None:
@@ -120,14 +93,7 @@ async def v2_session_delete(ctx: CheckContext) -> Outcome:
     return passed("v2 session/delete answered {} and the session left session/list", frames=frames)
 
 
-@requirement(
-    "version.v2-additional-directories",
-    Tier.SHOULD,
-    "On a v2 connection with capabilities.session.additionalDirectories, session/new accepts "
-    "an absolute additional directory.",
-    acp("v2/session-setup", "Additional Workspace Roots") + " (stated without an agent MUST)",
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-additional-directories", scenario=V2_SCENARIO)
 async def v2_additional_directories(ctx: CheckContext) -> Outcome:
     run, skip = await v2_run_with_sessions(ctx, "additionalDirectories")
     if run is None:
@@ -146,14 +112,7 @@ async def v2_additional_directories(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "version.v2-close-idle-session",
-    Tier.MUST,
-    "On a v2 connection session/close of an idle session answers a result object (no keys but "
-    "_meta), not an error.",
-    schema_requires("the v2 session/close result shape", version=2),
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-close-idle-session", scenario=V2_SCENARIO)
 async def v2_close_idle_session(ctx: CheckContext) -> Outcome:
     run, skip = await v2_run(ctx)
     if run is None:
