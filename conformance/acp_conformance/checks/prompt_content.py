@@ -148,10 +148,9 @@ def _v2_advertised(init_result: Any, kind: str) -> bool:
 
 
 async def _judge_v2(ctx: CheckContext, row: ContentRow) -> Outcome:
-    run, skip = await v2_turn_run(ctx, None)
-    if run is None:
-        assert skip is not None
-        return skip
+    run = await v2_turn_run(ctx, None)
+    if isinstance(run, Outcome):
+        return run
     if not _v2_advertised(run.init_result, row.kind):
         return out_of_scope(
             f"the v2 agent does not advertise capabilities.session.prompt.{row.kind}"

@@ -26,11 +26,11 @@ from ..scenarios.v2_agent import (
 
 async def _fresh_v2(
     ctx: CheckContext, capabilities: dict[str, Any] | None = None
-) -> tuple[AgentRun | None, Outcome | None]:
+) -> AgentRun | Outcome:
     """A new v2 agent initialized with ``capabilities`` (after the negotiation verdicts)."""
-    run, skip = await v2_run(ctx)
-    if run is None:
-        return None, skip
+    run = await v2_run(ctx)
+    if isinstance(run, Outcome):
+        return run
     try:
         fresh = await ctx.spawn(initialize=False, for_this_check=True)
         params = v2_initialize_params(V2)
@@ -38,12 +38,12 @@ async def _fresh_v2(
             params["capabilities"] = capabilities
         response: Response = await fresh.live.request("initialize", params)
     except (AgentTimeout, AgentExited) as exc:
-        return None, failed(f"initialize was not answered: {exc}")
+        return failed(f"initialize was not answered: {exc}")
     if answered_version(response) != V2 or not isinstance(response.result, dict):
-        return None, failed(f"asked for 2 again, got {brief(response.frame)}")
+        return failed(f"asked for 2 again, got {brief(response.frame)}")
     fresh.init_params, fresh.init_result = params, response.result
     ctx.current = fresh
-    return fresh, None
+    return fresh
 
 
 def _methods(run: AgentRun) -> list[dict[str, Any]]:
@@ -79,10 +79,9 @@ def _terminal_problems(method: dict[str, Any]) -> list[str]:
 
 @check("version.v2-terminal-auth-shape", scenario=V2_SCENARIO)
 async def v2_terminal_auth_methods_are_well_formed(ctx: CheckContext) -> Outcome:
-    run, skip = await _fresh_v2(ctx, {"auth": {"terminal": {}}})
-    if run is None:
-        assert skip is not None
-        return skip
+    run = await _fresh_v2(ctx, {"auth": {"terminal": {}}})
+    if isinstance(run, Outcome):
+        return run
     terminal = [m for m in _methods(run) if m.get("type") == "terminal"]
     if not terminal:
         return not_applicable("no terminal auth method is offered to a client that can run one")
@@ -94,10 +93,9 @@ async def v2_terminal_auth_methods_are_well_formed(ctx: CheckContext) -> Outcome
 
 @check("version.v2-logout", scenario=V2_SCENARIO)
 async def v2_logout_is_served(ctx: CheckContext) -> Outcome:
-    run, skip = await _fresh_v2(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+    run = await _fresh_v2(ctx)
+    if isinstance(run, Outcome):
+        return run
     if not _methods(run):
         return out_of_scope("the v2 agent advertises no auth methods")
     response = await run.live.request("auth/logout", {})
@@ -114,10 +112,9 @@ async def v2_login_is_served(ctx: CheckContext) -> Outcome:
     chosen = ctx.config.auth_method
     if not chosen:
         return not_applicable("no --auth-method given (the checker never picks a login itself)")
-    run, skip = await _fresh_v2(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+    run = await _fresh_v2(ctx)
+    if isinstance(run, Outcome):
+        return run
     offered = {m.get("methodId"): m for m in _methods(run)}
     if chosen not in offered:
         return not_applicable(f"--auth-method {chosen!r} is not among {sorted(map(str, offered))}")

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from ..harness.agent_client import AgentExited, id_key
 from ..outcomes import Outcome, failed, out_of_scope, passed
-from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
-from ..scenarios.v2_agent import V2_SCENARIO, v2_run
+from ..scenarios.v2_agent import v2_check
 from .extensibility import judge_custom_request
 
 
@@ -20,12 +19,8 @@ def _session_surface(run: AgentRun) -> bool:
     return isinstance(capabilities, dict) and isinstance(capabilities.get("session"), dict)
 
 
-@check("version.v2-session-ids", scenario=V2_SCENARIO)
-async def v2_sessions_get_distinct_ids(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-session-ids")
+async def v2_sessions_get_distinct_ids(ctx: CheckContext, run: AgentRun) -> Outcome:
     if not _session_surface(run):
         return out_of_scope("the v2 agent does not advertise capabilities.session")
     ids, frames = [], []
@@ -42,21 +37,13 @@ async def v2_sessions_get_distinct_ids(ctx: CheckContext) -> Outcome:
     return passed("two v2 sessions (mcpServers omitted, then []) got distinct ids", frames=frames)
 
 
-@check("version.v2-custom-request-answered", scenario=V2_SCENARIO)
-async def v2_custom_request_is_answered(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-custom-request-answered")
+async def v2_custom_request_is_answered(ctx: CheckContext, run: AgentRun) -> Outcome:
     return await judge_custom_request(run, "the v2 custom request", {"cwd": str(ctx.work)})
 
 
-@check("version.v2-notification-not-answered", scenario=V2_SCENARIO)
-async def v2_notification_is_not_answered(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-notification-not-answered")
+async def v2_notification_is_not_answered(ctx: CheckContext, run: AgentRun) -> Outcome:
     conn = run.live
     sent = await conn.notify("_acp_conformance/notice", {"hello": "world"})
     try:
@@ -110,12 +97,8 @@ def _auth_problems(methods: object) -> list[str]:
     return problems
 
 
-@check("version.v2-auth-methods", scenario=V2_SCENARIO)
-async def v2_auth_methods_follow_the_rules(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-auth-methods")
+async def v2_auth_methods_follow_the_rules(ctx: CheckContext, run: AgentRun) -> Outcome:
     methods = (run.init_result or {}).get("authMethods")
     if problems := _auth_problems(methods):
         return failed("; ".join(problems))

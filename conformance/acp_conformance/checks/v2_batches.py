@@ -14,10 +14,9 @@ from typing import Any
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
-from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
-from ..scenarios.v2_agent import V2_SCENARIO, v2_run
+from ..scenarios.v2_agent import v2_check
 
 
 def _is_reply(frame: Frame) -> bool:
@@ -33,12 +32,8 @@ async def _send_batch(run: AgentRun, entries: list[Any]) -> Frame:
     return frame
 
 
-@check("version.v2-batch-basics", scenario=V2_SCENARIO)
-async def v2_batch_basics(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-batch-basics")
+async def v2_batch_basics(ctx: CheckContext, run: AgentRun) -> Outcome:
     sent = await _send_batch(run, [])
     try:
         reply = await run.live.wait_for(
@@ -67,12 +62,8 @@ async def v2_batch_basics(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("version.v2-batch-requests", scenario=V2_SCENARIO)
-async def v2_batch_requests(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-batch-requests")
+async def v2_batch_requests(ctx: CheckContext, run: AgentRun) -> Outcome:
     ids = ["acp-conformance-batch-a", "acp-conformance-batch-b"]
     sent = await _send_batch(
         run, [{"jsonrpc": "2.0", "id": rid, "method": "session/list", "params": {}} for rid in ids]

@@ -73,10 +73,9 @@ async def _change(ctx: CheckContext) -> _Change | Outcome:
 
 
 async def _make_change(ctx: CheckContext) -> _Change | Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+    run = await v2_run(ctx)
+    if isinstance(run, Outcome):
+        return run
     created = await run.live.request("session/new", {"cwd": str(ctx.work)})
     result = created.result if isinstance(created.result, dict) else {}
     session_id = result.get("sessionId")

@@ -61,10 +61,9 @@ def _problems(method: str, params: Any, draft: str) -> list[str]:
 
 @check("version.v2-elicitation-requests", scenario=V2_SCENARIO)
 async def v2_elicitations_are_well_formed(ctx: CheckContext) -> Outcome:
-    shared, skip = await v2_run(ctx)  # the negotiation and echo verdicts, memoised
-    if shared is None:
-        assert skip is not None
-        return skip
+    shared = await v2_run(ctx)  # the negotiation and echo verdicts, memoised
+    if isinstance(shared, Outcome):
+        return shared
     if ctx.tools.ask is None:
         return not_applicable(
             f"tool vocabulary {ctx.tools.name!r} names no tool that asks the user, so the "

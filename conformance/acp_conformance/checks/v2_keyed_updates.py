@@ -17,23 +17,22 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from ..harness.agent_client import AgentExited, AgentTimeout, Response
+from ..harness.agent_client import Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
-from ..scenarios._expect import brief
-from ..scenarios.check_context import AgentRun, CheckContext, text_prompt
+from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.scripted_turns import final_turn, tool_turn
 from ..scenarios.v2_agent import (
+    MESSAGE_KINDS,
     V2,
     V2_SCENARIO,
     echo_turn,
     is_idle,
+    prompted_to_idle,
     v2_problems,
     v2_run_with_sessions,
-    v2_session,
-    v2_turn_run,
-    wait_idle,
+    v2_turn_session,
 )
 
 #: Values the v2 draft defines per open enum; anything else must start with "_".
@@ -44,17 +43,6 @@ TOOL_KINDS = frozenset(
 TOOL_STATUSES = frozenset({"pending", "in_progress", "completed", "failed", "cancelled"})
 PLAN_PRIORITIES = frozenset({"high", "medium", "low"})
 PLAN_STATUSES = frozenset({"pending", "in_progress", "completed", "cancelled"})
-
-MESSAGE_KINDS = frozenset(
-    {
-        "user_message",
-        "agent_message",
-        "agent_thought",
-        "user_message_chunk",
-        "agent_message_chunk",
-        "agent_thought_chunk",
-    }
-)
 
 _TOOL_PROMPT = "Please write the file the scripted task names."
 _SECOND_PROMPT = "And now say hello once more."
@@ -89,37 +77,24 @@ async def _run_tool_turns(ctx: CheckContext) -> _ToolTurns | Outcome:
     spec = ctx.tools.write
     target = ctx.work / "v2-kit-notes.txt"
     script = None if spec is None else [tool_turn(spec, str(target), "noted\n"), final_turn()]
-    run, skip = await v2_turn_run(ctx, script)
-    if run is None:
-        assert skip is not None
-        return skip
-    session_id = await v2_session(ctx, run)
-    if isinstance(session_id, Outcome):
-        return session_id
+    opened = await v2_turn_session(ctx, script)
+    if isinstance(opened, Outcome):
+        return opened
+    run, session_id = opened
     answers = []
     for text in (_TOOL_PROMPT, _SECOND_PROMPT):
-        answer = await run.live.request(
-            "session/prompt", text_prompt(session_id, text), timeout=max(ctx.timeout, 30)
-        )
-        if answer.is_error:
-            return failed(
-                f"v2 session/prompt failed: {brief(answer.frame)}", frames=[answer.frame.seq]
-            )
-        answers.append(answer)
-        try:
-            await wait_idle(ctx, run, session_id, answer.frame.seq)
-        except (AgentTimeout, AgentExited) as exc:
-            return failed(
-                f"no state_update idle after the prompt: {exc}", frames=[answer.frame.seq]
-            )
+        turn = await prompted_to_idle(ctx, run, session_id, text)
+        if isinstance(turn, Outcome):
+            return turn
+        answers.append(turn[0])
     return _ToolTurns(run, session_id, answers)
 
 
 async def _observed(ctx: CheckContext) -> list[AgentRun] | Outcome:
     """The scenario's v2 runs once the echo turn and the tool turns were driven."""
-    _, skip = await v2_run_with_sessions(ctx, None)
-    if skip is not None:
-        return skip
+    found = await v2_run_with_sessions(ctx, None)
+    if isinstance(found, Outcome):
+        return found
     await echo_turn(ctx)
     turns = await _tool_turns(ctx)
     if not isinstance(turns, Outcome):

@@ -13,7 +13,7 @@ from ..harness.agent_client import AgentExited, AgentTimeout
 from ..outcomes import Outcome, failed, passed
 from ..requirements import check
 from ..scenarios._expect import brief
-from ..scenarios.check_context import CheckContext, text_prompt
+from ..scenarios.check_context import AgentRun, CheckContext, text_prompt
 from ..scenarios.v2_agent import (
     V2,
     V2_SCENARIO,
@@ -23,8 +23,8 @@ from ..scenarios.v2_agent import (
     is_idle,
     negotiated,
     spawn_v2,
+    v2_check,
     v2_problems,
-    v2_run,
 )
 
 
@@ -51,12 +51,8 @@ async def version_two_is_negotiated(ctx: CheckContext) -> Outcome:
     return passed("asked for 2, got a valid v2 answer", frames=frames)
 
 
-@check("version.v2-newer-version", scenario=V2_SCENARIO)
-async def newer_version_gets_the_newest_supported(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-newer-version")
+async def newer_version_gets_the_newest_supported(ctx: CheckContext, run: AgentRun) -> Outcome:
     try:
         _, three = await spawn_v2(ctx, 3)
     except (AgentTimeout, AgentExited) as exc:
@@ -67,12 +63,8 @@ async def newer_version_gets_the_newest_supported(ctx: CheckContext) -> Outcome:
     return passed("asked for 3, got 2", frames=[three.frame.seq])
 
 
-@check("version.v2-session-new", scenario=V2_SCENARIO)
-async def v2_session_new(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-session-new")
+async def v2_session_new(ctx: CheckContext, run: AgentRun) -> Outcome:
     response = await run.live.request("session/new", {"cwd": str(ctx.work)})
     frames = [response.frame.seq]
     if response.is_error:
@@ -83,12 +75,8 @@ async def v2_session_new(ctx: CheckContext) -> Outcome:
     return passed("v2 session/new answered in v2 shape", frames=frames)
 
 
-@check("version.v2-prompt-lifecycle", scenario=V2_SCENARIO)
-async def v2_prompt_lifecycle(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-prompt-lifecycle")
+async def v2_prompt_lifecycle(ctx: CheckContext, run: AgentRun) -> Outcome:
     created = await run.live.request("session/new", {"cwd": str(ctx.work)})
     session_id = created.result.get("sessionId") if isinstance(created.result, dict) else None
     if not isinstance(session_id, str):
@@ -137,12 +125,8 @@ async def v2_prompt_lifecycle(ctx: CheckContext) -> Outcome:
 
 
 # ACP's text asks only that an unknown method "should" get -32601.
-@check("version.v2-removed-methods", scenario=V2_SCENARIO)
-async def v1_only_methods_are_gone(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-removed-methods")
+async def v1_only_methods_are_gone(ctx: CheckContext, run: AgentRun) -> Outcome:
     calls = {
         "session/load": {"sessionId": "missing", "cwd": str(ctx.work), "mcpServers": []},
         "session/set_mode": {"sessionId": "missing", "modeId": "default"},

@@ -17,6 +17,7 @@ from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.v2_agent import (
+    MESSAGE_KINDS,
     V2_SCENARIO,
     echo_turn,
     fresh_v2_run,
@@ -26,25 +27,13 @@ from ..scenarios.v2_agent import (
     v2_run_with_sessions,
 )
 
-#: Updates that carry conversation history (a resume without a replay must send none).
-HISTORY_KINDS = frozenset(
-    {
-        "user_message",
-        "agent_message",
-        "agent_thought",
-        "user_message_chunk",
-        "agent_message_chunk",
-        "agent_thought_chunk",
-    }
-)
-
 
 async def _resume(ctx: CheckContext, label: str) -> tuple[AgentRun, Response, int] | Outcome:
     """The memoised resume of :mod:`..scenarios.v2_agent` named ``label`` ("plain" or "replayFrom
     start"): its run, its answer and the seq of the barrier after it."""
-    _, skip = await v2_run_with_sessions(ctx, None)
-    if skip is not None:
-        return skip
+    found = await v2_run_with_sessions(ctx, None)
+    if isinstance(found, Outcome):
+        return found
     resumes = await v2_resumes(ctx)
     if isinstance(resumes, Outcome):
         return resumes
@@ -83,7 +72,7 @@ async def v2_resume_without_replay_sends_no_history(ctx: CheckContext) -> Outcom
     history = [
         (seq, update)
         for seq, update in session_updates(run, session_id, answer.request.seq, answer.frame.seq)
-        if update.get("sessionUpdate") in HISTORY_KINDS
+        if update.get("sessionUpdate") in MESSAGE_KINDS
     ]
     if history:
         kinds = sorted({str(u.get("sessionUpdate")) for _, u in history})
@@ -151,18 +140,17 @@ async def v2_replay_keeps_the_prompt_message_id(ctx: CheckContext) -> Outcome:
 
 @check("version.v2-resume-additional-directories", scenario=V2_SCENARIO)
 async def v2_resume_accepts_additional_directories(ctx: CheckContext) -> Outcome:
-    _, skip = await v2_run_with_sessions(ctx, "additionalDirectories")
-    if skip is not None:
-        return skip
+    found = await v2_run_with_sessions(ctx, "additionalDirectories")
+    if isinstance(found, Outcome):
+        return found
     await v2_resumes(ctx)  # the echo turn's process has stopped: the session is on disk only
     turn = await echo_turn(ctx)
     if isinstance(turn, Outcome):
         return not_applicable(f"no v2 session to resume ({turn.reason})")
     session_id = turn[1]
-    run, skip = await fresh_v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+    run = await fresh_v2_run(ctx)
+    if isinstance(run, Outcome):
+        return run
     extra = ctx.runtime.tmp / "v2-resume-extra-root"
     extra.mkdir(exist_ok=True)
     answer = await run.live.request(
