@@ -9,41 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope, passed
 from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.v2_agent import (
-    V2,
     V2_SCENARIO,
-    answered_version,
-    v2_initialize_params,
+    fresh_v2_run,
     v2_problems,
-    v2_run,
 )
 
 
 async def _fresh_v2(
     ctx: CheckContext, capabilities: dict[str, Any] | None = None
 ) -> AgentRun | Outcome:
-    """A new v2 agent initialized with ``capabilities`` (after the negotiation verdicts)."""
-    run = await v2_run(ctx)
-    if isinstance(run, Outcome):
-        return run
-    try:
-        fresh = await ctx.spawn(initialize=False, for_this_check=True)
-        params = v2_initialize_params(V2)
-        if capabilities is not None:
-            params["capabilities"] = capabilities
-        response: Response = await fresh.live.request("initialize", params)
-    except (AgentTimeout, AgentExited) as exc:
-        return failed(f"initialize was not answered: {exc}")
-    if answered_version(response) != V2 or not isinstance(response.result, dict):
-        return failed(f"asked for 2 again, got {brief(response.frame)}")
-    fresh.init_params, fresh.init_result = params, response.result
-    ctx.current = fresh
-    return fresh
+    """A new v2 agent of this check's own, initialized with ``capabilities``."""
+    return await fresh_v2_run(ctx, capabilities, for_this_check=True)
 
 
 def _methods(run: AgentRun) -> list[dict[str, Any]]:

@@ -20,10 +20,8 @@ from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext, text_prompt
 from ..scenarios.scripted_turns import final_turn, tool_turn
 from ..scenarios.v2_agent import (
-    V2,
     V2_SCENARIO,
-    answered_version,
-    v2_initialize_params,
+    fresh_v2_run,
     v2_problems,
     v2_run,
     v2_session,
@@ -41,12 +39,11 @@ async def _asking_agent(ctx: CheckContext) -> tuple[AgentRun, str] | Outcome:
     assert ctx.tools.ask is not None
     script = [tool_turn(ctx.tools.ask, *_QUESTION), final_turn()]
     client = ClientSide(ctx.work, fs_read=False, fs_write=False, terminal=False, elicitation=True)
-    run = await ctx.spawn(initialize=False, for_this_check=True, client=client, llm_script=script)
-    params = {**v2_initialize_params(V2), "capabilities": ELICITATION}
-    response = await run.live.request("initialize", params, timeout=max(ctx.timeout, 30))
-    if answered_version(response) != V2:
-        return failed(f"asked for 2 with elicitation advertised, got {brief(response.frame)}")
-    run.init_params, run.init_result = params, response.result
+    run = await fresh_v2_run(
+        ctx, ELICITATION, for_this_check=True, client=client, llm_script=script
+    )
+    if isinstance(run, Outcome):
+        return run
     session_id = await v2_session(ctx, run)
     return session_id if isinstance(session_id, Outcome) else (run, session_id)
 

@@ -208,18 +208,23 @@ def session_updates(
     return found
 
 
-async def fresh_v2_run(ctx: CheckContext) -> AgentRun | Outcome:
-    """A new v2 agent of its own (one that resumes a session another process made)."""
+async def fresh_v2_run(
+    ctx: CheckContext, capabilities: dict[str, Any] | None = None, **spawn: Any
+) -> AgentRun | Outcome:
+    """A new v2 agent of its own (one that resumes a session another process made, or one a
+    check initializes with client ``capabilities``); ``spawn`` goes to ``ctx.spawn``."""
     run = await v2_run(ctx)  # the negotiation and echo verdicts, memoised
     if isinstance(run, Outcome):
         return run
     try:
-        fresh = await ctx.spawn(initialize=False)
+        fresh = await ctx.spawn(initialize=False, **spawn)
         params = v2_initialize_params(V2)
+        if capabilities is not None:
+            params["capabilities"] = capabilities
         response = await fresh.live.request("initialize", params, timeout=max(ctx.timeout, 30))
     except (AgentTimeout, AgentExited) as exc:
         return failed(f"initialize was not answered: {exc}")
-    if answered_version(response) != V2:
+    if answered_version(response) != V2 or not isinstance(response.result, dict):
         return failed(f"asked for 2 again, got {brief(response.frame)}")
     fresh.init_params, fresh.init_result = params, response.result
     return fresh
