@@ -65,11 +65,7 @@ def _ids(options: Any) -> set[str]:
 
 
 async def _change(ctx: CheckContext) -> _Change | Outcome:
-    memo = ctx.runtime.memo
-    if "v2-config-change" not in memo:
-        memo["v2-config-change"] = await _make_change(ctx)
-    found: _Change | Outcome = memo["v2-config-change"]
-    return found
+    return await ctx.once("v2-config-change", _make_change)
 
 
 async def _make_change(ctx: CheckContext) -> _Change | Outcome:

@@ -66,11 +66,7 @@ def _filled(value: object) -> bool:
 
 
 async def _tool_turns(ctx: CheckContext) -> _ToolTurns | Outcome:
-    memo = ctx.runtime.memo
-    if "v2-tool-turns" not in memo:
-        memo["v2-tool-turns"] = await _run_tool_turns(ctx)
-    found: _ToolTurns | Outcome = memo["v2-tool-turns"]
-    return found
+    return await ctx.once("v2-tool-turns", _run_tool_turns)
 
 
 async def _run_tool_turns(ctx: CheckContext) -> _ToolTurns | Outcome:

@@ -369,10 +369,7 @@ async def wait_idle(
 
 async def echo_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response, Frame] | Outcome:
     """One ordinary v2 turn (memoised): the run, its session, the prompt answer, the idle."""
-    memo = ctx.runtime.memo
-    if "v2-echo-turn" not in memo:
-        memo["v2-echo-turn"] = await _run_echo_turn(ctx)
-    found: tuple[AgentRun, str, Response, Frame] | Outcome = memo["v2-echo-turn"]
+    found = await ctx.once("v2-echo-turn", _run_echo_turn)
     if not isinstance(found, Outcome):
         ctx.current = found[0]
     return found
@@ -392,11 +389,7 @@ async def _run_echo_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response, Fr
 async def v2_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response, int]] | Outcome:
     """The echo turn's session resumed by a new v2 agent, with and without a replay
     (memoised): (label, run, answer, barrier seq) each."""
-    memo = ctx.runtime.memo
-    if "v2-resumes" not in memo:
-        memo["v2-resumes"] = await _run_resumes(ctx)
-    found: list[tuple[str, AgentRun, Response, int]] | Outcome = memo["v2-resumes"]
-    return found
+    return await ctx.once("v2-resumes", _run_resumes)
 
 
 async def _run_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response, int]] | Outcome:
