@@ -4,13 +4,13 @@ with the check and judge modules of ``run`` in the order a run takes them.
 A rule (:class:`.requirements.Requirement`) is its id, tier, statement, citation, the official
 kit's ids it covers, its capability gate, its v2 draft range, whether it is a house rule (the
 ``iac-code`` profile), ``judged_by``: the commands that judge it, and ``transports``: those it
-applies to (from :mod:`.remote_scope`). The agent's rules are
-defined on their checks; the client's in :mod:`.client.requirements`; the proxy judges a
+applies to (from :mod:`.remote_scope`). Every rule is data (``rules/<area>.toml``, read by
+:mod:`.requirements`); the client's are in ``rules/client.toml``; the proxy judges a
 subset of both (:data:`PROXY_AGENT_RULES` and the client rules marked ``proxy``), under the
 same ids, statements and tiers.
 
 The registry (:mod:`.requirements`) knows no check: each check module imports it and
-registers its rules on import. This module imports every one of them by name and declares
+binds its checks to rule ids on import. This module imports every one of them by name and declares
 :data:`RUN_ORDER`, so the set of checks is explicit and the import-cycle test sees every
 edge. :data:`REQUIREMENTS` and :data:`CHECKS` follow that order (then the order within each
 module), whichever module some caller happened to import first.
@@ -158,10 +158,13 @@ PROXY_AGENT_RULES = (
 def _in_run_order() -> tuple[dict[str, Requirement], list[Check]]:
     requirements, defined_in, checks = registered_so_far()
     position = {module.__name__: index for index, module in enumerate(RUN_ORDER)}
-    registering = {defined_in[rid] for rid in requirements} | {c.module for c in checks}
+    registering = set(defined_in.values()) | {c.module for c in checks}
     unlisted = sorted(registering - position.keys())
     if unlisted:
         raise RuntimeError(f"rule modules missing from catalogue.RUN_ORDER: {unlisted}")
+    unchecked = sorted(set(requirements) - defined_in.keys())
+    if unchecked:
+        raise RuntimeError(f"rules with no check bound (@check): {unchecked}")
     ordered = sorted(requirements, key=lambda rid: position[defined_in[rid]])
     return (
         {rid: _with_commands(requirements[rid]) for rid in ordered},

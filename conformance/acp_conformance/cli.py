@@ -81,14 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="send authenticate with this advertised method id after every initialize",
     )
-    run.add_argument(
-        "--only",
-        "-k",
-        action="append",
-        default=[],
-        metavar="PATTERN",
-        help="restrict to requirement ids/areas matching a glob or substring (repeatable)",
-    )
+    _add_only(run)
     run.add_argument(
         "--llm",
         choices=LLM_APIS,
@@ -197,14 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD [ARGS...]")
 
     lst = sub.add_parser("list", help="print the requirements table")
-    lst.add_argument(
-        "--only",
-        "-k",
-        action="append",
-        default=[],
-        metavar="PATTERN",
-        help="restrict to requirement ids/areas matching a glob or substring (repeatable)",
-    )
+    _add_only(lst)
     lst.add_argument(
         "--profile",
         choices=tuple(RULE_PROFILES),
@@ -254,6 +240,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_v2_draft(val)
     return parser
+
+
+def _add_only(parser: argparse.ArgumentParser) -> None:
+    """``--only``/``-k``: the rule selection ``run`` and ``list`` share."""
+    parser.add_argument(
+        "--only",
+        "-k",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="restrict to requirement ids/areas matching a glob or substring (repeatable)",
+    )
 
 
 def _add_v2_draft(parser: argparse.ArgumentParser) -> None:

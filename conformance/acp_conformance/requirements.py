@@ -1,36 +1,41 @@
-"""The requirements registry: every rule the checker judges, and the checks bound to it.
+"""The rule catalogue's data and the checks bound to it.
 
-A requirement has a stable id ``area.name``, a tier, a one-line statement and a citation
-(the ACP documentation or JSON-RPC 2.0 section it comes from, see :mod:`.citations`).
-Requirements that are stricter than ACP — iac-code's house rules — are marked ``house``;
-the rule profile of a run (:data:`RULE_PROFILES`) decides whether they block.
+A rule (:class:`Requirement`) has a stable id ``area.name``, a tier, a one-line statement
+and a citation (the ACP documentation or JSON-RPC 2.0 section it comes from, rendered as
+text). Rules stricter than ACP — iac-code's house rules — are marked ``house``; the rule
+profile of a run (:data:`RULE_PROFILES`) decides whether they block.
 
-A requirement is defined where it is judged, by one decorator on its check::
+Rules are data: every rule is an entry of ``rules/<area>.toml`` in this package, read once
+at import. A check only binds to a rule id::
 
-    @requirement(
-        "jsonrpc.id-echo",
-        Tier.MUST,
-        "A response carries its request's id unchanged, for integer and string ids.",
-        jsonrpc("§5 Response object", "response_object", "MUST be the same as ..."),
-        scenario=ENVELOPE,
-    )
+    @check("jsonrpc.id-echo", scenario=ENVELOPE)
     async def integer_and_string_ids_are_echoed(ctx: CheckContext) -> Outcome: ...
 
 An async check drives the agent inside its ``scenario`` (:mod:`.scenarios.catalog`); a
 synchronous one with ``scenario=RUN_WIDE`` is a judge over everything recorded in the whole
-run (:mod:`.judges`). A second check of a requirement defined elsewhere is bound with
-:func:`check`. The modules of :mod:`.checks` and :mod:`.judges` register on import. This
-module knows none of them (they import it): :mod:`.catalogue` imports them all, in the run's
-declared order, and holds the complete registry. The meta-tests in ``tests/checker/checks``
-enforce that every requirement has a check and every check names a requirement.
+run (:mod:`.judges`). Binding a check to an id the data does not define fails at import;
+:mod:`.catalogue` imports every check module in the run's declared order and fails when a
+rule ``run`` judges has no check. A rule is listed where its first check is (its first
+check inside a scenario, when it also has run-wide judges). This module knows no check
+module (they import it).
+
+An entry of a rules file: ``id``, ``tier`` (MUST, CAPABILITY, SHOULD, INFO), ``statement``,
+``citation``, and when they apply ``gate`` (dotted path into the advertised surface; every
+CAPABILITY rule has one), ``llm = true`` (needs a scripted model turn), ``house = true``,
+``drafts`` (a ``version.v2-*`` rule's v2 draft range, ``alpha.3..alpha.8`` or one draft;
+default: every draft) and ``judged_by`` (the commands judging a rule that ``run`` does not
+judge: ``client``, ``proxy``; such a rule is judged over stdio).
 """
 
 from __future__ import annotations
 
 import inspect
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import cache
+from importlib.resources import files
 from typing import Any, TypeVar
 
 from .kit import COVERAGE as KIT_COVERAGE
@@ -109,37 +114,63 @@ class Requirement:
         }
 
 
-#: Every requirement by id, in the order the check modules registered them, and the module
-#: that defined each. Readers take the complete, ordered registry from :mod:`.catalogue`.
-_REQUIREMENTS: dict[str, Requirement] = {}
-_DEFINED_IN: dict[str, str] = {}
+#: The package folder holding the rules, one TOML file per area.
+RULES_DIR = "rules"
+
+_FIELDS = frozenset(
+    {"id", "tier", "statement", "citation", "gate", "llm", "house", "drafts", "judged_by"}
+)
 
 
-def _define(
-    module: str,
-    id: str,
-    tier: Tier,
-    statement: str,
-    reference: str,
-    *,
-    gate: str | None = None,
-    llm: bool = False,
-    house: bool = False,
-    drafts: DraftRange | None = None,
-) -> Requirement:
-    if id in _REQUIREMENTS:
-        raise ValueError(f"duplicate requirement {id}")
+def _draft_range(label: str) -> DraftRange:
+    first, _, last = label.partition("..")
+    return DraftRange(first, last or first)
+
+
+def rule_from_data(entry: dict[str, Any], source: str) -> Requirement:
+    """One entry of a rules file as a :class:`Requirement`; ValueError names what is wrong."""
+    id = entry.get("id")
+    unknown = sorted(set(entry) - _FIELDS)
+    if unknown or not isinstance(id, str):
+        raise ValueError(f"{source}: rule {id!r}: unknown fields {unknown} or no id")
+    tier = Tier(entry["tier"])
+    gate = entry.get("gate")
     if (tier is Tier.CAPABILITY) != (gate is not None) and tier is not Tier.SHOULD:
-        raise ValueError(f"{id}: CAPABILITY requirements (only) need a gate")
+        raise ValueError(f"{source}: {id}: CAPABILITY requirements (only) need a gate")
     is_v2 = id.startswith(V2_PREFIX)
+    drafts = entry.get("drafts")
     if drafts is not None and not is_v2:
-        raise ValueError(f"{id}: only v2 requirements ({V2_PREFIX}*) have draft ranges")
-    if is_v2 and drafts is None:
-        drafts = ALL_DRAFTS
-    req = Requirement(id, tier, statement, reference, gate, llm, house, drafts)
-    _REQUIREMENTS[id] = req
-    _DEFINED_IN[id] = module
-    return req
+        raise ValueError(f"{source}: {id}: only v2 requirements ({V2_PREFIX}*) have draft ranges")
+    judged_by = tuple(entry.get("judged_by", ("run",)))
+    return Requirement(
+        id,
+        tier,
+        entry["statement"],
+        entry["citation"],
+        gate=gate,
+        llm=entry.get("llm", False),
+        house=entry.get("house", False),
+        drafts=_draft_range(drafts) if drafts else (ALL_DRAFTS if is_v2 else None),
+        judged_by=judged_by,
+        # The client's rules are judged against the agent double or in a proxy, over stdio.
+        transports=TRANSPORTS if "run" in judged_by else ("stdio",),
+    )
+
+
+@cache
+def load_rules() -> dict[str, Requirement]:
+    """Every rule of the data files by id (files by name, entries in file order)."""
+    rules: dict[str, Requirement] = {}
+    folder = files(__package__) / RULES_DIR
+    for path in sorted(folder.iterdir(), key=lambda p: p.name):
+        if not path.name.endswith(".toml"):
+            continue
+        for entry in tomllib.loads(path.read_text(encoding="utf-8")).get("rule", []):
+            rule = rule_from_data(entry, f"{RULES_DIR}/{path.name}")
+            if rule.id in rules:
+                raise ValueError(f"duplicate requirement {rule.id} ({RULES_DIR}/{path.name})")
+            rules[rule.id] = rule
+    return rules
 
 
 #: Rule profiles (``--profile``): which requirements can make an agent NOT CONFORMANT.
@@ -192,56 +223,36 @@ _CHECKS: list[Check] = []
 
 
 def registered_so_far() -> tuple[dict[str, Requirement], dict[str, str], list[Check]]:
-    """What the modules imported so far registered: requirements by id, the module defining
-    each, and the checks. Only :mod:`.catalogue` reads this; it imports every check module
-    first and puts the registry in the declared run order."""
-    return _REQUIREMENTS, _DEFINED_IN, _CHECKS
+    """The rules ``run`` judges, the module each is listed in, and the checks bound so far.
 
-
-def requirement(
-    id: str,
-    tier: Tier,
-    statement: str,
-    citation: str,
-    *,
-    scenario: str | None,
-    gate: str | None = None,
-    llm: bool = False,
-    house: bool = False,
-    budget: float = DEFAULT_BUDGET,
-    drafts: DraftRange | None = None,
-) -> Callable[[CheckFn], CheckFn]:
-    """Define a requirement and bind the decorated function to it as its check.
-
-    ``citation`` is the public text the rule comes from (:mod:`.citations`); ``gate`` a dotted
-    path into the agent's advertised surface (CAPABILITY requirements); ``llm`` that it needs
-    a scripted model turn; ``house`` that it is an iac-code house rule. ``scenario`` is the
-    scenario the async check runs in, or :data:`RUN_WIDE` for a synchronous judge of the
-    whole run; ``budget`` bounds the check in multiples of ``--timeout``. ``drafts`` is the
-    range of v2 drafts a ``version.v2-*`` rule belongs to (default: every draft).
-    """
-
-    def define_and_bind(func: CheckFn) -> CheckFn:
-        _define(
-            func.__module__,
-            id,
-            tier,
-            statement,
-            citation,
-            gate=gate,
-            llm=llm,
-            house=house,
-            drafts=drafts,
-        )
-        return check(id, scenario=scenario, budget=budget)(func)
-
-    return define_and_bind
+    Only :mod:`.catalogue` reads this, once it has imported every check module, and puts
+    the result in the declared run order. A rule is listed in the module of its first check
+    in a scenario (of its first judge when it has no scenario check); the rules come in the
+    order their listing checks were bound, and a rule with no check yet comes last with no
+    module."""
+    home: dict[str, tuple[int, Check]] = {}
+    for index, bound in enumerate(_CHECKS):
+        first = home.get(bound.requirement)
+        if first is None or (first[1].scenario is None and bound.scenario is not None):
+            home[bound.requirement] = (index, bound)
+    ranked = sorted(home, key=lambda rid: home[rid][0])
+    run_rules = {rid: rule for rid, rule in load_rules().items() if "run" in rule.judged_by}
+    ordered = {rid: run_rules[rid] for rid in ranked}
+    ordered.update(run_rules)
+    return ordered, {rid: home[rid][1].module for rid in ranked}, _CHECKS
 
 
 def check(
     requirement: str, *, scenario: str | None, budget: float = DEFAULT_BUDGET
 ) -> Callable[[CheckFn], CheckFn]:
-    """Bind one more check to a requirement defined elsewhere (by :func:`requirement`)."""
+    """Bind the decorated function as a check of ``requirement``, a rule ``run`` judges.
+
+    ``scenario`` is the scenario the async check runs in, or :data:`RUN_WIDE` for a
+    synchronous judge of the whole run; ``budget`` bounds the check in multiples of
+    ``--timeout``."""
+    rule = load_rules().get(requirement)
+    if rule is None or "run" not in rule.judged_by:
+        raise KeyError(f"a check names {requirement!r}, which no rule in {RULES_DIR}/ defines")
 
     def register(func: CheckFn) -> CheckFn:
         if inspect.iscoroutinefunction(func) != (scenario is not None):

@@ -3,7 +3,6 @@ permission question, ``$/cancel_request`` for a running prompt and for unknown i
 
 from __future__ import annotations
 
-from ..citations import acp, jsonrpc
 from ..harness.agent_client import (
     AgentTimeout,
 )
@@ -15,7 +14,7 @@ from ..outcomes import (
     passed,
     soft_failed,
 )
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief, result_dict
 from ..scenarios.catalog import CANCEL, ENVELOPE
 from ..scenarios.check_context import CheckContext, text_prompt
@@ -32,15 +31,7 @@ from ..scenarios.quiet_probes import silence_until_barrier
 from ..scenarios.scripted_turns import USER_PROMPT, final_turn, tool_turn
 
 
-@requirement(
-    "cancel.cancel-request-unknown-ignored",
-    Tier.MUST,
-    "$/cancel_request naming no in-flight request is ignored: no answer, the agent stays usable.",
-    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification")
-    + "; "
-    + acp("cancellation", "$/cancel_request"),
-    scenario=ENVELOPE,
-)
+@check("cancel.cancel-request-unknown-ignored", scenario=ENVELOPE)
 async def cancel_request_for_unknown_ids_is_ignored(ctx: CheckContext) -> Outcome:
     frames: list[int] = []
     # An integer and a string id, neither ever sent by the checker.
@@ -56,17 +47,7 @@ async def cancel_request_for_unknown_ids_is_ignored(ctx: CheckContext) -> Outcom
     )
 
 
-@requirement(
-    "cancel.prompt-returns-cancelled",
-    Tier.MUST,
-    'session/cancel during a running prompt makes it answer stopReason "cancelled".',
-    acp(
-        "prompt-turn",
-        "Cancellation",
-        "MUST respond to the original session/prompt request with the cancelled stop reason",
-    ),
-    scenario=CANCEL,
-)
+@check("cancel.prompt-returns-cancelled", scenario=CANCEL)
 async def cancelled_prompt_says_cancelled(ctx: CheckContext) -> Outcome:
     return on_own_model(ctx, await _cancelled_prompt_verdict(ctx))
 
@@ -90,17 +71,7 @@ async def _cancelled_prompt_verdict(ctx: CheckContext) -> Outcome:
     return passed("stopReason cancelled", frames=frames)
 
 
-@requirement(
-    "cancel.no-updates-after-response",
-    Tier.MUST,
-    "After a cancelled prompt's response no further updates for that turn arrive.",
-    acp(
-        "prompt-turn",
-        "Cancellation",
-        "MUST ensure that it does so before responding to the session/prompt request",
-    ),
-    scenario=CANCEL,
-)
+@check("cancel.no-updates-after-response", scenario=CANCEL)
 async def nothing_follows_the_cancelled_response(ctx: CheckContext) -> Outcome:
     return on_own_model(ctx, await _after_cancelled_response(ctx))
 
@@ -129,14 +100,7 @@ REQUEST_CANCELLED = -32800
 CANCEL_REQUEST_FLOOR = 5.0
 
 
-@requirement(
-    "cancel.cancel-request-prompt",
-    Tier.SHOULD,
-    "$/cancel_request naming a running session/prompt makes it answer: stopReason cancelled "
-    "(or -32800), or its normal result if it had already finished.",
-    acp("cancellation", "$/cancel_request"),
-    scenario=CANCEL,
-)
+@check("cancel.cancel-request-prompt", scenario=CANCEL)
 async def cancel_request_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
     turn = await start_slow_turn(ctx, "before it could be cancelled")
     if isinstance(turn, Outcome):
@@ -200,18 +164,7 @@ def _cancel_request_bound(ctx: CheckContext) -> tuple[float, str]:
 
 
 #: Last in its scenario: the permission question it leaves unanswered retires the process.
-@requirement(
-    "cancel.during-tool-call",
-    Tier.MUST,
-    "Cancelling while a permission request is pending ends the turn with cancelled.",
-    acp(
-        "prompt-turn",
-        "Cancellation",
-        "MUST respond to the original session/prompt request with the cancelled stop reason",
-    ),
-    scenario=CANCEL,
-    llm=True,
-)
+@check("cancel.during-tool-call", scenario=CANCEL)
 async def cancel_while_permission_is_pending(ctx: CheckContext) -> Outcome:
     spec = ctx.tools.write
     if spec is None:

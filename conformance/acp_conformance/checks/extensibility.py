@@ -6,55 +6,32 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..citations import acp, house, jsonrpc
 from ..harness.agent_client import (
     AgentExited,
     AgentTimeout,
     id_key,
 )
 from ..outcomes import NO_DEADLINE, Outcome, failed, passed, soft_failed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief, expect_error
 from ..scenarios.catalog import ENVELOPE
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.quiet_probes import silence_until_barrier
 
 
-@requirement(
-    "ext.unknown-notification-ignored",
-    Tier.MUST,
-    "An unknown extension notification is ignored: no answer, agent alive.",
-    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification")
-    + "; "
-    + acp("extensibility", "Custom notifications"),
-    scenario=ENVELOPE,
-)
+@check("ext.unknown-notification-ignored", scenario=ENVELOPE)
 async def unknown_extension_notification_is_ignored(ctx: CheckContext) -> Outcome:
     return await silence_until_barrier(ctx, "_acp_conformance/notice", {"hello": "world"})
 
 
-@requirement(
-    "ext.unknown-request",
-    Tier.MUST,
-    "An unknown extension request (_name) is answered with -32601.",
-    house("-32601 for an unknown _ request", acp("extensibility", "Custom requests")),
-    scenario=ENVELOPE,
-    house=True,
-)
+@check("ext.unknown-request", scenario=ENVELOPE)
 async def unknown_extension_request_gets_method_not_found(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request("_acp_conformance/unknown", {"x": 1})
     return expect_error(response, (-32601,), "an unknown _ request")
 
 
-@requirement(
-    "ext.meta-accepted",
-    Tier.MUST,
-    "_meta fields in params are accepted.",
-    house("_meta in params is accepted", acp("extensibility", "The _meta field")),
-    scenario=ENVELOPE,
-    house=True,
-)
+@check("ext.meta-accepted", scenario=ENVELOPE)
 async def meta_fields_are_accepted(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     meta = {"acp-conformance": {"probe": True}}
@@ -68,13 +45,7 @@ async def meta_fields_are_accepted(ctx: CheckContext) -> Outcome:
     return passed("session/new with _meta accepted", frames=[response.frame.seq])
 
 
-@requirement(
-    "ext.null-and-empty-tolerated",
-    Tier.SHOULD,
-    "Optional objects given as null or as {} (e.g. _meta) are accepted alike.",
-    acp("extensibility", "The _meta field"),
-    scenario=ENVELOPE,
-)
+@check("ext.null-and-empty-tolerated", scenario=ENVELOPE)
 async def null_and_empty_meta_are_accepted_alike(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     frames = []
@@ -96,20 +67,7 @@ async def null_and_empty_meta_are_accepted_alike(ctx: CheckContext) -> Outcome:
 CUSTOM_PROBE = "_acp_conformance/custom-probe"
 
 
-@requirement(
-    "ext.custom-request-answered",
-    Tier.MUST,
-    "A custom (_-prefixed) request gets a response with its id: a result or any error.",
-    acp(
-        "extensibility",
-        "Custom requests",
-        "Upon receiving a custom request, implementations MUST respond accordingly with the "
-        "provided id",
-    )
-    + "; "
-    + jsonrpc("§5 Response object", "response_object", "the Server MUST reply with a Response"),
-    scenario=ENVELOPE,
-)
+@check("ext.custom-request-answered", scenario=ENVELOPE)
 async def custom_request_is_answered(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     later = {"cwd": str(ctx.work), "mcpServers": []}

@@ -5,27 +5,16 @@ any of them is selected."""
 
 from __future__ import annotations
 
-from ..citations import acp
 from ..harness.client_side import ClientSide
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios.catalog import BASELINE
 from ..scenarios.check_context import CheckContext, text_prompt
 
 NEEDS_CAPABILITY = ("fs/", "terminal/")
 
 
-@requirement(
-    "gating.no-unadvertised-client-methods",
-    Tier.MUST,
-    "The agent never calls fs/*, terminal/* or elicitation/* methods the client did not advertise.",
-    acp(
-        "initialization",
-        "Client capabilities",
-        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
-    ),
-    scenario=BASELINE,
-)
+@check("gating.no-unadvertised-client-methods", scenario=BASELINE)
 async def no_fs_or_terminal_calls_without_capabilities(ctx: CheckContext) -> Outcome:
     client = ClientSide(ctx.work, fs_read=False, fs_write=False, terminal=False)
     turns = []

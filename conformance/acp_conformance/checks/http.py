@@ -18,11 +18,8 @@ import anyio
 
 from ..harness.http_probe import HttpProbe, StreamEvent, answers
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier
 from ..scenarios.check_context import CheckContext
 from .http_steps import (
-    RFD,
-    SDK_HOUSE_RULE,
     connected,
     connected_session,
     error_code,
@@ -35,14 +32,7 @@ from .http_steps import (
 )
 
 
-@http_rule(
-    "http.opening-post",
-    Tier.MUST,
-    "POST initialize without Acp-Connection-Id is answered 200 with the JSON-RPC response "
-    "and a new, distinct Acp-Connection-Id header.",
-    SDK_HOUSE_RULE,
-    house=True,
-)
+@http_rule("http.opening-post")
 async def initialize_opens_connection(probe: HttpProbe, ctx: CheckContext) -> Outcome:
     first, connection = await probe.initialize()
     if bad := status_is(first, 200, "initialize"):
@@ -58,14 +48,7 @@ async def initialize_opens_connection(probe: HttpProbe, ctx: CheckContext) -> Ou
     return passed("initialize answered 200 with a fresh Acp-Connection-Id")
 
 
-@http_rule(
-    "http.post-accepted",
-    Tier.MUST,
-    "A POST on a known connection is accepted with 202 and answered "
-    "on the connection's event stream.",
-    SDK_HOUSE_RULE,
-    house=True,
-)
+@http_rule("http.post-accepted")
 async def post_accepted_and_answered_on_stream(probe: HttpProbe, ctx: CheckContext) -> Outcome:
     connection, stream = await connected(probe)
     exchange = await probe.post(new_session_request(7, str(ctx.work)), connection)
@@ -76,13 +59,7 @@ async def post_accepted_and_answered_on_stream(probe: HttpProbe, ctx: CheckConte
     return passed("202, then the answer on the connection stream")
 
 
-@http_rule(
-    "http.batch-rejected",
-    Tier.MUST,
-    "A JSON array body is refused with 400 and one -32600 error.",
-    SDK_HOUSE_RULE,
-    house=True,
-)
+@http_rule("http.batch-rejected")
 async def batch_rejected(probe: HttpProbe, ctx: CheckContext) -> Outcome:
     connection, _ = await connected(probe)
     batch = [new_session_request(4, str(ctx.work))]
@@ -94,14 +71,7 @@ async def batch_rejected(probe: HttpProbe, ctx: CheckContext) -> Outcome:
     return passed("refused with 400 and -32600")
 
 
-@http_rule(
-    "http.invalid-json",
-    Tier.MUST,
-    "A body that is not JSON is refused with 400 (a JSON-RPC body, "
-    "if any, carries -32700) and the connection stays usable.",
-    SDK_HOUSE_RULE,
-    house=True,
-)
+@http_rule("http.invalid-json")
 async def invalid_json_refused(probe: HttpProbe, ctx: CheckContext) -> Outcome:
     connection, stream = await connected(probe)
     exchange = await probe.post(None, connection, raw=b'{"jsonrpc": "2.0", "id": 5, "meth')
@@ -123,14 +93,7 @@ def _answer_or_null(request_id: Any) -> Callable[[StreamEvent], bool]:
     return match
 
 
-@http_rule(
-    "http.invalid-message",
-    Tier.MUST,
-    "JSON that is not a JSON-RPC message is refused with 400 or "
-    "answered with -32600, and the connection stays usable.",
-    SDK_HOUSE_RULE,
-    house=True,
-)
+@http_rule("http.invalid-message")
 async def non_message_json_refused(probe: HttpProbe, ctx: CheckContext) -> Outcome:
     connection, stream = await connected(probe)
     problems = []
@@ -160,13 +123,7 @@ async def non_message_json_refused(probe: HttpProbe, ctx: CheckContext) -> Outco
     return passed("every non-message body was refused with 400 or answered -32600")
 
 
-@http_rule(
-    "http.delete-ends-connection",
-    Tier.MUST,
-    "DELETE ends the connection (202); its stream ends and later POSTs naming it get 404.",
-    SDK_HOUSE_RULE,
-    house=True,
-)
+@http_rule("http.delete-ends-connection")
 async def delete_ends_connection(probe: HttpProbe, ctx: CheckContext) -> Outcome:
     connection, stream = await connected(probe)
     exchange = await probe.delete(connection)
@@ -182,14 +139,7 @@ async def delete_ends_connection(probe: HttpProbe, ctx: CheckContext) -> Outcome
     )
 
 
-@http_rule(
-    "http.stream-routing",
-    Tier.MUST,
-    "Connection-level answers arrive on the connection stream; a "
-    "session's updates and prompt answers on that session's stream only.",
-    SDK_HOUSE_RULE,
-    house=True,
-)
+@http_rule("http.stream-routing")
 async def streams_carry_their_own_messages(probe: HttpProbe, ctx: CheckContext) -> Outcome:
     connection, conn_stream, session = await connected_session(probe, str(ctx.work))
     session_stream = await probe.open_stream(connection, session)
@@ -216,12 +166,7 @@ async def streams_carry_their_own_messages(probe: HttpProbe, ctx: CheckContext) 
     )
 
 
-@http_rule(
-    "http.sse-event-ids",
-    Tier.SHOULD,
-    "Every SSE event carries an id, so a client can resume.",
-    RFD,
-)
+@http_rule("http.sse-event-ids")
 async def events_carry_ids(probe: HttpProbe, ctx: CheckContext) -> Outcome:
     connection, conn_stream, session = await connected_session(probe, str(ctx.work))
     reader = await probe.open_stream(connection, session)
@@ -235,13 +180,7 @@ async def events_carry_ids(probe: HttpProbe, ctx: CheckContext) -> Outcome:
     return passed(f"all {len(events)} events carry an id")
 
 
-@http_rule(
-    "http.sse-resume",
-    Tier.SHOULD,
-    "A client reconnecting with Last-Event-ID receives every event it "
-    "missed, and none it had already received.",
-    RFD,
-)
+@http_rule("http.sse-resume")
 async def resume_loses_nothing(probe: HttpProbe, ctx: CheckContext) -> Outcome:
     connection, _, session = await connected_session(probe, str(ctx.work))
     first = await probe.open_stream(connection, session)

@@ -15,18 +15,14 @@ from dataclasses import dataclass
 
 from ..harness.http_probe import Exchange, HttpProbe, SseReader, rpc
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Requirement, Tier
 from ..scenarios.catalog import HTTP
 from ..scenarios.check_context import CheckContext
 from .families import register_family
 from .http_steps import (
-    RFD,
-    SDK_HOUSE_RULE,
     connected,
     connected_session,
     new_session_request,
     probed,
-    rfd_must,
 )
 
 
@@ -53,16 +49,12 @@ Ask = Callable[[HttpProbe, CheckContext], Awaitable[list[Attempt]]]
 class Refusal:
     """A row of the table: a rule, the requests that provoke it, the status expected."""
 
-    rule: Requirement
+    #: The id of the rule the row judges.
+    rule: str
     status: int
     ask: Ask
     #: Applies only when the run was given ``--token`` (the endpoint then requires one).
     needs_token: bool = False
-
-
-def _sdk_rule(id: str, statement: str, tier: Tier = Tier.MUST) -> Requirement:
-    """A rule the RFD leaves to the SDK: a house rule citing the SDK's behaviour."""
-    return Requirement(id, tier, statement, SDK_HOUSE_RULE, house=True)
 
 
 async def _post_without_connection(probe: HttpProbe, ctx: CheckContext) -> list[Attempt]:
@@ -127,90 +119,48 @@ async def _initialize_unknown_version(probe: HttpProbe, ctx: CheckContext) -> li
 
 REFUSALS: tuple[Refusal, ...] = (
     Refusal(
-        _sdk_rule(
-            "http.missing-connection-id",
-            "A POST other than initialize without Acp-Connection-Id is refused with 400.",
-        ),
+        "http.missing-connection-id",
         400,
         _post_without_connection,
     ),
     Refusal(
-        _sdk_rule(
-            "http.unknown-connection-id",
-            "A POST naming an unknown Acp-Connection-Id is refused with 404.",
-        ),
+        "http.unknown-connection-id",
         404,
         _post_to_unknown_connection,
     ),
     Refusal(
-        Requirement(
-            "http.content-type",
-            Tier.MUST,
-            "A POST whose Content-Type is not application/json is refused with 415.",
-            rfd_must("POST Content-Type MUST be application/json (415 otherwise)"),
-        ),
+        "http.content-type",
         415,
         _post_text_plain,
     ),
     Refusal(
-        Requirement(
-            "http.accept-event-stream",
-            Tier.MUST,
-            "A GET that does not accept text/event-stream is refused with 406.",
-            rfd_must("GET Accept MUST include text/event-stream (406 otherwise)"),
-        ),
+        "http.accept-event-stream",
         406,
         _get_accepting_json,
     ),
     Refusal(
-        Requirement(
-            "http.session-header",
-            Tier.MUST,
-            "A session-scoped request without Acp-Session-Id, or with one "
-            "that differs from params.sessionId, is refused with 400.",
-            rfd_must(
-                "POST requests for session-scoped operations MUST include both "
-                "Acp-Connection-Id and Acp-Session-Id headers"
-            ),
-        ),
+        "http.session-header",
         400,
         _prompt_without_session_header,
     ),
     Refusal(
-        _sdk_rule(
-            "http.single-reader",
-            "A second GET of a stream that already has a reader is refused with 409.",
-        ),
+        "http.single-reader",
         409,
         _second_reader,
     ),
     Refusal(
-        _sdk_rule(
-            "http.token-required",
-            "With a token configured (--token), requests without it or with "
-            "a wrong one are refused with 401.",
-        ),
+        "http.token-required",
         401,
         _initialize_without_token,
         needs_token=True,
     ),
     Refusal(
-        Requirement(
-            "http.origin-checked",
-            Tier.SHOULD,
-            "A request with a foreign Origin header is refused with 403.",
-            RFD,
-        ),
+        "http.origin-checked",
         403,
         _initialize_from_foreign_origin,
     ),
     Refusal(
-        Requirement(
-            "http.protocol-version-checked",
-            Tier.SHOULD,
-            "A request naming an unsupported Acp-Protocol-Version is refused with 400.",
-            RFD,
-        ),
+        "http.protocol-version-checked",
         400,
         _initialize_unknown_version,
     ),

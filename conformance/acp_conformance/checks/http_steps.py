@@ -15,25 +15,12 @@ from typing import Any
 
 import anyio
 
-from ..citations import REMOTE_TRANSPORT, house
 from ..harness.http_probe import Exchange, HttpProbe, SseReader, answers, rpc
 from ..outcomes import Outcome, failed, not_applicable
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios.catalog import HTTP
 from ..scenarios.check_context import CheckContext, SetupError
 from ..scenarios.remote_endpoint import endpoint
-
-RFD = REMOTE_TRANSPORT
-
-#: The SDK's behaviour where the RFD states no MUST: a house rule that blocks under iac-code.
-SDK_HOUSE_RULE = house(
-    "the remote transport answers as the official TypeScript SDK's AcpServer does", RFD
-)
-
-
-def rfd_must(words: str) -> str:
-    """The RFD's citation with the words (shortened) in which it states the rule as a MUST."""
-    return f'{RFD}: "{words}"'
 
 
 def new_session_request(request_id: int, cwd: str) -> dict[str, Any]:
@@ -58,25 +45,18 @@ async def with_probe(ctx: CheckContext, body: Callable[[HttpProbe], Awaitable[Ou
 HttpBody = Callable[[HttpProbe, CheckContext], Awaitable[Outcome]]
 
 
-def http_rule(
-    id: str,
-    tier: Tier,
-    statement: str,
-    citation: str,
-    *,
-    house: bool = False,
-) -> Callable[[HttpBody], HttpBody]:
-    """Define a requirement of the HTTP scenario and bind ``body`` to it, run with a fresh
-    probe (:func:`probed`)."""
+def http_rule(id: str) -> Callable[[HttpBody], HttpBody]:
+    """Bind ``body`` as the check of rule ``id`` in the HTTP scenario, run with a fresh probe
+    (:func:`probed`)."""
 
     def register(body: HttpBody) -> HttpBody:
-        async def check(ctx: CheckContext) -> Outcome:
+        async def run_probed(ctx: CheckContext) -> Outcome:
             return await probed(ctx, body)
 
         # Named and placed (a check's module is its place in the run order) as ``body``.
-        check.__name__ = check.__qualname__ = body.__name__
-        check.__module__ = body.__module__
-        requirement(id, tier, statement, citation, scenario=HTTP, house=house)(check)
+        run_probed.__name__ = run_probed.__qualname__ = body.__name__
+        run_probed.__module__ = body.__module__
+        check(id, scenario=HTTP)(run_probed)
         return body
 
     return register

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..citations import ERROR_CODES, acp, house, schema_requires
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief, result_dict
 from ..scenarios.catalog import INIT
 from ..scenarios.check_context import CheckContext
@@ -49,17 +48,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-@requirement(
-    "init.responds",
-    Tier.MUST,
-    "initialize is answered with a result that has protocolVersion and agentCapabilities.",
-    acp(
-        "initialization",
-        "Initialization",
-        "The Agent MUST respond with the chosen protocol version and the capabilities it supports",
-    ),
-    scenario=INIT,
-)
+@check("init.responds", scenario=INIT)
 async def initialize_is_answered(ctx: CheckContext) -> Outcome:
     try:
         response = await _fresh_v1_answer(ctx)
@@ -77,17 +66,7 @@ async def initialize_is_answered(ctx: CheckContext) -> Outcome:
     return passed("initialize answered", frames=frames)
 
 
-@requirement(
-    "init.version-negotiation",
-    Tier.MUST,
-    "Asked for version 1, the agent answers an integer version no greater than 1.",
-    acp(
-        "initialization",
-        "Protocol version",
-        "If the Agent supports the requested version, it MUST respond with the same version",
-    ),
-    scenario=INIT,
-)
+@check("init.version-negotiation", scenario=INIT)
 async def version_one_is_negotiated(ctx: CheckContext) -> Outcome:
     response = await _fresh_v1_answer(ctx)
     version = _version_of(response)
@@ -96,17 +75,7 @@ async def version_one_is_negotiated(ctx: CheckContext) -> Outcome:
     return passed("asked for 1, got 1", frames=[response.frame.seq])
 
 
-@requirement(
-    "init.unsupported-version-not-echoed",
-    Tier.MUST,
-    "Asked for an unsupported version (65535), the agent answers one it supports, never 65535.",
-    acp(
-        "initialization",
-        "Protocol version",
-        "Otherwise, the Agent MUST respond with the latest version it supports",
-    ),
-    scenario=INIT,
-)
+@check("init.unsupported-version-not-echoed", scenario=INIT)
 async def unsupported_version_is_not_echoed(ctx: CheckContext) -> Outcome:
     response = await _initialize_fresh(ctx, UNSUPPORTED_VERSION)
     version = _version_of(response)
@@ -124,13 +93,7 @@ async def unsupported_version_is_not_echoed(ctx: CheckContext) -> Outcome:
     return passed(f"asked for {UNSUPPORTED_VERSION}, got {version}", frames=[response.frame.seq])
 
 
-@requirement(
-    "init.version-zero",
-    Tier.SHOULD,
-    "Asked for version 0, the agent answers its own supported version rather than 0 or an error.",
-    acp("initialization", "Protocol version"),
-    scenario=INIT,
-)
+@check("init.version-zero", scenario=INIT)
 async def version_zero_gets_supported_version(ctx: CheckContext) -> Outcome:
     response = await _initialize_fresh(ctx, 0)
     version = _version_of(response)
@@ -144,13 +107,7 @@ async def version_zero_gets_supported_version(ctx: CheckContext) -> Outcome:
     return passed(f"asked for 0, got {version}", frames=[response.frame.seq])
 
 
-@requirement(
-    "init.capabilities-shape",
-    Tier.MUST,
-    "agentCapabilities is an object; authMethods, when present, is an array.",
-    schema_requires("InitializeResponse.agentCapabilities (object), authMethods (array)"),
-    scenario=INIT,
-)
+@check("init.capabilities-shape", scenario=INIT)
 async def capabilities_have_the_right_shape(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     result = run.init_result or {}
@@ -169,13 +126,7 @@ async def capabilities_have_the_right_shape(ctx: CheckContext) -> Outcome:
     return passed("agentCapabilities and authMethods have the documented shapes", capabilities=caps)
 
 
-@requirement(
-    "init.agent-info",
-    Tier.SHOULD,
-    "initialize returns agentInfo with a name and a version.",
-    acp("initialization", "Implementation information"),
-    scenario=INIT,
-)
+@check("init.agent-info", scenario=INIT)
 async def agent_info_is_given(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     info = (run.init_result or {}).get("agentInfo")
@@ -188,13 +139,7 @@ async def agent_info_is_given(ctx: CheckContext) -> Outcome:
     return passed(f"{info['name']} {info['version']}", agentInfo=info)
 
 
-@requirement(
-    "init.repeatable",
-    Tier.INFO,
-    "A second initialize on the same connection gets a consistent answer.",
-    acp("initialization", "Initialization"),
-    scenario=INIT,
-)
+@check("init.repeatable", scenario=INIT)
 async def second_initialize_is_consistent(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     params = run.init_params or ctx.runtime.initialize_params(run)
@@ -212,13 +157,7 @@ async def second_initialize_is_consistent(ctx: CheckContext) -> Outcome:
     return passed("second initialize answered the same", frames=[response.frame.seq])
 
 
-@requirement(
-    "auth.methods-shape",
-    Tier.MUST,
-    "Every advertised auth method has a string id and name.",
-    schema_requires("AuthMethod.id and AuthMethod.name (strings)"),
-    scenario=INIT,
-)
+@check("auth.methods-shape", scenario=INIT)
 async def auth_methods_have_ids_and_names(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     methods = (run.init_result or {}).get("authMethods") or []
@@ -236,14 +175,7 @@ async def auth_methods_have_ids_and_names(ctx: CheckContext) -> Outcome:
     return passed(f"{len(ids)} auth methods: {', '.join(ids) or 'none'}")
 
 
-@requirement(
-    "auth.method-ids-unique",
-    Tier.SHOULD,
-    "The advertised auth methods have distinct ids.",
-    acp("initialization", "Initialization")
-    + " (authMethods; the schema describes the id as unique, with no MUST)",
-    scenario=INIT,
-)
+@check("auth.method-ids-unique", scenario=INIT)
 async def auth_method_ids_are_distinct(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     methods = (run.init_result or {}).get("authMethods") or []
@@ -253,14 +185,7 @@ async def auth_method_ids_are_distinct(ctx: CheckContext) -> Outcome:
     return passed(f"{len(ids)} distinct auth method ids")
 
 
-@requirement(
-    "auth.unknown-method-rejected",
-    Tier.MUST,
-    "authenticate with a method id that was not advertised is rejected with an error (any code).",
-    house("authenticate rejects a method it never advertised", ERROR_CODES),
-    scenario=INIT,
-    house=True,
-)
+@check("auth.unknown-method-rejected", scenario=INIT)
 async def unknown_auth_method_is_rejected(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request(
@@ -278,18 +203,7 @@ async def unknown_auth_method_is_rejected(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "auth.authenticate-advertised",
-    Tier.CAPABILITY,
-    "authenticate with the advertised method chosen by --auth-method succeeds.",
-    house(
-        "authenticate with an advertised method the operator chose succeeds",
-        acp("initialization", "Initialization") + " (authMethods)",
-    ),
-    scenario=INIT,
-    gate="authMethods",
-    house=True,
-)
+@check("auth.authenticate-advertised", scenario=INIT)
 async def advertised_auth_method_works(ctx: CheckContext) -> Outcome:
     method = ctx.config.auth_method
     if not method:
@@ -309,18 +223,7 @@ async def advertised_auth_method_works(ctx: CheckContext) -> Outcome:
     return passed(f"authenticate {method!r} succeeded", frames=[response.frame.seq])
 
 
-@requirement(
-    "auth.logout-works",
-    Tier.CAPABILITY,
-    "logout succeeds when agentCapabilities.auth.logout is advertised, and the agent stays usable.",
-    house(
-        "an advertised logout succeeds",
-        acp("initialization", "Agent capabilities") + " (auth.logout)",
-    ),
-    scenario=INIT,
-    gate="agentCapabilities.auth.logout",
-    house=True,
-)
+@check("auth.logout-works", scenario=INIT)
 async def logout_succeeds_when_advertised(ctx: CheckContext) -> Outcome:
     run = await ctx.spawn(for_this_check=True)
     response = await run.live.request("logout", {})

@@ -10,7 +10,6 @@ import functools
 import itertools
 import json
 
-from ..citations import ERROR_CODES, STDIO, acp, house, jsonrpc
 from ..harness.agent_client import (
     BARRIER_METHOD,
     AgentConnection,
@@ -21,7 +20,7 @@ from ..harness.agent_client import (
 )
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief, expect_error
 from ..scenarios.catalog import ENVELOPE
 from ..scenarios.check_context import CheckContext
@@ -106,17 +105,7 @@ def _error_code(frame: Frame) -> object:
     return err.get("code") if isinstance(err, dict) else None
 
 
-@requirement(
-    "jsonrpc.id-echo",
-    Tier.MUST,
-    "A response carries its request's id unchanged, for integer and string ids.",
-    jsonrpc(
-        "§5 Response object",
-        "response_object",
-        "MUST be the same as the value of the id member in the Request Object",
-    ),
-    scenario=ENVELOPE,
-)
+@check("jsonrpc.id-echo", scenario=ENVELOPE)
 async def integer_and_string_ids_are_echoed(ctx: CheckContext) -> Outcome:
     # The scenario's agent: the preflight has seen a fresh process echo initialize's id, so
     # these ids go to requests of an initialized one (no process is started for them).
@@ -173,14 +162,7 @@ def _is_answer_to(frame: Frame, rid: object) -> bool:
     )
 
 
-@requirement(
-    "jsonrpc.parse-error",
-    Tier.MUST,
-    "A line that is not valid JSON is answered with -32700 and id null.",
-    house("-32700 with id null for a non-JSON line", ERROR_CODES),
-    scenario=ENVELOPE,
-    house=True,
-)
+@check("jsonrpc.parse-error", scenario=ENVELOPE)
 async def invalid_json_gets_parse_error(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     frame = await _response_to_raw(run.live, b'{"jsonrpc": "2.0", "id": 5, "method": ', None)
@@ -204,14 +186,7 @@ _INVALID_REQUESTS: list[tuple[str, object, object]] = [
 ]
 
 
-@requirement(
-    "jsonrpc.invalid-request",
-    Tier.MUST,
-    "Valid JSON that is not a request object is answered with -32600.",
-    house("-32600 for JSON that is not a request", ERROR_CODES),
-    scenario=ENVELOPE,
-    house=True,
-)
+@check("jsonrpc.invalid-request", scenario=ENVELOPE)
 async def non_request_json_gets_invalid_request(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     frames = []
@@ -228,14 +203,7 @@ async def non_request_json_gets_invalid_request(ctx: CheckContext) -> Outcome:
     return passed("non-request JSON answered with -32600", frames=frames)
 
 
-@requirement(
-    "jsonrpc.batch-rejected",
-    Tier.SHOULD,
-    "A JSON array (batch, not part of ACP) is answered with one -32600 error.",
-    house("ACP v1 has no batches: one -32600", STDIO),
-    scenario=ENVELOPE,
-    house=True,
-)
+@check("jsonrpc.batch-rejected", scenario=ENVELOPE)
 async def batches_get_one_invalid_request(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     batch = [{"jsonrpc": "2.0", "id": 41, "method": "session/list", "params": {}}]
@@ -252,33 +220,14 @@ async def batches_get_one_invalid_request(ctx: CheckContext) -> Outcome:
     return passed("batch answered with -32600", frames=[frame.seq])
 
 
-@requirement(
-    "jsonrpc.method-not-found",
-    Tier.SHOULD,
-    "An unknown method is answered with -32601.",
-    acp(
-        "extensibility",
-        "Custom requests",
-        'it should respond with the standard "Method not found" error',
-    )
-    + "; "
-    + ERROR_CODES,
-    scenario=ENVELOPE,
-)
+@check("jsonrpc.method-not-found", scenario=ENVELOPE)
 async def unknown_method_gets_method_not_found(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request("session/no_such_method", {}, deliberate=True)
     return expect_error(response, (-32601,), "an unknown method")
 
 
-@requirement(
-    "jsonrpc.invalid-params",
-    Tier.MUST,
-    "Ill-typed params of a known method are answered with -32602.",
-    house("-32602 for ill-typed params", ERROR_CODES),
-    scenario=ENVELOPE,
-    house=True,
-)
+@check("jsonrpc.invalid-params", scenario=ENVELOPE)
 async def ill_typed_params_get_invalid_params(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request(
@@ -287,14 +236,7 @@ async def ill_typed_params_get_invalid_params(ctx: CheckContext) -> Outcome:
     return expect_error(response, (-32602,), "session/new with cwd 42")
 
 
-@requirement(
-    "jsonrpc.survives-bad-input",
-    Tier.MUST,
-    "After any bad line the agent keeps answering requests.",
-    house("bad input never stops the agent", STDIO),
-    scenario=ENVELOPE,
-    house=True,
-)
+@check("jsonrpc.survives-bad-input", scenario=ENVELOPE)
 async def agent_keeps_answering_after_bad_lines(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     for line in (b"not json at all", b"[]", b"{}", b"null", b'{"jsonrpc":"2.0","id":9'):
@@ -308,12 +250,6 @@ async def agent_keeps_answering_after_bad_lines(ctx: CheckContext) -> Outcome:
     return passed("session/new still works after five bad lines", frames=[response.frame.seq])
 
 
-@requirement(
-    "jsonrpc.notification-not-answered",
-    Tier.MUST,
-    "Notifications are never answered.",
-    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification"),
-    scenario=ENVELOPE,
-)
+@check("jsonrpc.notification-not-answered", scenario=ENVELOPE)
 async def cancel_for_unknown_session_is_not_answered(ctx: CheckContext) -> Outcome:
     return await silence_until_barrier(ctx, "session/cancel", {"sessionId": "no-such-session"})

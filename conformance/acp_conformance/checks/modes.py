@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..citations import ERROR_CODES, acp, house
 from ..harness.agent_client import AgentTimeout, Response
 from ..outcomes import Outcome, Verdict, failed, not_applicable, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import expect_error, expect_result, result_dict
 from ..scenarios.catalog import MODES
 from ..scenarios.check_context import CheckContext
@@ -61,18 +60,7 @@ async def _set_some_mode(
     return last
 
 
-@requirement(
-    "modes.set-mode-works",
-    Tier.CAPABILITY,
-    "session/set_mode with an advertised mode succeeds.",
-    house(
-        "set_mode to an advertised mode succeeds",
-        acp("session-modes", "Setting the current mode"),
-    ),
-    scenario=MODES,
-    gate="session.modes",
-    house=True,
-)
+@check("modes.set-mode-works", scenario=MODES)
 async def set_mode_to_an_advertised_mode(ctx: CheckContext) -> Outcome:
     run, session_id, result = await _session(ctx)
     found = await _set_some_mode(run, session_id, result, or_current=True)
@@ -83,15 +71,7 @@ async def set_mode_to_an_advertised_mode(ctx: CheckContext) -> Outcome:
     return passed(f"mode set to {target!r}{note}", frames=[response.frame.seq])
 
 
-@requirement(
-    "modes.current-mode-update",
-    Tier.SHOULD,
-    "A current_mode_update that follows session/set_mode names the new mode (none is owed "
-    "after the client's own change: ACP describes the update for changes the agent makes).",
-    acp("session-modes", "From the Agent"),
-    scenario=MODES,
-    gate="session.modes",
-)
+@check("modes.current-mode-update", scenario=MODES)
 async def set_mode_sends_current_mode_update(ctx: CheckContext) -> Outcome:
     run, session_id, result = await _session(ctx)
     start = len(run.frames)
@@ -131,22 +111,7 @@ async def set_mode_sends_current_mode_update(ctx: CheckContext) -> Outcome:
     return passed("current_mode_update sent", frames=[frame.seq])
 
 
-@requirement(
-    "modes.unknown-mode-rejected",
-    Tier.CAPABILITY,
-    "session/set_mode with a mode that was not advertised is rejected with -32602.",
-    house(
-        "-32602 for a mode never advertised",
-        acp(
-            "session-modes",
-            "Setting the current mode",
-            "Must be one of the modes listed in availableModes",
-        ),
-    ),
-    scenario=MODES,
-    gate="session.modes",
-    house=True,
-)
+@check("modes.unknown-mode-rejected", scenario=MODES)
 async def unknown_mode_is_rejected(ctx: CheckContext) -> Outcome:
     run, session_id, _ = await _session(ctx)
     response = await run.live.request(
@@ -182,19 +147,7 @@ def _pick_change(options: list[Any]) -> tuple[str, Any] | None:
     return None
 
 
-@requirement(
-    "config.set-returns-full-list",
-    Tier.CAPABILITY,
-    "session/set_config_option returns the complete configOptions list with the new value.",
-    acp(
-        "session-config-options",
-        "Setting a config option",
-        "The Agent MUST respond with the complete list of all configuration options and their "
-        "current values",
-    ),
-    scenario=MODES,
-    gate="session.configOptions",
-)
+@check("config.set-returns-full-list", scenario=MODES)
 async def set_config_option_returns_every_option(ctx: CheckContext) -> Outcome:
     run, session_id, result = await _session(ctx)
     options = result.get("configOptions") or []
@@ -239,15 +192,7 @@ async def set_config_option_returns_every_option(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "config.unknown-id-rejected",
-    Tier.CAPABILITY,
-    "session/set_config_option with an unknown configId is rejected with -32602.",
-    house("-32602 for an unknown configId", ERROR_CODES),
-    scenario=MODES,
-    gate="session.configOptions",
-    house=True,
-)
+@check("config.unknown-id-rejected", scenario=MODES)
 async def unknown_config_id_is_rejected(ctx: CheckContext) -> Outcome:
     run, session_id, _ = await _session(ctx)
     response = await run.live.request(
@@ -257,15 +202,7 @@ async def unknown_config_id_is_rejected(ctx: CheckContext) -> Outcome:
     return expect_error(response, (-32602,), "session/set_config_option with an unknown configId")
 
 
-@requirement(
-    "config.unknown-value-rejected",
-    Tier.CAPABILITY,
-    "session/set_config_option with a value that is not offered is rejected with -32602.",
-    house("-32602 for a value not offered", ERROR_CODES),
-    scenario=MODES,
-    gate="session.configOptions",
-    house=True,
-)
+@check("config.unknown-value-rejected", scenario=MODES)
 async def unknown_config_value_is_rejected(ctx: CheckContext) -> Outcome:
     run, session_id, result = await _session(ctx)
     select = next(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..citations import acp, house
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..judges.run_walk import session_updates
 from ..outcomes import (
@@ -18,7 +17,7 @@ from ..outcomes import (
     not_applicable,
     passed,
 )
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.catalog import CANCEL, TURNS
 from ..scenarios.check_context import AgentRun, CheckContext, text_prompt
@@ -35,21 +34,7 @@ from .prompt_content import V1_CONTENT, judge_content_row
 register_family(V1_CONTENT, TURNS, judge_content_row, module=__name__)
 
 
-@requirement(
-    "prompt.concurrent-requests",
-    Tier.SHOULD,
-    "Requests sent while a prompt runs are answered without waiting for the turn to end.",
-    house(
-        "requests are answered during a turn",
-        acp(
-            "session-modes",
-            "Setting the current mode",
-            "whether the Agent is idle or generating a response",
-        ),
-    ),
-    scenario=CANCEL,
-    house=True,
-)
+@check("prompt.concurrent-requests", scenario=CANCEL)
 async def requests_are_answered_during_a_turn(ctx: CheckContext) -> Outcome:
     obs = await observe_cancel(ctx)
     if (na := too_short(obs)) is not None:
@@ -63,18 +48,7 @@ async def requests_are_answered_during_a_turn(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "prompt.tool-call-permission-same-id",
-    Tier.MUST,
-    "A permission request names the toolCallId of a tool_call announced earlier in the turn.",
-    house(
-        "a permission request names an announced tool call",
-        acp("tool-calls", "Requesting permission"),
-    ),
-    scenario=TURNS,
-    llm=True,
-    house=True,
-)
+@check("prompt.tool-call-permission-same-id", scenario=TURNS)
 async def permission_names_the_announced_tool_call(ctx: CheckContext) -> Outcome:
     record = await allowed_write_with_a_tool_call(ctx)
     if isinstance(record, Outcome):
@@ -138,16 +112,7 @@ def foreign_chunks(
     return seqs
 
 
-@requirement(
-    "prompt.one-turn-at-a-time",
-    Tier.SHOULD,
-    "A second session/prompt while the session's turn runs is rejected or queued; the two turns "
-    "never interleave.",
-    house("one turn per session at a time", acp("prompt-turn", "Prompt turn")),
-    scenario=CANCEL,
-    llm=True,
-    house=True,
-)
+@check("prompt.one-turn-at-a-time", scenario=CANCEL)
 async def a_second_prompt_never_interleaves(ctx: CheckContext) -> Outcome:
     run = await ctx.turn_agent(llm_script=OVERLAP_SCRIPT)
     session_id = await ctx.new_session(run)

@@ -15,11 +15,10 @@ from typing import Any
 
 import anyio
 
-from ..citations import ERROR_CODES, STDIO, acp, house, jsonrpc
 from ..fuzzing import drawn_params, mutations, resolved_schema
 from ..harness.agent_client import AgentExited, AgentTimeout, Pending, Response
 from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.catalog import FUZZ, ROBUSTNESS
 from ..scenarios.check_context import AgentRun, CheckContext, advertised, surface_value
@@ -231,6 +230,48 @@ async def _exchange(run: AgentRun, cases: list[_Case], *, invalid: bool) -> list
     return answers
 
 
+async def _fuzzed(
+    ctx: CheckContext, *, invalid: bool
+) -> tuple[int, list[tuple[_Case, Response]]] | Outcome:
+    """The fuzzed requests of one kind (schema-valid draws on a new session, or schema-invalid
+    mutations), each with its answer, and how many methods they cover; or why not judged."""
+    cases = await _cases(ctx)
+    if not cases or ctx.config.fuzz_examples == 0:
+        return not_applicable("no fuzzable methods (or --fuzz-examples 0)")
+    run = await ctx.agent()
+    if invalid:
+        sending = [
+            _Case(method, label, defuse_mcp_servers(params, ctx))
+            for method, method_cases in cases.items()
+            for label, params in method_cases.invalid
+        ]
+    else:
+        session_id = await ctx.new_session(run)
+        rng = random.Random(7)
+        sending = [
+            _Case(method, label, _ground(params, ctx, session_id, rng))
+            for method, method_cases in cases.items()
+            for label, params in method_cases.valid
+        ]
+    answers = await _answered(run, sending, invalid=invalid)
+    if isinstance(answers, Outcome):
+        return answers
+    return len(cases), list(zip(sending, answers, strict=True))
+
+
+async def _answered(
+    run: AgentRun, cases: list[_Case], *, invalid: bool
+) -> list[Response] | Outcome:
+    """Every case's answer (:func:`_exchange`) and a last round trip the agent survived, or
+    the failure when it died or stopped answering."""
+    try:
+        answers = await _exchange(run, cases, invalid=invalid)
+        await _still_alive(run, len(answers))
+    except _Dead as dead:
+        return dead.outcome
+    return answers
+
+
 async def _answer_to_invalid(run: AgentRun, handle: Pending, case: _Case, sent: int) -> Response:
     """The answer to a schema-invalid request, waited for until ``GRACE_AFTER_LATER_ANSWER``
     after the agent answered a barrier sent behind it (an agent that drops a request it
@@ -254,42 +295,19 @@ async def _answer_to_invalid(run: AgentRun, handle: Pending, case: _Case, sent: 
         raise _Dead(soft_failed(why, NO_DEADLINE, sent=sent)) from exc
 
 
-@requirement(
-    "robustness.fuzz-valid-params",
-    Tier.MUST,
-    "Schema-drawn params for advertised methods get a valid result or error; the agent never dies.",
-    jsonrpc(
-        "§5 Response object",
-        "response_object",
-        "When a rpc call is made, the Server MUST reply with a Response",
-    ),
-    scenario=FUZZ,
-    budget=FUZZ_BUDGET,
-)
+@check("robustness.fuzz-valid-params", scenario=FUZZ, budget=FUZZ_BUDGET)
 async def drawn_params_get_valid_answers(ctx: CheckContext) -> Outcome:
-    cases = await _cases(ctx)
-    if not cases or ctx.config.fuzz_examples == 0:
-        return not_applicable("no fuzzable methods (or --fuzz-examples 0)")
+    fuzzed = await _fuzzed(ctx, invalid=False)
+    if isinstance(fuzzed, Outcome):
+        return fuzzed
+    methods, answered = fuzzed
     backend = load_backend()
-    run = await ctx.agent()
-    session_id = await ctx.new_session(run)
-    rng = random.Random(7)
-    sending = [
-        _Case(method, label, _ground(params, ctx, session_id, rng))
-        for method, method_cases in cases.items()
-        for label, params in method_cases.valid
-    ]
-    try:
-        answers = await _exchange(run, sending, invalid=False)
-        await _still_alive(run, len(answers))
-    except _Dead as dead:
-        return dead.outcome
     problems = [
         (response.frame.seq, f"{case.method} ({case.label}): {why}")
-        for case, response in zip(sending, answers, strict=True)
+        for case, response in answered
         if (why := _problem(case.method, response, backend)) is not None
     ]
-    sent = len(answers)
+    sent = len(answered)
     if problems:
         return failed(
             f"{len(problems)} of {sent} answers were not a valid result or error: {problems[0][1]}",
@@ -297,41 +315,23 @@ async def drawn_params_get_valid_answers(ctx: CheckContext) -> Outcome:
             problems=[why for _, why in problems[:20]],
         )
     return passed(
-        f"{sent} schema-valid requests (hypothesis-jsonschema draws) over {len(cases)} methods "
+        f"{sent} schema-valid requests (hypothesis-jsonschema draws) over {methods} methods "
         f"answered with a valid result or error ({IN_FLIGHT} in flight at a time)"
     )
 
 
-@requirement(
-    "robustness.fuzz-invalid-params",
-    Tier.SHOULD,
-    "Mutated (schema-invalid) params are answered with an error, not a result.",
-    house("schema-invalid params get an error", ERROR_CODES),
-    scenario=FUZZ,
-    house=True,
-    budget=FUZZ_BUDGET,
-)
+@check("robustness.fuzz-invalid-params", scenario=FUZZ, budget=FUZZ_BUDGET)
 async def mutated_params_get_errors(ctx: CheckContext) -> Outcome:
-    cases = await _cases(ctx)
-    if not cases or ctx.config.fuzz_examples == 0:
-        return not_applicable("no fuzzable methods (or --fuzz-examples 0)")
-    run = await ctx.agent()
-    sending = [
-        _Case(method, label, defuse_mcp_servers(params, ctx))
-        for method, method_cases in cases.items()
-        for label, params in method_cases.invalid
-    ]
-    try:
-        answers = await _exchange(run, sending, invalid=True)
-        await _still_alive(run, len(answers))
-    except _Dead as dead:
-        return dead.outcome
+    fuzzed = await _fuzzed(ctx, invalid=True)
+    if isinstance(fuzzed, Outcome):
+        return fuzzed
+    _, answered = fuzzed
     accepted = [
         (response.frame.seq, f"{case.method} accepted params with {case.label}")
-        for case, response in zip(sending, answers, strict=True)
+        for case, response in answered
         if not response.is_error
     ]
-    sent = len(answers)
+    sent = len(answered)
     if accepted:
         return failed(
             f"{len(accepted)} of {sent} schema-invalid requests succeeded: {accepted[0][1]}",
@@ -358,14 +358,7 @@ async def _still_usable(ctx: CheckContext, run: AgentRun, what: str) -> Outcome:
     return passed(f"still usable after {what}", frames=[response.frame.seq])
 
 
-@requirement(
-    "robustness.oversized-line",
-    Tier.SHOULD,
-    "A 2 MiB line of garbage is rejected or ignored and the agent stays usable.",
-    house("oversized lines", STDIO),
-    scenario=ROBUSTNESS,
-    house=True,
-)
+@check("robustness.oversized-line", scenario=ROBUSTNESS)
 async def oversized_line_is_survived(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     garbage = (
@@ -377,14 +370,7 @@ async def oversized_line_is_survived(ctx: CheckContext) -> Outcome:
     return await _still_usable(ctx, run, f"a {len(garbage)}-byte invalid line")
 
 
-@requirement(
-    "robustness.invalid-utf8",
-    Tier.SHOULD,
-    "A line that is not UTF-8 is rejected or ignored and the agent stays usable.",
-    house("non-UTF-8 lines", acp("transports", "Transports")),
-    scenario=ROBUSTNESS,
-    house=True,
-)
+@check("robustness.invalid-utf8", scenario=ROBUSTNESS)
 async def invalid_utf8_is_survived(ctx: CheckContext) -> Outcome:
     # The scenario's agent as the oversized line left it (one process fewer to start), unless
     # that check left doubt: it failed (retired the run) or left a request unanswered.

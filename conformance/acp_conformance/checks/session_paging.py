@@ -4,27 +4,15 @@ page comes without one (issue 36, item 4)."""
 
 from __future__ import annotations
 
-from ..citations import acp, house, schema_requires
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief, expect_error, expect_result, result_dict
 from ..scenarios.catalog import SESSIONS
 from ..scenarios.check_context import CheckContext
 from .session_steps import exchange_frames, listed_sessions, session_with_history
 
 
-@requirement(
-    "session.list-shape",
-    Tier.CAPABILITY,
-    "session/list returns a sessions array of {sessionId, cwd} entries.",
-    acp(
-        "session-list",
-        "Listing sessions",
-        "The Agent MUST respond with a list of sessions and optional pagination metadata",
-    ),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.list",
-)
+@check("session.list-shape", scenario=SESSIONS)
 async def list_returns_session_infos(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     await session_with_history(ctx, run)
@@ -44,19 +32,7 @@ async def list_returns_session_infos(ctx: CheckContext) -> Outcome:
     return passed(f"{len(sessions)} sessions listed", frames=exchange_frames(response))
 
 
-@requirement(
-    "session.list-cwd-filter",
-    Tier.CAPABILITY,
-    "session/list filtered by cwd returns only sessions with that cwd (an empty array when "
-    "none match).",
-    acp(
-        "session-list",
-        "Listing sessions",
-        "When no sessions match the criteria, the Agent MUST return an empty sessions array",
-    ),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.list",
-)
+@check("session.list-cwd-filter", scenario=SESSIONS)
 async def list_filter_by_cwd(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     other = ctx.runtime.tmp / "other-cwd"
@@ -89,15 +65,7 @@ async def list_filter_by_cwd(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "session.list-bad-cursor",
-    Tier.SHOULD,
-    "session/list with a cursor it never issued is rejected with -32602.",
-    house("a cursor never issued is -32602", acp("session-list", "Pagination")),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.list",
-    house=True,
-)
+@check("session.list-bad-cursor", scenario=SESSIONS)
 async def list_rejects_unknown_cursor(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request("session/list", {"cursor": "acp-conformance-bogus-cursor"})
@@ -108,18 +76,7 @@ async def list_rejects_unknown_cursor(ctx: CheckContext) -> Outcome:
 MAX_PAGES = 50
 
 
-@requirement(
-    "session.list-cursor-followed",
-    Tier.SHOULD,
-    "Following session/list's nextCursor ends: every cursor the agent issued is accepted, and "
-    "no cursor comes back twice (no loop).",
-    schema_requires(
-        "ListSessionsResponse.nextCursor: pass it in the next request's cursor to fetch the next "
-        "page; absent when there are no more results"
-    ),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.list",
-)
+@check("session.list-cursor-followed", scenario=SESSIONS)
 async def list_cursors_lead_to_the_end(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})

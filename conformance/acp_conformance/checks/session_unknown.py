@@ -11,27 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..citations import ERROR_CODES, house
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Requirement, Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import UNKNOWN_SESSION_CODES, expect_error
 from ..scenarios.catalog import SESSIONS
 from ..scenarios.check_context import CheckContext, advertised, surface_value, text_prompt
 from .families import register_family
 from .session_steps import UNKNOWN_SESSION, exchange_frames
 
-#: The citation of the rules that fix the error code for an unknown session.
-_UNKNOWN_CODE_RULE = house("-32602 (or -32002) for an unknown session", ERROR_CODES)
 
-
-@requirement(
-    "session.unknown-id-rejected",
-    Tier.MUST,
-    "prompt, set_mode and set_config_option naming an unknown session get -32602 (or -32002).",
-    _UNKNOWN_CODE_RULE,
-    scenario=SESSIONS,
-    house=True,
-)
+@check("session.unknown-id-rejected", scenario=SESSIONS)
 async def unknown_session_ids_are_rejected(ctx: CheckContext) -> Outcome:
     surface = await ctx.surface()
     run = await ctx.agent()
@@ -73,7 +62,8 @@ async def unknown_session_ids_are_rejected(ctx: CheckContext) -> Outcome:
 class UnknownSessionAnswer:
     """A row: ``method`` naming an unknown session, and what the agent may answer."""
 
-    rule: Requirement
+    #: The id of the rule the row judges.
+    rule: str
     method: str
     #: Success is right too: closing or deleting what is not there is already done.
     idempotent: bool = False
@@ -81,60 +71,29 @@ class UnknownSessionAnswer:
     opens: bool = True
 
 
-_SESSION_CAPS = "agentCapabilities.sessionCapabilities"
-
-
-def _rule(id: str, statement: str, gate: str, citation: str = _UNKNOWN_CODE_RULE) -> Requirement:
-    """Every row is a CAPABILITY house rule, gated by the capability the method comes with."""
-    return Requirement(id, Tier.CAPABILITY, statement, citation, gate=gate, house=True)
-
-
 UNKNOWN_SESSION_ANSWERS: tuple[UnknownSessionAnswer, ...] = (
     UnknownSessionAnswer(
-        _rule(
-            "session.load-unknown-id",
-            "session/load of an unknown session id is rejected with -32602 (or -32002).",
-            "agentCapabilities.loadSession",
-        ),
+        "session.load-unknown-id",
         "session/load",
     ),
     UnknownSessionAnswer(
-        _rule(
-            "session.resume-unknown-id",
-            "session/resume of an unknown session id is rejected with -32602 (or -32002).",
-            f"{_SESSION_CAPS}.resume",
-        ),
+        "session.resume-unknown-id",
         "session/resume",
     ),
     UnknownSessionAnswer(
-        _rule(
-            "session.close-unknown-id",
-            "session/close of an unknown id succeeds (idempotent) or fails with -32602 "
-            "(or -32002).",
-            f"{_SESSION_CAPS}.close",
-            house("close is idempotent or -32602", ERROR_CODES),
-        ),
+        "session.close-unknown-id",
         "session/close",
         idempotent=True,
         opens=False,
     ),
     UnknownSessionAnswer(
-        _rule(
-            "session.delete-unknown-id",
-            "session/delete of an unknown id succeeds (idempotent) or fails with -32602.",
-            f"{_SESSION_CAPS}.delete",
-            house("delete is idempotent or -32602", ERROR_CODES),
-        ),
+        "session.delete-unknown-id",
         "session/delete",
         idempotent=True,
         opens=False,
     ),
     UnknownSessionAnswer(
-        _rule(
-            "session.fork-unknown-id",
-            "session/fork of an unknown session id is rejected with -32602 (or -32002).",
-            f"{_SESSION_CAPS}.fork",
-        ),
+        "session.fork-unknown-id",
         "session/fork",
     ),
 )

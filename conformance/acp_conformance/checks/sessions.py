@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..citations import acp, house, jsonrpc
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import (
     brief,
     expect_error,
@@ -28,17 +27,7 @@ from ..scenarios.prompt_turns import (
 from .session_steps import exchange_frames, listed_sessions, session_with_history
 
 
-@requirement(
-    "session.new-returns-id",
-    Tier.MUST,
-    "session/new returns a non-empty string sessionId.",
-    acp(
-        "session-setup",
-        "Session ID",
-        "The Agent MUST respond with a unique Session ID that identifies this conversation",
-    ),
-    scenario=SESSIONS,
-)
+@check("session.new-returns-id", scenario=SESSIONS)
 async def new_session_returns_an_id(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
@@ -52,17 +41,7 @@ async def new_session_returns_an_id(ctx: CheckContext) -> Outcome:
     return passed(f"sessionId {session_id!r}", frames=exchange_frames(response))
 
 
-@requirement(
-    "session.new-unique-ids",
-    Tier.MUST,
-    "Two session/new calls return different session ids.",
-    acp(
-        "session-setup",
-        "Session ID",
-        "The Agent MUST respond with a unique Session ID that identifies this conversation",
-    ),
-    scenario=SESSIONS,
-)
+@check("session.new-unique-ids", scenario=SESSIONS)
 async def new_sessions_get_distinct_ids(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     first, second = await ctx.new_session(run), await ctx.new_session(run)
@@ -71,17 +50,7 @@ async def new_sessions_get_distinct_ids(ctx: CheckContext) -> Outcome:
     return passed("two sessions, two ids")
 
 
-@requirement(
-    "session.new-relative-cwd-rejected",
-    Tier.MUST,
-    "session/new with a relative cwd is rejected with -32602.",
-    house(
-        "a relative cwd is -32602",
-        acp("session-setup", "Working directory", "MUST be an absolute path"),
-    ),
-    scenario=SESSIONS,
-    house=True,
-)
+@check("session.new-relative-cwd-rejected", scenario=SESSIONS)
 async def relative_cwd_is_rejected(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request(
@@ -90,19 +59,7 @@ async def relative_cwd_is_rejected(ctx: CheckContext) -> Outcome:
     return expect_error(response, (-32602,), "session/new with a relative cwd")
 
 
-@requirement(
-    "session.new-mcp-servers",
-    Tier.MUST,
-    "session/new accepts an mcpServers list (empty) and _meta without failing.",
-    acp(
-        "initialization",
-        "Session Capabilities",
-        "As a baseline, all Agents MUST support session/new",
-    )
-    + "; "
-    + acp("session-setup", "MCP servers"),
-    scenario=SESSIONS,
-)
+@check("session.new-mcp-servers", scenario=SESSIONS)
 async def mcp_server_list_is_accepted(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     response = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
@@ -111,20 +68,7 @@ async def mcp_server_list_is_accepted(ctx: CheckContext) -> Outcome:
     return passed("mcpServers [] accepted", frames=exchange_frames(response))
 
 
-@requirement(
-    "session.new-unadvertised-mcp-transport",
-    Tier.MUST,
-    "session/new naming an MCP server over a transport the agent did not advertise (http, sse) "
-    "is answered (result or error) and the agent stays usable.",
-    jsonrpc(
-        "§5 Response object",
-        "response_object",
-        "When a rpc call is made, the Server MUST reply with a Response",
-    )
-    + "; "
-    + acp("session-setup", "MCP servers"),
-    scenario=SESSIONS,
-)
+@check("session.new-unadvertised-mcp-transport", scenario=SESSIONS)
 async def unadvertised_mcp_transport_does_not_break_the_agent(ctx: CheckContext) -> Outcome:
     surface = await ctx.surface()
     mcp = surface_value(surface, "agentCapabilities.mcpCapabilities")
@@ -162,18 +106,7 @@ async def unadvertised_mcp_transport_does_not_break_the_agent(ctx: CheckContext)
     )
 
 
-@requirement(
-    "session.additional-directories",
-    Tier.CAPABILITY,
-    "session/new accepts absolute additionalDirectories when the capability is advertised.",
-    house(
-        "an advertised capability is honoured",
-        acp("session-setup", "Additional Workspace Roots"),
-    ),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.additionalDirectories",
-    house=True,
-)
+@check("session.additional-directories", scenario=SESSIONS)
 async def additional_directories_are_accepted(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     extra = ctx.runtime.tmp / "extra-root"
@@ -187,19 +120,7 @@ async def additional_directories_are_accepted(ctx: CheckContext) -> Outcome:
     return passed("additionalDirectories accepted", frames=exchange_frames(response))
 
 
-@requirement(
-    "session.load-replays-before-response",
-    Tier.CAPABILITY,
-    "session/load replays history as session/update before its response, and nothing after it.",
-    acp(
-        "session-setup",
-        "Loading sessions",
-        "When all the conversation entries have been streamed to the Client, the Agent MUST "
-        "respond to the original session/load request",
-    ),
-    scenario=SESSIONS,
-    gate="agentCapabilities.loadSession",
-)
+@check("session.load-replays-before-response", scenario=SESSIONS)
 async def load_replays_history_before_responding(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     session_id, prompt = await session_with_history(ctx, run)
@@ -236,20 +157,7 @@ async def load_replays_history_before_responding(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "session.load-state-before-response",
-    Tier.SHOULD,
-    "session/load and session/resume send every session/update of the session, the live state "
-    "(available_commands_update) included, before their response: a client reading the load "
-    "stops at its answer (the official test kit fails any update after it).",
-    acp(
-        "session-setup",
-        "Loading sessions",
-        "replay the entire conversation ... via session/update notifications",
-    ),
-    scenario=SESSIONS,
-    gate="agentCapabilities.loadSession",
-)
+@check("session.load-state-before-response", scenario=SESSIONS)
 async def load_sends_everything_before_responding(ctx: CheckContext) -> Outcome:
     """Nothing for the session, live state included, between a load's answer and a barrier."""
     run = await ctx.agent()
@@ -281,19 +189,7 @@ async def load_sends_everything_before_responding(ctx: CheckContext) -> Outcome:
     return passed(f"{names}: every update before the response", frames=frames)
 
 
-@requirement(
-    "session.resume-works",
-    Tier.CAPABILITY,
-    "session/resume of an existing session succeeds without replaying history.",
-    acp(
-        "session-setup",
-        "Resuming sessions",
-        "the Agent MUST NOT replay the conversation history via session/update notifications "
-        "before responding",
-    ),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.resume",
-)
+@check("session.resume-works", scenario=SESSIONS)
 async def resume_does_not_replay(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     session_id, _ = await session_with_history(ctx, run)
@@ -311,19 +207,7 @@ async def resume_does_not_replay(ctx: CheckContext) -> Outcome:
     return passed("resumed without replay", frames=exchange_frames(response))
 
 
-@requirement(
-    "session.close-works",
-    Tier.CAPABILITY,
-    "session/close succeeds, and the closed session no longer accepts prompts.",
-    acp(
-        "session-setup",
-        "Closing Active Sessions",
-        "then free the resources associated with the session (the Agent MUST cancel any "
-        "ongoing work)",
-    ),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.close",
-)
+@check("session.close-works", scenario=SESSIONS)
 async def close_ends_the_session(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     session_id = await ctx.new_session(run)
@@ -338,14 +222,7 @@ async def close_ends_the_session(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "session.delete-works",
-    Tier.SHOULD,
-    "session/delete succeeds and the session disappears from session/list.",
-    acp("session-delete", "Semantics") + " (Deleted sessions no longer appear in session/list)",
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.delete",
-)
+@check("session.delete-works", scenario=SESSIONS)
 async def delete_removes_the_session(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     session_id, _ = await session_with_history(ctx, run)
@@ -368,18 +245,7 @@ async def delete_removes_the_session(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "session.fork-works",
-    Tier.CAPABILITY,
-    "session/fork returns a new, different session id.",
-    house(
-        "an advertised session/fork answers a new session id",
-        acp("session-setup", "Forking sessions"),
-    ),
-    scenario=SESSIONS,
-    gate="agentCapabilities.sessionCapabilities.fork",
-    house=True,
-)
+@check("session.fork-works", scenario=SESSIONS)
 async def fork_creates_a_new_session(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     session_id, _ = await session_with_history(ctx, run)
@@ -397,19 +263,7 @@ async def fork_creates_a_new_session(ctx: CheckContext) -> Outcome:
     return passed(f"forked into {fork_id!r}", frames=exchange_frames(response))
 
 
-@requirement(
-    "session.close-cancels-prompt",
-    Tier.CAPABILITY,
-    "session/close of a session with a running prompt ends that prompt (cancelled or an error).",
-    acp(
-        "session-setup",
-        "Closing Active Sessions",
-        "The Agent MUST cancel any ongoing work for that session as if session/cancel had been "
-        "called",
-    ),
-    scenario=CANCEL,
-    gate="agentCapabilities.sessionCapabilities.close",
-)
+@check("session.close-cancels-prompt", scenario=CANCEL)
 async def close_ends_a_running_prompt(ctx: CheckContext) -> Outcome:
     return on_own_model(ctx, await _close_verdict(ctx))
 

@@ -18,22 +18,14 @@ import secrets
 
 import anyio
 
-from ..citations import acp
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios.catalog import BASELINE
 from ..scenarios.check_context import CheckContext, text_prompt
 
 
-@requirement(
-    "ext.traceparent-continued",
-    Tier.INFO,
-    "A traceparent in a prompt's _meta is continued: the agent's spans of that turn are "
-    "children of the span it names (checked with --traceparent through an OTLP receiver).",
-    acp("extensibility", "The _meta field"),
-    scenario=BASELINE,
-)
+@check("ext.traceparent-continued", scenario=BASELINE)
 async def prompt_trace_is_continued(ctx: CheckContext) -> Outcome:
     receiver = ctx.config.trace_receiver
     if receiver is None:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..citations import acp, house
 from ..harness.agent_client import Response
 from ..outcomes import Outcome, failed, not_applicable, passed, soft_failed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief, result_dict, session_updates
 from ..scenarios.catalog import TURNS
 from ..scenarios.check_context import AgentRun, CheckContext
@@ -36,18 +35,7 @@ STREAMED_TEXT = "Hello from the scripted model, streamed in pieces."
 THINKING_TEXT = "Considering what the user asked for."
 
 
-@requirement(
-    "turn.streamed-text",
-    Tier.MUST,
-    "Scripted model text arrives as agent_message_chunk updates and the turn ends with end_turn.",
-    house(
-        "scripted text streams as agent_message_chunk",
-        acp("prompt-turn", "Agent reports output"),
-    ),
-    scenario=TURNS,
-    llm=True,
-    house=True,
-)
+@check("turn.streamed-text", scenario=TURNS)
 async def scripted_text_is_streamed(ctx: CheckContext) -> Outcome:
     record = await run_turn(
         ctx, [{"content": [{"type": "text", "text": STREAMED_TEXT, "chunks": 4}]}]
@@ -70,14 +58,7 @@ async def scripted_text_is_streamed(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "turn.thinking",
-    Tier.SHOULD,
-    "Scripted model thinking arrives as agent_thought_chunk updates.",
-    acp("prompt-turn", "Agent reports output"),
-    scenario=TURNS,
-    llm=True,
-)
+@check("turn.thinking", scenario=TURNS)
 async def scripted_thinking_is_streamed(ctx: CheckContext) -> Outcome:
     script = [
         {
@@ -116,15 +97,7 @@ def _final_status(record: TurnRecord, tool_call_id: str) -> str | None:
     return status
 
 
-@requirement(
-    "turn.tool-call-lifecycle",
-    Tier.MUST,
-    "A tool call is announced by tool_call and ends completed/failed before the prompt response.",
-    house("a tool call is announced and ends before the response", acp("tool-calls", "Updating")),
-    scenario=TURNS,
-    llm=True,
-    house=True,
-)
+@check("turn.tool-call-lifecycle", scenario=TURNS)
 async def tool_calls_reach_a_final_status(ctx: CheckContext) -> Outcome:
     record = await allowed_write_with_a_tool_call(ctx)
     if isinstance(record, Outcome):
@@ -142,15 +115,7 @@ async def tool_calls_reach_a_final_status(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "turn.permission-allow",
-    Tier.MUST,
-    "An allowed write happens on disk.",
-    house("an allowed write happens", acp("tool-calls", "Requesting permission")),
-    scenario=TURNS,
-    llm=True,
-    house=True,
-)
+@check("turn.permission-allow", scenario=TURNS)
 async def allowed_write_happens(ctx: CheckContext) -> Outcome:
     record = await allowed_write_with_a_tool_call(ctx)
     if isinstance(record, Outcome):
@@ -163,14 +128,7 @@ async def allowed_write_happens(ctx: CheckContext) -> Outcome:
     return passed("allowed.txt written", frames=[record.response.frame.seq])
 
 
-@requirement(
-    "turn.fs-delegation",
-    Tier.INFO,
-    "With fs capabilities advertised, file tools go through fs/* requests answered by the client.",
-    acp("file-system", "File system"),
-    scenario=TURNS,
-    llm=True,
-)
+@check("turn.fs-delegation", scenario=TURNS)
 async def writes_go_through_the_client(ctx: CheckContext) -> Outcome:
     record = await allowed_write_with_a_tool_call(ctx)
     if isinstance(record, Outcome):
@@ -181,15 +139,7 @@ async def writes_go_through_the_client(ctx: CheckContext) -> Outcome:
     return passed(f"file access through the client: {sorted(set(calls))}")
 
 
-@requirement(
-    "turn.permission-reject",
-    Tier.MUST,
-    "A rejected write does not happen on disk and its tool call does not end completed.",
-    house("a rejected write does not happen", acp("tool-calls", "Requesting permission")),
-    scenario=TURNS,
-    llm=True,
-    house=True,
-)
+@check("turn.permission-reject", scenario=TURNS)
 async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
     spec = ctx.tools.write
     if spec is None:
@@ -211,14 +161,7 @@ async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
     return passed("rejected write did not happen", frames=frames)
 
 
-@requirement(
-    "turn.terminal-delegation",
-    Tier.INFO,
-    "With the terminal capability advertised, shell tools go through terminal/* requests.",
-    acp("terminals", "Terminals"),
-    scenario=TURNS,
-    llm=True,
-)
+@check("turn.terminal-delegation", scenario=TURNS)
 async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
     spec = ctx.tools.shell
     if spec is None:
@@ -242,15 +185,7 @@ async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
     return passed(f"terminal calls: {calls}")
 
 
-@requirement(
-    "turn.allow-always-remembered",
-    Tier.SHOULD,
-    "After allow_always, the same tool is not asked about again in the session.",
-    house("allow_always is remembered in the session", acp("tool-calls", "Permission options")),
-    scenario=TURNS,
-    llm=True,
-    house=True,
-)
+@check("turn.allow-always-remembered", scenario=TURNS)
 async def allow_always_is_remembered(ctx: CheckContext) -> Outcome:
     spec = ctx.tools.write
     if spec is None:
@@ -303,15 +238,7 @@ async def _load_after_restart(
     return run, response, session_updates(run, session_id, response.request.seq, response.frame.seq)
 
 
-@requirement(
-    "turn.fork-keeps-history",
-    Tier.SHOULD,
-    "A forked session replays the source's history when loaded.",
-    acp("session-setup", "Forking sessions"),
-    scenario=TURNS,
-    gate="agentCapabilities.sessionCapabilities.fork",
-    llm=True,
-)
+@check("turn.fork-keeps-history", scenario=TURNS)
 async def fork_replays_the_source_history(ctx: CheckContext) -> Outcome:
     surface = await ctx.surface()
     if not (surface.get("agentCapabilities") or {}).get("loadSession"):
@@ -342,20 +269,7 @@ async def fork_replays_the_source_history(ctx: CheckContext) -> Outcome:
     return passed("the fork replays the source history", frames=[fork.frame.seq, load.frame.seq])
 
 
-@requirement(
-    "turn.load-replay-fidelity",
-    Tier.CAPABILITY,
-    "session/load replays the messages and tool calls that were streamed during the turn.",
-    acp(
-        "session-setup",
-        "Loading sessions",
-        "The Agent MUST replay the entire conversation to the Client in the form of "
-        "session/update notifications",
-    ),
-    scenario=TURNS,
-    gate="agentCapabilities.loadSession",
-    llm=True,
-)
+@check("turn.load-replay-fidelity", scenario=TURNS)
 async def load_replays_what_was_streamed(ctx: CheckContext) -> Outcome:
     record = await allowed_write(ctx)
     if isinstance(record, Outcome):

@@ -9,47 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..citations import schema_requires, v2_schema
-from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.v2_agent import (
-    V2,
     V2_SCENARIO,
-    answered_version,
-    v2_initialize_params,
+    fresh_v2_run,
     v2_problems,
-    v2_run,
-)
-
-_SUPPORT = (
-    '"Agents MUST support this method when their initialize response advertised at least one '
-    'valid authentication method"'
 )
 
 
 async def _fresh_v2(
     ctx: CheckContext, capabilities: dict[str, Any] | None = None
-) -> tuple[AgentRun | None, Outcome | None]:
-    """A new v2 agent initialized with ``capabilities`` (after the negotiation verdicts)."""
-    run, skip = await v2_run(ctx)
-    if run is None:
-        return None, skip
-    try:
-        fresh = await ctx.spawn(initialize=False, for_this_check=True)
-        params = v2_initialize_params(V2)
-        if capabilities is not None:
-            params["capabilities"] = capabilities
-        response: Response = await fresh.live.request("initialize", params)
-    except (AgentTimeout, AgentExited) as exc:
-        return None, failed(f"initialize was not answered: {exc}")
-    if answered_version(response) != V2 or not isinstance(response.result, dict):
-        return None, failed(f"asked for 2 again, got {brief(response.frame)}")
-    fresh.init_params, fresh.init_result = params, response.result
-    ctx.current = fresh
-    return fresh, None
+) -> AgentRun | Outcome:
+    """A new v2 agent of this check's own, initialized with ``capabilities``."""
+    return await fresh_v2_run(ctx, capabilities, for_this_check=True)
 
 
 def _methods(run: AgentRun) -> list[dict[str, Any]]:
@@ -83,22 +58,11 @@ def _terminal_problems(method: dict[str, Any]) -> list[str]:
     return problems
 
 
-@requirement(
-    "version.v2-terminal-auth-shape",
-    Tier.MUST,
-    "To a v2 client that declared capabilities.auth.terminal, every terminal auth method the "
-    "agent offers has string args, env entries with string name and value, and unique env "
-    "names.",
-    v2_schema("AuthMethodTerminal", 'env: "Names MUST be unique"')
-    + "; "
-    + schema_requires("AuthMethodTerminal args (strings) and env (EnvVariable name, value)", 2),
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-terminal-auth-shape", scenario=V2_SCENARIO)
 async def v2_terminal_auth_methods_are_well_formed(ctx: CheckContext) -> Outcome:
-    run, skip = await _fresh_v2(ctx, {"auth": {"terminal": {}}})
-    if run is None:
-        assert skip is not None
-        return skip
+    run = await _fresh_v2(ctx, {"auth": {"terminal": {}}})
+    if isinstance(run, Outcome):
+        return run
     terminal = [m for m in _methods(run) if m.get("type") == "terminal"]
     if not terminal:
         return not_applicable("no terminal auth method is offered to a client that can run one")
@@ -108,19 +72,11 @@ async def v2_terminal_auth_methods_are_well_formed(ctx: CheckContext) -> Outcome
     return passed(f"{len(terminal)} terminal auth methods, args and env well-formed")
 
 
-@requirement(
-    "version.v2-logout",
-    Tier.MUST,
-    "A v2 agent that advertises auth methods answers auth/logout with a valid v2 result, not an "
-    "error.",
-    v2_schema("LogoutAuthRequest", _SUPPORT),
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-logout", scenario=V2_SCENARIO)
 async def v2_logout_is_served(ctx: CheckContext) -> Outcome:
-    run, skip = await _fresh_v2(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+    run = await _fresh_v2(ctx)
+    if isinstance(run, Outcome):
+        return run
     if not _methods(run):
         return out_of_scope("the v2 agent advertises no auth methods")
     response = await run.live.request("auth/logout", {})
@@ -132,22 +88,14 @@ async def v2_logout_is_served(ctx: CheckContext) -> Outcome:
     return passed("auth/logout answered a valid result", frames=frames)
 
 
-@requirement(
-    "version.v2-login",
-    Tier.MUST,
-    "A v2 agent that advertises the auth method named by --auth-method serves auth/login with it "
-    "(not -32601), and after a successful login session/new does not answer -32000.",
-    v2_schema("LoginAuthRequest", _SUPPORT),
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-login", scenario=V2_SCENARIO)
 async def v2_login_is_served(ctx: CheckContext) -> Outcome:
     chosen = ctx.config.auth_method
     if not chosen:
         return not_applicable("no --auth-method given (the checker never picks a login itself)")
-    run, skip = await _fresh_v2(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+    run = await _fresh_v2(ctx)
+    if isinstance(run, Outcome):
+        return run
     offered = {m.get("methodId"): m for m in _methods(run)}
     if chosen not in offered:
         return not_applicable(f"--auth-method {chosen!r} is not among {sorted(map(str, offered))}")

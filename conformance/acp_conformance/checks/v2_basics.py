@@ -6,13 +6,11 @@ the rest of the ``version.v2-*`` requirements."""
 
 from __future__ import annotations
 
-from ..citations import acp, jsonrpc
 from ..harness.agent_client import AgentExited, id_key
 from ..outcomes import Outcome, failed, out_of_scope, passed
-from ..requirements import Tier, requirement
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
-from ..scenarios.v2_agent import V2_SCENARIO, v2_run
+from ..scenarios.v2_agent import v2_check
 from .extensibility import judge_custom_request
 
 
@@ -21,23 +19,8 @@ def _session_surface(run: AgentRun) -> bool:
     return isinstance(capabilities, dict) and isinstance(capabilities.get("session"), dict)
 
 
-@requirement(
-    "version.v2-session-ids",
-    Tier.MUST,
-    "On a v2 connection that advertises capabilities.session, session/new succeeds with "
-    "mcpServers omitted and with mcpServers [], and the two sessions get different ids.",
-    acp(
-        "v2/session-setup",
-        "Creating a session",
-        "The Agent MUST respond with a unique Session ID that identifies this conversation",
-    ),
-    scenario=V2_SCENARIO,
-)
-async def v2_sessions_get_distinct_ids(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-session-ids")
+async def v2_sessions_get_distinct_ids(ctx: CheckContext, run: AgentRun) -> Outcome:
     if not _session_surface(run):
         return out_of_scope("the v2 agent does not advertise capabilities.session")
     ids, frames = [], []
@@ -54,38 +37,13 @@ async def v2_sessions_get_distinct_ids(ctx: CheckContext) -> Outcome:
     return passed("two v2 sessions (mcpServers omitted, then []) got distinct ids", frames=frames)
 
 
-@requirement(
-    "version.v2-custom-request-answered",
-    Tier.MUST,
-    "On a v2 connection a custom (_-prefixed) request gets a response: a result or any error.",
-    acp(
-        "v2/extensibility",
-        "Custom requests",
-        "Upon receiving a custom request, implementations MUST respond accordingly with the "
-        "provided id",
-    ),
-    scenario=V2_SCENARIO,
-)
-async def v2_custom_request_is_answered(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-custom-request-answered")
+async def v2_custom_request_is_answered(ctx: CheckContext, run: AgentRun) -> Outcome:
     return await judge_custom_request(run, "the v2 custom request", {"cwd": str(ctx.work)})
 
 
-@requirement(
-    "version.v2-notification-not-answered",
-    Tier.MUST,
-    "On a v2 connection a custom notification gets no response and the agent stays usable.",
-    jsonrpc("§4.1 Notification", "notification", "The Server MUST NOT reply to a Notification"),
-    scenario=V2_SCENARIO,
-)
-async def v2_notification_is_not_answered(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-notification-not-answered")
+async def v2_notification_is_not_answered(ctx: CheckContext, run: AgentRun) -> Outcome:
     conn = run.live
     sent = await conn.notify("_acp_conformance/notice", {"hello": "world"})
     try:
@@ -139,32 +97,8 @@ def _auth_problems(methods: object) -> list[str]:
     return problems
 
 
-@requirement(
-    "version.v2-auth-methods",
-    Tier.MUST,
-    "A v2 initialize answer to a client that declared no capabilities offers no terminal auth "
-    "method; every auth method type is agent, terminal or _-prefixed; a terminal method's env "
-    "names are unique.",
-    acp(
-        "v2/initialization",
-        "Capabilities",
-        "Clients and Agents MUST treat all capabilities omitted in the initialize request as "
-        "UNSUPPORTED",
-    )
-    + "; "
-    + acp(
-        "v2/extensibility",
-        "Enum and Tagged-Union Variants",
-        "Extensions MUST NOT define custom non-underscore values",
-    )
-    + '; AuthMethodTerminal.env in the published v2 schema: "Names MUST be unique"',
-    scenario=V2_SCENARIO,
-)
-async def v2_auth_methods_follow_the_rules(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-auth-methods")
+async def v2_auth_methods_follow_the_rules(ctx: CheckContext, run: AgentRun) -> Outcome:
     methods = (run.init_result or {}).get("authMethods")
     if problems := _auth_problems(methods):
         return failed("; ".join(problems))

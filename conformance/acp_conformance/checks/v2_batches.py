@@ -11,15 +11,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..citations import jsonrpc
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier, requirement
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
-from ..scenarios.v2_agent import V2_SCENARIO, v2_run
-from ..v2_drafts import BATCH_DRAFTS
+from ..scenarios.v2_agent import v2_check
 
 
 def _is_reply(frame: Frame) -> bool:
@@ -35,25 +32,8 @@ async def _send_batch(run: AgentRun, entries: list[Any]) -> Frame:
     return frame
 
 
-@requirement(
-    "version.v2-batch-basics",
-    Tier.MUST,
-    "On a v2 connection (whose draft allows JSON-RPC batches) an empty array gets one -32600 "
-    "response object, and a batch of notifications gets no reply at all.",
-    jsonrpc(
-        "§6 Batch",
-        "batch",
-        "the response from the Server MUST be a single Response object ... MUST NOT return an "
-        "empty Array and should return nothing at all",
-    ),
-    scenario=V2_SCENARIO,
-    drafts=BATCH_DRAFTS,
-)
-async def v2_batch_basics(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-batch-basics")
+async def v2_batch_basics(ctx: CheckContext, run: AgentRun) -> Outcome:
     sent = await _send_batch(run, [])
     try:
         reply = await run.live.wait_for(
@@ -82,24 +62,8 @@ async def v2_batch_basics(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "version.v2-batch-requests",
-    Tier.SHOULD,
-    "On a v2 connection a batch of requests is answered with one array of responses matched by "
-    "id, and each invalid entry of a batch gets its own -32600 in that array.",
-    jsonrpc(
-        "§6 Batch",
-        "batch",
-        "The Server should respond with an Array containing the corresponding Response objects",
-    ),
-    scenario=V2_SCENARIO,
-    drafts=BATCH_DRAFTS,
-)
-async def v2_batch_requests(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-batch-requests")
+async def v2_batch_requests(ctx: CheckContext, run: AgentRun) -> Outcome:
     ids = ["acp-conformance-batch-a", "acp-conformance-batch-b"]
     sent = await _send_batch(
         run, [{"jsonrpc": "2.0", "id": rid, "method": "session/list", "params": {}} for rid in ids]

@@ -5,10 +5,9 @@ client methods v2 defines that need none (``session/request_permission``) — no
 
 from __future__ import annotations
 
-from ..citations import acp, v2_schema
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios.check_context import CheckContext
 from ..scenarios.v2_agent import V2_SCENARIO, echo_turn
 
@@ -35,21 +34,7 @@ def _agent_requests(frames: list[Frame]) -> list[tuple[int, str]]:
     return found
 
 
-@requirement(
-    "version.v2-no-unadvertised-client-methods",
-    Tier.MUST,
-    "On a v2 connection whose client advertises no capabilities, the agent sends no "
-    "elicitation request and calls no client method v2 does not define (fs/*, terminal/*).",
-    acp(
-        "initialization",
-        "Client capabilities",
-        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
-    )
-    + "; "
-    + v2_schema("ClientRequest", "the client methods v2 defines"),
-    scenario=V2_SCENARIO,
-    llm=True,
-)
+@check("version.v2-no-unadvertised-client-methods", scenario=V2_SCENARIO)
 async def v2_agent_calls_only_advertised_client_methods(ctx: CheckContext) -> Outcome:
     obs = await echo_turn(ctx)
     if isinstance(obs, Outcome):

@@ -9,10 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..citations import acp, v2_schema
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.v2_agent import V2_SCENARIO, session_updates, v2_problems, v2_run
@@ -66,18 +65,13 @@ def _ids(options: Any) -> set[str]:
 
 
 async def _change(ctx: CheckContext) -> _Change | Outcome:
-    memo = ctx.runtime.memo
-    if "v2-config-change" not in memo:
-        memo["v2-config-change"] = await _make_change(ctx)
-    found: _Change | Outcome = memo["v2-config-change"]
-    return found
+    return await ctx.once("v2-config-change", _make_change)
 
 
 async def _make_change(ctx: CheckContext) -> _Change | Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+    run = await v2_run(ctx)
+    if isinstance(run, Outcome):
+        return run
     created = await run.live.request("session/new", {"cwd": str(ctx.work)})
     result = created.result if isinstance(created.result, dict) else {}
     session_id = result.get("sessionId")
@@ -104,21 +98,7 @@ async def _make_change(ctx: CheckContext) -> _Change | Outcome:
     )
 
 
-@requirement(
-    "version.v2-set-config-full-list",
-    Tier.MUST,
-    "On a v2 connection session/set_config_option of an offered select option to another of "
-    "its values answers every option session/new offered, the changed one with its new value.",
-    acp(
-        "session-config-options",
-        "Setting a config option",
-        "The Agent MUST respond with the complete list of all configuration options and their "
-        "current values",
-    )
-    + "; "
-    + v2_schema("SetSessionConfigOptionResponse", "configOptions is the full set in v2 as well"),
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-set-config-full-list", scenario=V2_SCENARIO)
 async def v2_set_config_option_answers_every_option(ctx: CheckContext) -> Outcome:
     change = await _change(ctx)
     if isinstance(change, Outcome):
@@ -147,17 +127,7 @@ async def v2_set_config_option_answers_every_option(ctx: CheckContext) -> Outcom
 
 # The config options page says the notification "also contains the complete configuration
 # state", and the v2 schema describes it so: no MUST.
-@requirement(
-    "version.v2-config-update-complete",
-    Tier.SHOULD,
-    "A config_option_update a v2 agent sends after session/set_config_option lists every option "
-    "session/new offered (the complete configuration, not the changed option alone).",
-    v2_schema(
-        "ConfigOptionUpdate",
-        "configOptions is described as the full set of options and their current values",
-    ),
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-config-update-complete", scenario=V2_SCENARIO)
 async def v2_config_update_lists_every_option(ctx: CheckContext) -> Outcome:
     change = await _change(ctx)
     if isinstance(change, Outcome):

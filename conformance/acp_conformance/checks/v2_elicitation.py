@@ -12,19 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..citations import schema_requires
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..harness.client_side import ClientSide
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext, text_prompt
 from ..scenarios.scripted_turns import final_turn, tool_turn
 from ..scenarios.v2_agent import (
-    V2,
     V2_SCENARIO,
-    answered_version,
-    v2_initialize_params,
+    fresh_v2_run,
     v2_problems,
     v2_run,
     v2_session,
@@ -42,12 +39,11 @@ async def _asking_agent(ctx: CheckContext) -> tuple[AgentRun, str] | Outcome:
     assert ctx.tools.ask is not None
     script = [tool_turn(ctx.tools.ask, *_QUESTION), final_turn()]
     client = ClientSide(ctx.work, fs_read=False, fs_write=False, terminal=False, elicitation=True)
-    run = await ctx.spawn(initialize=False, for_this_check=True, client=client, llm_script=script)
-    params = {**v2_initialize_params(V2), "capabilities": ELICITATION}
-    response = await run.live.request("initialize", params, timeout=max(ctx.timeout, 30))
-    if answered_version(response) != V2:
-        return failed(f"asked for 2 with elicitation advertised, got {brief(response.frame)}")
-    run.init_params, run.init_result = params, response.result
+    run = await fresh_v2_run(
+        ctx, ELICITATION, for_this_check=True, client=client, llm_script=script
+    )
+    if isinstance(run, Outcome):
+        return run
     session_id = await v2_session(ctx, run)
     return session_id if isinstance(session_id, Outcome) else (run, session_id)
 
@@ -60,21 +56,11 @@ def _problems(method: str, params: Any, draft: str) -> list[str]:
     return problems
 
 
-@requirement(
-    "version.v2-elicitation-requests",
-    Tier.MUST,
-    "On v2, with elicitation advertised (form and URL mode), each elicitation/create the agent "
-    "sends is valid v2 (a form with its requestedSchema, a URL with its elicitationId), so is "
-    "each elicitation/complete, and the turn goes on to idle once the question is answered.",
-    schema_requires("CreateElicitationRequest, CompleteElicitationNotification", 2),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-elicitation-requests", scenario=V2_SCENARIO)
 async def v2_elicitations_are_well_formed(ctx: CheckContext) -> Outcome:
-    shared, skip = await v2_run(ctx)  # the negotiation and echo verdicts, memoised
-    if shared is None:
-        assert skip is not None
-        return skip
+    shared = await v2_run(ctx)  # the negotiation and echo verdicts, memoised
+    if isinstance(shared, Outcome):
+        return shared
     if ctx.tools.ask is None:
         return not_applicable(
             f"tool vocabulary {ctx.tools.name!r} names no tool that asks the user, so the "

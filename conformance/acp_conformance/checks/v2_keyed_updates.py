@@ -17,24 +17,22 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from ..citations import acp, schema_requires
-from ..harness.agent_client import AgentExited, AgentTimeout, Response
+from ..harness.agent_client import Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import Tier, requirement
-from ..scenarios._expect import brief
-from ..scenarios.check_context import AgentRun, CheckContext, text_prompt
+from ..requirements import check
+from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.scripted_turns import final_turn, tool_turn
 from ..scenarios.v2_agent import (
+    MESSAGE_KINDS,
     V2,
     V2_SCENARIO,
     echo_turn,
     is_idle,
+    prompted_to_idle,
     v2_problems,
     v2_run_with_sessions,
-    v2_session,
-    v2_turn_run,
-    wait_idle,
+    v2_turn_session,
 )
 
 #: Values the v2 draft defines per open enum; anything else must start with "_".
@@ -45,17 +43,6 @@ TOOL_KINDS = frozenset(
 TOOL_STATUSES = frozenset({"pending", "in_progress", "completed", "failed", "cancelled"})
 PLAN_PRIORITIES = frozenset({"high", "medium", "low"})
 PLAN_STATUSES = frozenset({"pending", "in_progress", "completed", "cancelled"})
-
-MESSAGE_KINDS = frozenset(
-    {
-        "user_message",
-        "agent_message",
-        "agent_thought",
-        "user_message_chunk",
-        "agent_message_chunk",
-        "agent_thought_chunk",
-    }
-)
 
 _TOOL_PROMPT = "Please write the file the scripted task names."
 _SECOND_PROMPT = "And now say hello once more."
@@ -79,48 +66,31 @@ def _filled(value: object) -> bool:
 
 
 async def _tool_turns(ctx: CheckContext) -> _ToolTurns | Outcome:
-    memo = ctx.runtime.memo
-    if "v2-tool-turns" not in memo:
-        memo["v2-tool-turns"] = await _run_tool_turns(ctx)
-    found: _ToolTurns | Outcome = memo["v2-tool-turns"]
-    return found
+    return await ctx.once("v2-tool-turns", _run_tool_turns)
 
 
 async def _run_tool_turns(ctx: CheckContext) -> _ToolTurns | Outcome:
     spec = ctx.tools.write
     target = ctx.work / "v2-kit-notes.txt"
     script = None if spec is None else [tool_turn(spec, str(target), "noted\n"), final_turn()]
-    run, skip = await v2_turn_run(ctx, script)
-    if run is None:
-        assert skip is not None
-        return skip
-    session_id = await v2_session(ctx, run)
-    if isinstance(session_id, Outcome):
-        return session_id
+    opened = await v2_turn_session(ctx, script)
+    if isinstance(opened, Outcome):
+        return opened
+    run, session_id = opened
     answers = []
     for text in (_TOOL_PROMPT, _SECOND_PROMPT):
-        answer = await run.live.request(
-            "session/prompt", text_prompt(session_id, text), timeout=max(ctx.timeout, 30)
-        )
-        if answer.is_error:
-            return failed(
-                f"v2 session/prompt failed: {brief(answer.frame)}", frames=[answer.frame.seq]
-            )
-        answers.append(answer)
-        try:
-            await wait_idle(ctx, run, session_id, answer.frame.seq)
-        except (AgentTimeout, AgentExited) as exc:
-            return failed(
-                f"no state_update idle after the prompt: {exc}", frames=[answer.frame.seq]
-            )
+        turn = await prompted_to_idle(ctx, run, session_id, text)
+        if isinstance(turn, Outcome):
+            return turn
+        answers.append(turn[0])
     return _ToolTurns(run, session_id, answers)
 
 
 async def _observed(ctx: CheckContext) -> list[AgentRun] | Outcome:
     """The scenario's v2 runs once the echo turn and the tool turns were driven."""
-    _, skip = await v2_run_with_sessions(ctx, None)
-    if skip is not None:
-        return skip
+    found = await v2_run_with_sessions(ctx, None)
+    if isinstance(found, Outcome):
+        return found
     await echo_turn(ctx)
     turns = await _tool_turns(ctx)
     if not isinstance(turns, Outcome):
@@ -202,20 +172,7 @@ def _plan_id_problems(update: dict[str, Any]) -> list[str] | None:
     return [] if _filled(plan_id) else [f"plan_update whose plan has planId {plan_id!r}"]
 
 
-@requirement(
-    "version.v2-message-ids",
-    Tier.MUST,
-    "On a v2 connection every message update and chunk (user, agent, thought) carries a "
-    "non-empty messageId, and two prompts of one session are answered with two different "
-    "messageIds.",
-    schema_requires(
-        "messageId on every ContentChunk, UserMessage, AgentMessage and AgentThought, a unique "
-        "identifier of its message",
-        version=2,
-    ),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-message-ids", scenario=V2_SCENARIO)
 async def v2_messages_are_named(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -238,15 +195,7 @@ async def v2_messages_are_named(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "version.v2-tool-call-ids",
-    Tier.MUST,
-    "On a v2 connection every tool_call_update carries a non-empty toolCallId, and every "
-    "tool_call_content_chunk a non-empty toolCallId and its content.",
-    schema_requires("ToolCallUpdate.toolCallId; ToolCallContentChunk toolCallId and content", 2),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-tool-call-ids", scenario=V2_SCENARIO)
 async def v2_tool_calls_are_named(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -260,14 +209,7 @@ async def v2_tool_calls_are_named(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "version.v2-plan-ids",
-    Tier.MUST,
-    "On a v2 connection every plan_update's plan (of any type) carries a non-empty planId.",
-    schema_requires("PlanUpdate.plan and the planId of every PlanUpdateContent variant", 2),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-plan-ids", scenario=V2_SCENARIO)
 async def v2_plans_are_named(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -286,20 +228,7 @@ def _base64_problem(data: object) -> str | None:
     return None
 
 
-@requirement(
-    "version.v2-terminal-updates",
-    Tier.MUST,
-    "On a v2 connection a terminal_update's cwd is absolute and the same for every update of "
-    "that terminalId, and terminal output data (terminal_output_chunk, terminal_update.output) "
-    "is standalone base64.",
-    schema_requires(
-        "TerminalUpdate.cwd an AbsolutePath of the terminal its terminalId identifies; "
-        "TerminalOutputChunk.data and TerminalOutput.data each base64-encoded on their own",
-        version=2,
-    ),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-terminal-updates", scenario=V2_SCENARIO)
 async def v2_terminals_keep_their_cwd(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -340,19 +269,7 @@ async def v2_terminals_keep_their_cwd(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "version.v2-open-enums",
-    Tier.MUST,
-    "On a v2 connection tool call kinds and statuses and plan entry priorities and statuses are "
-    "values ACP defines or start with _.",
-    acp(
-        "v2/extensibility",
-        "Enum and Tagged-Union Variants",
-        "Extensions MUST NOT define custom non-underscore values",
-    ),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-open-enums", scenario=V2_SCENARIO)
 async def v2_open_enum_values_are_known(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):
@@ -407,23 +324,7 @@ def _permission_problems(params: Any) -> list[str]:
     return problems
 
 
-@requirement(
-    "version.v2-permission-requests",
-    Tier.MUST,
-    "On a v2 connection a session/request_permission request is valid v2 with a non-empty "
-    "title and options that each have an optionId, a name and a kind; once the client selects "
-    "an option the turn still ends idle.",
-    schema_requires("RequestPermissionRequest (title; options, at least one; PermissionOption)", 2)
-    + "; "
-    + acp(
-        "v2/prompt-lifecycle",
-        "Prompt lifecycle",
-        "When foreground work starts or resumes, the Agent MUST send a state_update "
-        'notification with state: "running" ... it MUST report idle',
-    ),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-permission-requests", scenario=V2_SCENARIO)
 async def v2_permission_requests_are_well_formed(ctx: CheckContext) -> Outcome:
     runs = await _observed(ctx)
     if isinstance(runs, Outcome):

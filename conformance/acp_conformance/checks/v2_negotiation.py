@@ -9,12 +9,11 @@ run-wide schema check validates the whole transcript of these runs against v2 as
 
 from __future__ import annotations
 
-from ..citations import acp, schema_requires
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
-from ..scenarios.check_context import CheckContext, text_prompt
+from ..scenarios.check_context import AgentRun, CheckContext, text_prompt
 from ..scenarios.v2_agent import (
     V2,
     V2_SCENARIO,
@@ -24,42 +23,12 @@ from ..scenarios.v2_agent import (
     is_idle,
     negotiated,
     spawn_v2,
+    v2_check,
     v2_problems,
-    v2_run,
-)
-
-_REFERENCE = (
-    acp("initialization", "Protocol version")
-    + "; shapes: the ACP v2 draft schema 2.0.0-alpha.3 of the spec repository"
 )
 
 
-_V2_VERSION = (
-    acp(
-        "v2/initialization",
-        "Protocol version",
-        "If the Agent supports the requested version, it MUST respond with the same version. "
-        "Otherwise, the Agent MUST respond with the latest version it supports",
-    )
-    + "; shapes: the ACP v2 draft schema as the official TypeScript SDK 2.4.0 ships it"
-)
-_V2_PROMPT = acp(
-    "v2/prompt-lifecycle",
-    "Prompt lifecycle",
-    "When foreground work starts or resumes, the Agent MUST send a state_update notification "
-    'with state: "running" ... it MUST report idle',
-)
-_V2_SHAPES = schema_requires("the v2 session/new params and result shapes", version=2)
-
-
-@requirement(
-    "version.v2-negotiation",
-    Tier.MUST,
-    "Asked for version 2, the agent answers 1 or 2; an answer of 2 is a valid v2 initialize "
-    "result (info, capabilities).",
-    _V2_VERSION,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-negotiation", scenario=V2_SCENARIO)
 async def version_two_is_negotiated(ctx: CheckContext) -> Outcome:
     try:
         _, response = await negotiated(ctx)
@@ -82,18 +51,8 @@ async def version_two_is_negotiated(ctx: CheckContext) -> Outcome:
     return passed("asked for 2, got a valid v2 answer", frames=frames)
 
 
-@requirement(
-    "version.v2-newer-version",
-    Tier.MUST,
-    "Asked for version 3, an agent that speaks 2 answers 2, the newest version it supports.",
-    _V2_VERSION,
-    scenario=V2_SCENARIO,
-)
-async def newer_version_gets_the_newest_supported(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-newer-version")
+async def newer_version_gets_the_newest_supported(ctx: CheckContext, run: AgentRun) -> Outcome:
     try:
         _, three = await spawn_v2(ctx, 3)
     except (AgentTimeout, AgentExited) as exc:
@@ -104,19 +63,8 @@ async def newer_version_gets_the_newest_supported(ctx: CheckContext) -> Outcome:
     return passed("asked for 3, got 2", frames=[three.frame.seq])
 
 
-@requirement(
-    "version.v2-session-new",
-    Tier.MUST,
-    "On a v2 connection session/new accepts params without mcpServers and answers a valid v2 "
-    "result (no modes; configOptions by configId).",
-    _V2_SHAPES,
-    scenario=V2_SCENARIO,
-)
-async def v2_session_new(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-session-new")
+async def v2_session_new(ctx: CheckContext, run: AgentRun) -> Outcome:
     response = await run.live.request("session/new", {"cwd": str(ctx.work)})
     frames = [response.frame.seq]
     if response.is_error:
@@ -127,21 +75,8 @@ async def v2_session_new(ctx: CheckContext) -> Outcome:
     return passed("v2 session/new answered in v2 shape", frames=frames)
 
 
-@requirement(
-    "version.v2-prompt-lifecycle",
-    Tier.MUST,
-    "On a v2 connection session/prompt is answered with the user message's messageId, and the "
-    "turn is reported by state_update running, then idle with a stopReason; every update is "
-    "valid v2.",
-    _V2_PROMPT,
-    scenario=V2_SCENARIO,
-    llm=True,
-)
-async def v2_prompt_lifecycle(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-prompt-lifecycle")
+async def v2_prompt_lifecycle(ctx: CheckContext, run: AgentRun) -> Outcome:
     created = await run.live.request("session/new", {"cwd": str(ctx.work)})
     session_id = created.result.get("sessionId") if isinstance(created.result, dict) else None
     if not isinstance(session_id, str):
@@ -190,19 +125,8 @@ async def v2_prompt_lifecycle(ctx: CheckContext) -> Outcome:
 
 
 # ACP's text asks only that an unknown method "should" get -32601.
-@requirement(
-    "version.v2-removed-methods",
-    Tier.SHOULD,
-    "On a v2 connection the v1-only methods session/load, session/set_mode and authenticate "
-    "answer -32601 (method not found).",
-    _REFERENCE,
-    scenario=V2_SCENARIO,
-)
-async def v1_only_methods_are_gone(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+@v2_check("version.v2-removed-methods")
+async def v1_only_methods_are_gone(ctx: CheckContext, run: AgentRun) -> Outcome:
     calls = {
         "session/load": {"sessionId": "missing", "cwd": str(ctx.work), "mcpServers": []},
         "session/set_mode": {"sessionId": "missing", "modeId": "default"},

@@ -7,9 +7,8 @@ same resumes (the result, history, message ids) is in :mod:`.v2_resume_kit`.
 
 from __future__ import annotations
 
-from ..citations import acp, rfd
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios.check_context import CheckContext
 from ..scenarios.v2_agent import V2_SCENARIO, session_updates, v2_resumes
 
@@ -20,16 +19,7 @@ _WHOLE_MESSAGE = {
 }
 
 
-@requirement(
-    "version.v2-resume-updates-before-answer",
-    Tier.SHOULD,
-    "A v2 session/resume (with replayFrom start, or without a replay) sends every update of "
-    "the session, live state such as available_commands_update included, before its answer.",
-    acp("v2/session-setup", "Resuming sessions")
-    + "; clients (and the official test kit) read a resume up to its answer",
-    scenario=V2_SCENARIO,
-    llm=True,
-)
+@check("version.v2-resume-updates-before-answer", scenario=V2_SCENARIO)
 async def v2_resume_updates_before_answer(ctx: CheckContext) -> Outcome:
     resumes = await v2_resumes(ctx)
     if isinstance(resumes, Outcome):
@@ -50,15 +40,7 @@ async def v2_resume_updates_before_answer(ctx: CheckContext) -> Outcome:
     return passed("every update of each resume came before its answer", frames=frames)
 
 
-@requirement(
-    "version.v2-replay-message-whole-first",
-    Tier.SHOULD,
-    "A v2 replay introduces each message with its whole-message update (user_message, "
-    "agent_message, agent_thought with content []) before the chunks of that messageId.",
-    rfd("v2/message-updates", "Message updates", "whole-message updates in a replay"),
-    scenario=V2_SCENARIO,
-    llm=True,
-)
+@check("version.v2-replay-message-whole-first", scenario=V2_SCENARIO)
 async def v2_replay_message_whole_first(ctx: CheckContext) -> Outcome:
     resumes = await v2_resumes(ctx)
     if isinstance(resumes, Outcome):

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..citations import acp, schema_requires
 from ..harness.agent_client import Response
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.v2_agent import (
+    MESSAGE_KINDS,
     V2_SCENARIO,
     echo_turn,
     fresh_v2_run,
@@ -27,28 +27,13 @@ from ..scenarios.v2_agent import (
     v2_run_with_sessions,
 )
 
-_RESUMING = "v2/session-setup"
-
-
-#: Updates that carry conversation history (a resume without a replay must send none).
-HISTORY_KINDS = frozenset(
-    {
-        "user_message",
-        "agent_message",
-        "agent_thought",
-        "user_message_chunk",
-        "agent_message_chunk",
-        "agent_thought_chunk",
-    }
-)
-
 
 async def _resume(ctx: CheckContext, label: str) -> tuple[AgentRun, Response, int] | Outcome:
     """The memoised resume of :mod:`..scenarios.v2_agent` named ``label`` ("plain" or "replayFrom
     start"): its run, its answer and the seq of the barrier after it."""
-    _, skip = await v2_run_with_sessions(ctx, None)
-    if skip is not None:
-        return skip
+    found = await v2_run_with_sessions(ctx, None)
+    if isinstance(found, Outcome):
+        return found
     resumes = await v2_resumes(ctx)
     if isinstance(resumes, Outcome):
         return resumes
@@ -59,22 +44,7 @@ async def _resume(ctx: CheckContext, label: str) -> tuple[AgentRun, Response, in
     return not_applicable(f"no {label} resume was made")
 
 
-@requirement(
-    "version.v2-resume-result",
-    Tier.MUST,
-    "On a v2 connection with capabilities.session, session/resume of a session the agent made "
-    "(without replayFrom) answers a valid v2 result; configOptions, when present, have the v2 "
-    "option shapes.",
-    acp(
-        _RESUMING,
-        "Resuming Sessions",
-        "Agents that support the session method surface MUST support session/resume",
-    )
-    + "; "
-    + schema_requires("the v2 ResumeSessionResponse shape (SessionConfigOption items)", version=2),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-resume-result", scenario=V2_SCENARIO)
 async def v2_resume_answers_a_valid_result(ctx: CheckContext) -> Outcome:
     found = await _resume(ctx, "plain")
     if isinstance(found, Outcome):
@@ -92,20 +62,7 @@ async def v2_resume_answers_a_valid_result(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "version.v2-resume-no-replay",
-    Tier.MUST,
-    "A v2 session/resume without replayFrom sends no conversation history (no user, agent or "
-    "thought message updates or chunks of that session) before its answer.",
-    acp(
-        _RESUMING,
-        "Resuming Sessions",
-        "When replayFrom is omitted or null, the Agent MUST NOT replay the conversation history "
-        "via session/update notifications before responding",
-    ),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-resume-no-replay", scenario=V2_SCENARIO)
 async def v2_resume_without_replay_sends_no_history(ctx: CheckContext) -> Outcome:
     found = await _resume(ctx, "plain")
     if isinstance(found, Outcome):
@@ -115,7 +72,7 @@ async def v2_resume_without_replay_sends_no_history(ctx: CheckContext) -> Outcom
     history = [
         (seq, update)
         for seq, update in session_updates(run, session_id, answer.request.seq, answer.frame.seq)
-        if update.get("sessionUpdate") in HISTORY_KINDS
+        if update.get("sessionUpdate") in MESSAGE_KINDS
     ]
     if history:
         kinds = sorted({str(u.get("sessionUpdate")) for _, u in history})
@@ -136,20 +93,7 @@ def _texts(update: dict[str, Any]) -> list[str]:
     return [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
 
 
-@requirement(
-    "version.v2-replay-keeps-message-id",
-    Tier.MUST,
-    "A v2 replay (replayFrom start) that includes the user message of an earlier prompt names "
-    "it with the messageId that prompt was answered with.",
-    acp(
-        _RESUMING,
-        "Resuming Sessions",
-        "A retained user message inserted by session/prompt MUST use the ID returned in that "
-        "prompt response, including after reconnecting or restarting the Agent",
-    ),
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-replay-keeps-message-id", scenario=V2_SCENARIO)
 async def v2_replay_keeps_the_prompt_message_id(ctx: CheckContext) -> Outcome:
     found = await _resume(ctx, "replayFrom start")
     if isinstance(found, Outcome):
@@ -194,28 +138,19 @@ async def v2_replay_keeps_the_prompt_message_id(ctx: CheckContext) -> Outcome:
     return not_applicable("the replay did not include that prompt's user message")
 
 
-@requirement(
-    "version.v2-resume-additional-directories",
-    Tier.SHOULD,
-    "On a v2 connection with capabilities.session.additionalDirectories, session/resume accepts "
-    "an absolute additional directory (with the session's own cwd).",
-    acp(_RESUMING, "Additional Workspace Roots") + " (stated without an agent MUST)",
-    llm=True,
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-resume-additional-directories", scenario=V2_SCENARIO)
 async def v2_resume_accepts_additional_directories(ctx: CheckContext) -> Outcome:
-    _, skip = await v2_run_with_sessions(ctx, "additionalDirectories")
-    if skip is not None:
-        return skip
+    found = await v2_run_with_sessions(ctx, "additionalDirectories")
+    if isinstance(found, Outcome):
+        return found
     await v2_resumes(ctx)  # the echo turn's process has stopped: the session is on disk only
     turn = await echo_turn(ctx)
     if isinstance(turn, Outcome):
         return not_applicable(f"no v2 session to resume ({turn.reason})")
     session_id = turn[1]
-    run, skip = await fresh_v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
+    run = await fresh_v2_run(ctx)
+    if isinstance(run, Outcome):
+        return run
     extra = ctx.runtime.tmp / "v2-resume-extra-root"
     extra.mkdir(exist_ok=True)
     answer = await run.live.request(

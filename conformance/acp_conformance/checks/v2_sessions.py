@@ -8,47 +8,36 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Any
 
-from ..citations import acp, schema_requires
 from ..harness.agent_client import Response
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
-from ..scenarios.v2_agent import V2_SCENARIO, v2_problems, v2_run, v2_run_with_sessions
+from ..scenarios.v2_agent import V2_SCENARIO, v2_check, v2_problems, v2_run_with_sessions
 
 
 async def _new_session(ctx: CheckContext, run: AgentRun, **extra: Any) -> Response:
     return await run.live.request("session/new", {"cwd": str(ctx.work), **extra})
 
 
+async def _opened_session(ctx: CheckContext, run: AgentRun) -> tuple[Response, str] | Outcome:
+    """A new session's answer and id, or the failure when the answer names no session."""
+    created = await _new_session(ctx, run)
+    session_id = created.result.get("sessionId") if isinstance(created.result, dict) else None
+    if not isinstance(session_id, str):
+        return failed(f"v2 session/new gave no session id: {brief(created.frame)}")
+    return created, session_id
+
+
 def _sessions(response: Response) -> Any:
     return response.result.get("sessions") if isinstance(response.result, dict) else None
 
 
-@requirement(
-    "version.v2-session-list",
-    Tier.MUST,
-    "On a v2 connection with capabilities.session, session/list answers a valid v2 sessions "
-    "array of absolute cwds; filtered by a cwd it lists only that cwd, and [] for a cwd no "
-    "session uses.",
-    acp(
-        "v2/session-list",
-        "Listing Sessions",
-        "The Agent MUST respond with a list of sessions and optional pagination metadata",
-    )
-    + "; "
-    + acp(
-        "v2/session-list",
-        "Filtering",
-        "When no sessions match the criteria, the Agent MUST return an empty sessions array",
-    ),
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-session-list", scenario=V2_SCENARIO)
 async def v2_session_list(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run_with_sessions(ctx, None)
-    if run is None:
-        assert skip is not None
-        return skip
+    run = await v2_run_with_sessions(ctx, None)
+    if isinstance(run, Outcome):
+        return run
     created = await _new_session(ctx, run)
     frames = [created.frame.seq]
     if created.is_error:
@@ -90,24 +79,15 @@ async def v2_session_list(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "version.v2-session-delete",
-    Tier.SHOULD,
-    "On a v2 connection with capabilities.session.delete, session/delete answers {} and the "
-    "session no longer appears in session/list.",
-    acp("v2/session-delete", "Semantics") + " (stated without a MUST)",
-    scenario=V2_SCENARIO,
-    gate=None,
-)
+@check("version.v2-session-delete", scenario=V2_SCENARIO)
 async def v2_session_delete(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run_with_sessions(ctx, "delete")
-    if run is None:
-        assert skip is not None
-        return skip
-    created = await _new_session(ctx, run)
-    session_id = created.result.get("sessionId") if isinstance(created.result, dict) else None
-    if not isinstance(session_id, str):
-        return failed(f"v2 session/new gave no session id: {brief(created.frame)}")
+    run = await v2_run_with_sessions(ctx, "delete")
+    if isinstance(run, Outcome):
+        return run
+    opened = await _opened_session(ctx, run)
+    if isinstance(opened, Outcome):
+        return opened
+    created, session_id = opened
     deleted = await run.live.request("session/delete", {"sessionId": session_id})
     frames = [created.frame.seq, deleted.frame.seq]
     if deleted.is_error or not isinstance(deleted.result, dict):
@@ -120,19 +100,11 @@ async def v2_session_delete(ctx: CheckContext) -> Outcome:
     return passed("v2 session/delete answered {} and the session left session/list", frames=frames)
 
 
-@requirement(
-    "version.v2-additional-directories",
-    Tier.SHOULD,
-    "On a v2 connection with capabilities.session.additionalDirectories, session/new accepts "
-    "an absolute additional directory.",
-    acp("v2/session-setup", "Additional Workspace Roots") + " (stated without an agent MUST)",
-    scenario=V2_SCENARIO,
-)
+@check("version.v2-additional-directories", scenario=V2_SCENARIO)
 async def v2_additional_directories(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run_with_sessions(ctx, "additionalDirectories")
-    if run is None:
-        assert skip is not None
-        return skip
+    run = await v2_run_with_sessions(ctx, "additionalDirectories")
+    if isinstance(run, Outcome):
+        return run
     extra = ctx.runtime.tmp / "v2-extra-root"
     extra.mkdir(exist_ok=True)
     response = await _new_session(ctx, run, additionalDirectories=[str(extra)])
@@ -146,23 +118,12 @@ async def v2_additional_directories(ctx: CheckContext) -> Outcome:
     )
 
 
-@requirement(
-    "version.v2-close-idle-session",
-    Tier.MUST,
-    "On a v2 connection session/close of an idle session answers a result object (no keys but "
-    "_meta), not an error.",
-    schema_requires("the v2 session/close result shape", version=2),
-    scenario=V2_SCENARIO,
-)
-async def v2_close_idle_session(ctx: CheckContext) -> Outcome:
-    run, skip = await v2_run(ctx)
-    if run is None:
-        assert skip is not None
-        return skip
-    created = await _new_session(ctx, run)
-    session_id = created.result.get("sessionId") if isinstance(created.result, dict) else None
-    if not isinstance(session_id, str):
-        return failed(f"v2 session/new gave no session id: {brief(created.frame)}")
+@v2_check("version.v2-close-idle-session")
+async def v2_close_idle_session(ctx: CheckContext, run: AgentRun) -> Outcome:
+    opened = await _opened_session(ctx, run)
+    if isinstance(opened, Outcome):
+        return opened
+    created, session_id = opened
     closed = await run.live.request("session/close", {"sessionId": session_id})
     frames = [created.frame.seq, closed.frame.seq]
     result = closed.result

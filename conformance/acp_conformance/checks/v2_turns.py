@@ -8,10 +8,9 @@ beyond these are in :mod:`.v2_cancel`.
 
 from __future__ import annotations
 
-from ..citations import acp
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..outcomes import Outcome, failed, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import CheckContext
 from ..scenarios.prompt_turns import CANCELLED_MODEL_TURN, cancelled_turn_wait
@@ -25,22 +24,7 @@ from ..scenarios.v2_agent import (
 )
 
 
-@requirement(
-    "version.v2-cancel-ends-cancelled",
-    Tier.MUST,
-    "On a v2 connection a session/cancel sent as soon as the prompt is accepted ends the turn "
-    "with state_update idle, stopReason cancelled, and every update of the cancelled work comes "
-    "before that idle.",
-    acp(
-        "prompt-turn",
-        "Cancellation",
-        "After all ongoing operations have been successfully aborted and pending updates have "
-        "been sent, the Agent MUST respond ... with the cancelled stop reason",
-    )
-    + "; in v2 the stop reason is reported on the idle state_update",
-    scenario=V2_SCENARIO,
-    llm=True,
-)
+@check("version.v2-cancel-ends-cancelled", scenario=V2_SCENARIO)
 async def v2_cancel_ends_cancelled(ctx: CheckContext) -> Outcome:
     # A finite scripted turn (see CANCELLED_MODEL_TURN): an agent that ignores the cancel
     # ends it on its own, and its idle's stop reason is what is judged.
@@ -72,21 +56,7 @@ async def v2_cancel_ends_cancelled(ctx: CheckContext) -> Outcome:
     return passed("cancel at acceptance: idle cancelled, nothing after it", frames=frames)
 
 
-@requirement(
-    "version.v2-close-cancels-turn",
-    Tier.MUST,
-    "On a v2 connection session/close of a session with a turn in flight cancels that turn as "
-    "session/cancel would (idle with stopReason cancelled, not an error) and answers a result.",
-    acp(
-        "v2/session-setup",
-        "Closing sessions",
-        "When closing cancels active foreground work, the Agent MUST send the final updates for "
-        'that work and the idle state_update with stopReason: "cancelled" before responding',
-    )
-    + "; the official test kit's ACP-CANCEL-208",
-    scenario=V2_SCENARIO,
-    llm=True,
-)
+@check("version.v2-close-cancels-turn", scenario=V2_SCENARIO)
 async def v2_close_cancels_turn(ctx: CheckContext) -> Outcome:
     turn = await slow_v2_turn(ctx)
     if isinstance(turn, Outcome):
@@ -113,19 +83,7 @@ async def v2_close_cancels_turn(ctx: CheckContext) -> Outcome:
     return passed("close cancelled the turn (idle cancelled) and answered", frames=frames)
 
 
-@requirement(
-    "version.v2-user-message-echo",
-    Tier.MUST,
-    "On a v2 connection the agent reports the accepted user message during the turn: a "
-    "user_message (or user_message_chunk) update with the messageId the prompt answered.",
-    acp(
-        "v2/prompt-lifecycle",
-        "Prompt Accepted",
-        "the Agent MUST report where the user message was inserted in session history",
-    ),
-    scenario=V2_SCENARIO,
-    llm=True,
-)
+@check("version.v2-user-message-echo", scenario=V2_SCENARIO)
 async def v2_user_message_echo(ctx: CheckContext) -> Outcome:
     obs = await echo_turn(ctx)
     if isinstance(obs, Outcome):

@@ -10,19 +10,13 @@ from typing import Any
 
 import anyio
 
-from ..citations import REMOTE_TRANSPORT, house
 from ..harness.http_probe import initialize_request
 from ..harness.remote_http import CONNECTION_HEADER, RemoteTarget
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import Tier, requirement
+from ..requirements import check
 from ..scenarios.catalog import WS
 from ..scenarios.check_context import CheckContext
 from ..scenarios.remote_endpoint import endpoint
-
-_RFD = house(
-    "the remote transport answers as the official TypeScript SDK's AcpServer does",
-    REMOTE_TRANSPORT,
-)
 
 
 async def _connect(target: RemoteTarget, headers: dict[str, str], bound: float) -> Any:
@@ -33,15 +27,7 @@ async def _connect(target: RemoteTarget, headers: dict[str, str], bound: float) 
     )
 
 
-@requirement(
-    "ws.upgrade",
-    Tier.MUST,
-    "GET with Upgrade: websocket is answered 101 with an Acp-Connection-Id header; initialize "
-    "sent as a text frame is answered with a text frame.",
-    _RFD,
-    scenario=WS,
-    house=True,
-)
+@check("ws.upgrade", scenario=WS)
 async def upgrade_names_connection(ctx: CheckContext) -> Outcome:
     from websockets.exceptions import InvalidStatus
 
@@ -72,14 +58,7 @@ async def upgrade_names_connection(ctx: CheckContext) -> Outcome:
             await socket.close()
 
 
-@requirement(
-    "ws.token-required",
-    Tier.MUST,
-    "With a token configured (--token), an upgrade without it is refused with 401.",
-    _RFD,
-    scenario=WS,
-    house=True,
-)
+@check("ws.token-required", scenario=WS)
 async def upgrade_needs_token(ctx: CheckContext) -> Outcome:
     from websockets.exceptions import InvalidStatus
 

@@ -317,32 +317,32 @@ class RemoteConnection(AgentConnection):
             await self._ensure_session_stream(session_id)
             if message is not None and "method" in message and "id" in message:
                 self._request_sessions[id_key(message["id"])] = session_id
-        headers = {
-            **self._headers(session_id),
-            "Content-Type": "application/json",
-            "Accept": f"application/json, {EVENT_STREAM}",
-        }
-        try:
-            response = await self._http.post(self.target.url, content=frame.raw, headers=headers)
-        except httpx.HTTPError as exc:
-            raise AgentExited(f"POST to {self.target.url} failed: {exc}") from exc
+        response = await self._post_frame(frame, self._headers(session_id))
         if response.status_code != 202:
             self._on_refusal(frame, message, response)
+
+    async def _post_frame(self, frame: Frame, headers: dict[str, str]) -> httpx.Response:
+        """POST ``frame`` as JSON-RPC with ``headers``; a failed POST means the agent is gone."""
+        assert self._http is not None
+        try:
+            return await self._http.post(
+                self.target.url,
+                content=frame.raw,
+                headers={
+                    **headers,
+                    "Content-Type": "application/json",
+                    "Accept": f"application/json, {EVENT_STREAM}",
+                },
+            )
+        except httpx.HTTPError as exc:
+            raise AgentExited(f"POST to {self.target.url} failed: {exc}") from exc
 
     async def _post_initialize(self, frame: Frame, message: dict[str, Any] | None) -> None:
         """Over HTTP an initialize always opens a connection (the transport refuses it on an
         existing one), so a repeated initialize is sent without ``Acp-Connection-Id``, its answer
         recorded, and the extra connection it opened is deleted again."""
         assert self._http is not None
-        headers = {
-            **self.target.headers(),
-            "Content-Type": "application/json",
-            "Accept": f"application/json, {EVENT_STREAM}",
-        }
-        try:
-            response = await self._http.post(self.target.url, content=frame.raw, headers=headers)
-        except httpx.HTTPError as exc:
-            raise AgentExited(f"POST to {self.target.url} failed: {exc}") from exc
+        response = await self._post_frame(frame, self.target.headers())
         opened = response.headers.get(CONNECTION_HEADER)
         if response.status_code != 200 or not opened:
             self._on_refusal(frame, message, response)

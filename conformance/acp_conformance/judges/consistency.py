@@ -12,12 +12,11 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-from ..citations import acp, house, jsonrpc
 from ..fuzzing import resolved_schema
 from ..harness.agent_client import id_key
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, Verdict, not_applicable, out_of_scope, passed, soften
-from ..requirements import RUN_WIDE, Tier, requirement
+from ..requirements import RUN_WIDE, check
 from ..scenarios.check_context import AgentRun, RunRecord, advertised, surface_value
 from ..validation import method_index
 from ..versions import DEFAULT_VERSION, schema_version
@@ -162,17 +161,7 @@ def _extra_root_keys(run: AgentRun) -> Iterator[tuple[Frame, str, list[str], lis
             yield response, method, custom, known
 
 
-@requirement(
-    "schema.no-unknown-root-keys",
-    Tier.MUST,
-    "Results carry no root fields the schema does not define (e.g. the removed `models`).",
-    acp(
-        "extensibility",
-        "The _meta field",
-        "MUST NOT add any custom fields at the root of a type that's part of the specification",
-    ),
-    scenario=RUN_WIDE,
-)
+@check("schema.no-unknown-root-keys", scenario=RUN_WIDE)
 def no_unknown_root_keys(record: RunRecord) -> list[Outcome]:
     def custom(run: AgentRun) -> Iterator[Offence]:
         for response, method, fields, _ in _extra_root_keys(run):
@@ -193,19 +182,7 @@ def no_unknown_root_keys(record: RunRecord) -> list[Outcome]:
     return failures or hard
 
 
-@requirement(
-    "schema.stable-root-fields",
-    Tier.SHOULD,
-    "A v1 session/prompt result carries at its root only what the stable schema defines "
-    "(stopReason, _meta): `usage` exists only in the unstable schema, a removed/unstable "
-    "upstream field, so its numbers belong in _meta.",
-    acp(
-        "extensibility",
-        "The _meta field",
-        "MUST NOT add any custom fields at the root of a type that's part of the specification",
-    ),
-    scenario=RUN_WIDE,
-)
+@check("schema.stable-root-fields", scenario=RUN_WIDE)
 def stable_root_fields_only(record: RunRecord) -> list[Outcome]:
     """Fields of the unstable schema at the root of a v1 result (the checker never opts in)."""
 
@@ -234,14 +211,7 @@ def _mode_problem(modes: Any) -> str | None:
     return None
 
 
-@requirement(
-    "modes.current-mode-valid",
-    Tier.MUST,
-    "A session's currentModeId is one of its availableModes.",
-    house("currentModeId is an offered mode", acp("session-modes", "Initial state")),
-    scenario=RUN_WIDE,
-    house=True,
-)
+@check("modes.current-mode-valid", scenario=RUN_WIDE)
 def current_mode_is_available(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for method, response in _results(run, SESSION_RESULTS):
@@ -290,18 +260,7 @@ def _config_lists(run: AgentRun) -> Iterator[tuple[Frame, str, Any]]:
             yield frame, "config_option_update", update.get("configOptions")
 
 
-@requirement(
-    "config.current-value-valid",
-    Tier.MUST,
-    "Every config option's currentValue is one of its offered values (a boolean for boolean "
-    "options).",
-    acp(
-        "session-config-options",
-        "Default Values and Graceful Degradation",
-        "Agents MUST always provide a default value for every configuration option",
-    ),
-    scenario=RUN_WIDE,
-)
+@check("config.current-value-valid", scenario=RUN_WIDE)
 def config_current_values_are_offered(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame, where, options in _config_lists(run):
@@ -311,18 +270,7 @@ def config_current_values_are_offered(record: RunRecord) -> list[Outcome]:
     return per_run(record, find, "config options whose current value is not offered")
 
 
-@requirement(
-    "config.boolean-only-when-advertised",
-    Tier.MUST,
-    "Boolean config options are sent only to clients that set "
-    "clientCapabilities.session.configOptions.boolean.",
-    acp(
-        "initialization",
-        "Client capabilities",
-        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
-    ),
-    scenario=RUN_WIDE,
-)
+@check("config.boolean-only-when-advertised", scenario=RUN_WIDE)
 def boolean_options_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
     gate = "clientCapabilities.session.configOptions.boolean"
 
@@ -360,17 +308,7 @@ def _asks_for_terminal_auth(request: Frame) -> bool:
     return isinstance(auth, dict) and isinstance(auth.get("terminal"), dict)
 
 
-@requirement(
-    "gating.terminal-auth-advertised",
-    Tier.MUST,
-    "Terminal auth methods are offered only to clients that set clientCapabilities.auth.terminal.",
-    acp(
-        "initialization",
-        "Client capabilities",
-        "MUST treat all capabilities omitted in the initialize request as UNSUPPORTED",
-    ),
-    scenario=RUN_WIDE,
-)
+@check("gating.terminal-auth-advertised", scenario=RUN_WIDE)
 def terminal_auth_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
     gate = "clientCapabilities.auth.terminal"
 
@@ -393,13 +331,7 @@ def terminal_auth_only_for_capable_clients(record: RunRecord) -> list[Outcome]:
     return per_run(record, find, "terminal auth methods offered to a client that cannot run them")
 
 
-@requirement(
-    "jsonrpc.error-message-concise",
-    Tier.SHOULD,
-    "Every error message is a non-empty single line.",
-    jsonrpc("§5.1 Error object", "error_object", "SHOULD be limited to a concise single sentence"),
-    scenario=RUN_WIDE,
-)
+@check("jsonrpc.error-message-concise", scenario=RUN_WIDE)
 def error_messages_are_one_readable_line(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in run.frames:
@@ -416,17 +348,7 @@ def error_messages_are_one_readable_line(record: RunRecord) -> list[Outcome]:
     return per_run(record, find, "error messages that are empty or span several lines")
 
 
-@requirement(
-    "session.new-without-auth-methods",
-    Tier.MUST,
-    "With no authMethods advertised, session/new never demands authentication (-32000).",
-    house(
-        "no -32000 without auth methods",
-        acp("initialization", "Initialization") + " (authMethods)",
-    ),
-    scenario=RUN_WIDE,
-    house=True,
-)
+@check("session.new-without-auth-methods", scenario=RUN_WIDE)
 def session_new_needs_no_auth_without_methods(record: RunRecord) -> list[Outcome]:
     judged = 0
 

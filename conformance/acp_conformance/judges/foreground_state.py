@@ -11,19 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..citations import acp
 from ..harness.agent_client import id_key
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, Verdict, not_applicable
-from ..requirements import RUN_WIDE, Tier, requirement
+from ..requirements import RUN_WIDE, check
 from ..scenarios.check_context import AgentRun, RunRecord
-from ..v2_drafts import NEWEST, DraftRange
 from ..versions import negotiated_version
 from .run_walk import Offence, per_run
 from .tool_calls import messages
 
-_STATES_PAGE = "v2/prompt-lifecycle"
-_STATES = "Session States"
 #: The agent's requests that wait for the user.
 _ASKING = frozenset({"session/request_permission", "elicitation/create"})
 #: The model speaking again is foreground progress (tool updates may be background work).
@@ -99,28 +95,13 @@ def _offences(kind: str) -> Callable[[AgentRun], Iterator[Offence]]:
     return find
 
 
-@requirement(
-    "version.v2-requires-action-while-asked",
-    Tier.SHOULD,
-    "On v2, while a permission request or an elicitation of a running turn waits for the "
-    "user, the session's state is requires_action (reported before the answer).",
-    acp(_STATES_PAGE, _STATES, "The agent SHOULD report `requires_action`"),
-    scenario=RUN_WIDE,
-)
+@check("version.v2-requires-action-while-asked", scenario=RUN_WIDE)
 def permission_waits_are_reported(record: RunRecord) -> list[Outcome]:
     outcomes = per_run(record, _offences("unreported"), "questions to the user never reported")
     return _judged_only_if_asked(record, outcomes)
 
 
-@requirement(
-    "version.v2-requires-action-resumes",
-    Tier.MUST,
-    "On v2, once requires_action is reported, running comes before the turn goes on (or idle "
-    "if it ends).",
-    acp(_STATES_PAGE, _STATES, "Once reported, it MUST report `running` when progress resumes"),
-    scenario=RUN_WIDE,
-    drafts=DraftRange(NEWEST, NEWEST),
-)
+@check("version.v2-requires-action-resumes", scenario=RUN_WIDE)
 def blocked_turns_report_running_again(record: RunRecord) -> list[Outcome]:
     outcomes = per_run(record, _offences("not-resumed"), "turns resumed while requires_action")
     return _judged_only_if_asked(record, outcomes)

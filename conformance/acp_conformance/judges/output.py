@@ -4,23 +4,12 @@ and this rule says so once per process, with the last frame kept as evidence."""
 
 from __future__ import annotations
 
-from ..citations import STDIO, house
-from ..harness.limits import MAX_LINE_BYTES, PROCESS_FRAMES, size_text
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import RUN_WIDE, Tier, requirement
+from ..requirements import RUN_WIDE, check
 from ..scenarios.check_context import RunRecord
 
 
-@requirement(
-    "transport.output-bounded",
-    Tier.MUST,
-    f"Every line on stdout fits the checker's line cap ({size_text(MAX_LINE_BYTES)}) and no "
-    f"process floods stdout (more than {PROCESS_FRAMES} lines in one process, a run-wide "
-    "budget over all): a client must be able to read an agent in bounded memory.",
-    house("output a client can read in bounded memory", STDIO),
-    scenario=RUN_WIDE,
-    house=True,
-)
+@check("transport.output-bounded", scenario=RUN_WIDE)
 def output_bounded(record: RunRecord) -> list[Outcome]:
     outcomes: list[Outcome] = []
     for run in record.runs:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..citations import ERROR_CODES, acp, house, schema_requires
 from ..fuzzing import resolved_schema
 from ..outcomes import (
     Outcome,
@@ -15,7 +14,7 @@ from ..outcomes import (
     passed,
     soften,
 )
-from ..requirements import RUN_WIDE, Tier, requirement
+from ..requirements import RUN_WIDE, check
 from ..scenarios.check_context import AgentRun, RunRecord
 from ..validation import method_index, validate_frames
 from ..versions import schema_version, schemas_for
@@ -37,13 +36,7 @@ def _violations(record: RunRecord) -> list[tuple[AgentRun, Any]] | str:
     return cached
 
 
-@requirement(
-    "schema.agent-messages-valid",
-    Tier.MUST,
-    "Every agent message validates against its method's schema (responses: the request's method).",
-    schema_requires("the params and result shapes of every method"),
-    scenario=RUN_WIDE,
-)
+@check("schema.agent-messages-valid", scenario=RUN_WIDE)
 def agent_messages_valid(record: RunRecord) -> list[Outcome]:
     found = _violations(record)
     if isinstance(found, str):
@@ -103,14 +96,7 @@ ACP_ERROR_DATA = (
 )
 
 
-@requirement(
-    "schema.error-data-shapes",
-    Tier.SHOULD,
-    "Error data follows the per-code shapes of the error schemas (e.g. -32601 names the method).",
-    house("per-code error data shapes of schema/errors", ERROR_CODES),
-    scenario=RUN_WIDE,
-    house=True,
-)
+@check("schema.error-data-shapes", scenario=RUN_WIDE)
 def error_data_shapes(record: RunRecord) -> list[Outcome]:
     """ACP's error object leaves ``data`` free (any value, or none): the per-code shapes are
     iac-code's own convention (SPEC §1.1), so only ``--profile iac-code`` judges them; under
@@ -133,17 +119,7 @@ def error_data_shapes(record: RunRecord) -> list[Outcome]:
     return [outcome]
 
 
-@requirement(
-    "harness.client-messages-valid",
-    Tier.INFO,
-    "The checker's own non-probe messages validate against the schemas (a harness self-check).",
-    acp(
-        "transports",
-        "stdio",
-        "The client MUST NOT write anything to the agent's stdin that is not a valid ACP message",
-    ),
-    scenario=RUN_WIDE,
-)
+@check("harness.client-messages-valid", scenario=RUN_WIDE)
 def client_messages_valid(record: RunRecord) -> list[Outcome]:
     found = _violations(record)
     if isinstance(found, str):

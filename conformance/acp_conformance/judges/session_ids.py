@@ -7,13 +7,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..citations import acp, house, schema_requires
 from ..harness.agent_client import id_key
 from ..harness.recorder import Frame
 from ..outcomes import (
     Outcome,
 )
-from ..requirements import RUN_WIDE, Tier, requirement
+from ..requirements import RUN_WIDE, check
 from ..scenarios._expect import TURN_UPDATE_KINDS
 from ..scenarios.check_context import AgentRun, RunRecord
 from ..versions import negotiated_version
@@ -62,16 +61,7 @@ def _cross_talk(run: AgentRun) -> Iterator[Offence]:
                 )
 
 
-@requirement(
-    "prompt.updates-name-prompted-session",
-    Tier.MUST,
-    "While one session's prompt is the only request in flight, the turn's updates (messages, "
-    "thoughts, tool calls, plans) name that session, never another session of the connection.",
-    schema_requires("SessionNotification.sessionId, the session the update pertains to")
-    + "; "
-    + acp("prompt-turn", "Agent reports output"),
-    scenario=RUN_WIDE,
-)
+@check("prompt.updates-name-prompted-session", scenario=RUN_WIDE)
 def updates_name_the_prompted_session(record: RunRecord) -> list[Outcome]:
     return per_run(record, _cross_talk, "turn updates naming another session")
 
@@ -85,21 +75,7 @@ def _update_kind(msg: dict[str, Any]) -> tuple[str | None, str | None]:
     return params.get("sessionId"), kind
 
 
-@requirement(
-    "prompt.updates-before-response",
-    Tier.MUST,
-    "No turn update (message/thought chunk, tool call, plan) follows the prompt's response.",
-    house(
-        "a turn's updates come before its response",
-        acp(
-            "prompt-turn",
-            "Check for completion",
-            "the turn ends and the Agent MUST respond to the original session/prompt request",
-        ),
-    ),
-    scenario=RUN_WIDE,
-    house=True,
-)
+@check("prompt.updates-before-response", scenario=RUN_WIDE)
 def updates_before_response(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         if negotiated_version(run) >= 2:
@@ -257,16 +233,7 @@ def _unknown_session_offence(frame: Frame, session: Any, ledger: _SessionLedger)
     )
 
 
-@requirement(
-    "prompt.updates-name-known-session",
-    Tier.MUST,
-    "Every session/update names a session the agent handed out or one the client named in a "
-    "request the agent did not reject.",
-    schema_requires("SessionNotification.sessionId: the session the update pertains to")
-    + "; "
-    + acp("session-setup", "Session ID"),
-    scenario=RUN_WIDE,
-)
+@check("prompt.updates-name-known-session", scenario=RUN_WIDE)
 def updates_name_known_session(record: RunRecord) -> list[Outcome]:
     client_named = 0
 
@@ -289,18 +256,7 @@ def updates_name_known_session(record: RunRecord) -> list[Outcome]:
     return outcomes
 
 
-@requirement(
-    "prompt.updates-after-session-handed-out",
-    Tier.MUST,
-    "No session/update names a new session before the response that hands out its id (a "
-    "client cannot yet tell which session it belongs to).",
-    house(
-        "updates for a new session only after session/new (or fork) answered",
-        acp("session-setup", "Session ID"),
-    ),
-    scenario=RUN_WIDE,
-    house=True,
-)
+@check("prompt.updates-after-session-handed-out", scenario=RUN_WIDE)
 def updates_after_session_handed_out(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         ledger, suspects = _scan_sessions(run)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..citations import STDIO, house
 from ..harness.process import Rung
 from ..outcomes import (
     Outcome,
@@ -13,7 +12,7 @@ from ..outcomes import (
     not_applicable,
     passed,
 )
-from ..requirements import RUN_WIDE, Tier, requirement
+from ..requirements import RUN_WIDE, check
 from ..scenarios.check_context import AgentRun, RunRecord
 
 
@@ -45,14 +44,7 @@ def _shutdown_outcomes(
     return [outcome]
 
 
-@requirement(
-    "shutdown.exits-on-stdin-eof",
-    Tier.SHOULD,
-    "The agent exits on its own after stdin closes (within the step timeout).",
-    house("exit when stdin closes", STDIO),
-    scenario=RUN_WIDE,
-    house=True,
-)
+@check("shutdown.exits-on-stdin-eof", scenario=RUN_WIDE)
 def exits_on_stdin_eof(record: RunRecord) -> list[Outcome]:
     outcomes = _shutdown_outcomes(
         record,
@@ -75,14 +67,7 @@ def exits_on_stdin_eof(record: RunRecord) -> list[Outcome]:
     return outcomes
 
 
-@requirement(
-    "shutdown.no-sigkill-needed",
-    Tier.MUST,
-    "The agent ends after stdin EOF or SIGTERM, never needing SIGKILL.",
-    house("end on stdin EOF or SIGTERM", STDIO),
-    scenario=RUN_WIDE,
-    house=True,
-)
+@check("shutdown.no-sigkill-needed", scenario=RUN_WIDE)
 def no_sigkill_needed(record: RunRecord) -> list[Outcome]:
     return _shutdown_outcomes(
         record,
@@ -91,14 +76,7 @@ def no_sigkill_needed(record: RunRecord) -> list[Outcome]:
     )
 
 
-@requirement(
-    "shutdown.no-orphans",
-    Tier.SHOULD,
-    "No process of the agent's group outlives the agent.",
-    house("no orphaned processes", STDIO),
-    scenario=RUN_WIDE,
-    house=True,
-)
+@check("shutdown.no-orphans", scenario=RUN_WIDE)
 def no_orphans(record: RunRecord) -> list[Outcome]:
     return _shutdown_outcomes(
         record,

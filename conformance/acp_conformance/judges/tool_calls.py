@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..citations import acp, house
 from ..harness.agent_client import id_key
 from ..harness.recorder import Frame
 from ..outcomes import Outcome
-from ..requirements import RUN_WIDE, Tier, requirement
+from ..requirements import RUN_WIDE, check
 from ..scenarios.check_context import AgentRun, RunRecord
 from ..versions import negotiated_version
 from .run_walk import Offence, per_run, session_updates
@@ -33,13 +32,7 @@ def _unknown_tool_updates(run: AgentRun) -> Iterator[Offence]:
             )
 
 
-@requirement(
-    "prompt.tool-update-known-id",
-    Tier.SHOULD,
-    "A tool_call_update names a toolCallId that a tool_call of the same session announced.",
-    acp("tool-calls", "Updating"),
-    scenario=RUN_WIDE,
-)
+@check("prompt.tool-update-known-id", scenario=RUN_WIDE)
 def tool_updates_name_announced_calls(record: RunRecord) -> list[Outcome]:
     return per_run(record, _unknown_tool_updates, "updates of unannounced tool calls")
 
@@ -82,17 +75,6 @@ def _late_permission_requests(run: AgentRun) -> Iterator[Offence]:
 _NONE = object()
 
 
-@requirement(
-    "prompt.permission-within-turn",
-    Tier.MUST,
-    "session/request_permission comes while a prompt of its session is running, never after "
-    "the prompt's answer.",
-    house(
-        "permission is asked within a turn",
-        acp("prompt-turn", "Check for completion"),
-    ),
-    scenario=RUN_WIDE,
-    house=True,
-)
+@check("prompt.permission-within-turn", scenario=RUN_WIDE)
 def permission_requests_within_turns(record: RunRecord) -> list[Outcome]:
     return per_run(record, _late_permission_requests, "permission requests after the turn")

@@ -12,14 +12,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..citations import acp, jsonrpc, schema_requires
 from ..harness.agent_client import id_key, id_text
 from ..harness.process import Rung
 from ..harness.recorder import Frame
 from ..outcomes import (
     Outcome,
 )
-from ..requirements import RUN_WIDE, Tier, requirement
+from ..requirements import RUN_WIDE, check
 from ..scenarios.check_context import AgentRun, RunRecord
 from ..versions import negotiated_version
 from .run_walk import Offence, agent_frames, per_run
@@ -37,17 +36,7 @@ def _is_batch(message: Any) -> bool:
     )
 
 
-@requirement(
-    "transport.stdout-only-json",
-    Tier.MUST,
-    "Every line the agent writes to stdout is a JSON-RPC message; logs go to stderr.",
-    acp(
-        "transports",
-        "stdio",
-        "MUST NOT write anything to its stdout that is not a valid ACP message",
-    ),
-    scenario=RUN_WIDE,
-)
+@check("transport.stdout-only-json", scenario=RUN_WIDE)
 def stdout_only_json(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         # The v2 draft allows a batch: a non-empty array of message objects on one line.
@@ -67,13 +56,7 @@ def stdout_only_json(record: RunRecord) -> list[Outcome]:
     return per_run(record, find, "non-protocol lines on stdout")
 
 
-@requirement(
-    "transport.newline-terminated",
-    Tier.MUST,
-    "Every message on stdout ends with a newline and contains no raw newline.",
-    acp("transports", "stdio", "delimited by newlines, and MUST NOT contain embedded newlines"),
-    scenario=RUN_WIDE,
-)
+@check("transport.newline-terminated", scenario=RUN_WIDE)
 def newline_terminated(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in agent_frames(run):
@@ -91,13 +74,7 @@ def newline_terminated(record: RunRecord) -> list[Outcome]:
     return per_run(record, find, "unterminated or split messages")
 
 
-@requirement(
-    "transport.utf8",
-    Tier.MUST,
-    "stdout is valid UTF-8.",
-    acp("transports", "Transports", "JSON-RPC messages MUST be UTF-8 encoded"),
-    scenario=RUN_WIDE,
-)
+@check("transport.utf8", scenario=RUN_WIDE)
 def utf8(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in agent_frames(run):
@@ -128,17 +105,7 @@ def envelope_problem(msg: dict[str, Any]) -> str | None:
     return None
 
 
-@requirement(
-    "jsonrpc.envelope-valid",
-    Tier.MUST,
-    'Every agent message has jsonrpc "2.0" and is a well-formed request, notification or response.',
-    jsonrpc(
-        "§4 Request object / §5 Response object",
-        "request_object",
-        'MUST be exactly "2.0" ... id: This member is REQUIRED',
-    ),
-    scenario=RUN_WIDE,
-)
+@check("jsonrpc.envelope-valid", scenario=RUN_WIDE)
 def envelope_valid(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in agent_frames(run):
@@ -152,17 +119,7 @@ def is_response(msg: Any) -> bool:
     return isinstance(msg, dict) and "method" not in msg and "id" in msg
 
 
-@requirement(
-    "jsonrpc.response-exclusive",
-    Tier.MUST,
-    "A response has exactly one of result and error.",
-    jsonrpc(
-        "§5 Response object",
-        "response_object",
-        "both members MUST NOT be included",
-    ),
-    scenario=RUN_WIDE,
-)
+@check("jsonrpc.response-exclusive", scenario=RUN_WIDE)
 def response_exclusive(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in agent_frames(run):
@@ -173,15 +130,7 @@ def response_exclusive(record: RunRecord) -> list[Outcome]:
     return per_run(record, find, "responses without exactly one of result/error")
 
 
-@requirement(
-    "jsonrpc.error-shape",
-    Tier.MUST,
-    "Every error object has an integer code and a string message.",
-    jsonrpc("§5.1 Error object", "error_object", "code ... This MUST be an integer")
-    + "; "
-    + schema_requires("Error.code (integer) and Error.message (string)"),
-    scenario=RUN_WIDE,
-)
+@check("jsonrpc.error-shape", scenario=RUN_WIDE)
 def error_shape(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         for frame in agent_frames(run):
@@ -228,13 +177,7 @@ def _same_text(rid: Any, required: dict[str, Frame], optional: set[str]) -> str 
     return None
 
 
-@requirement(
-    "jsonrpc.one-response-per-request",
-    Tier.MUST,
-    "Every request gets exactly one response; the agent never answers ids it was not sent.",
-    jsonrpc("§5 Response object", "response_object", "the Server MUST reply with a Response"),
-    scenario=RUN_WIDE,
-)
+@check("jsonrpc.one-response-per-request", scenario=RUN_WIDE)
 def one_response_per_request(record: RunRecord) -> list[Outcome]:
     def find(run: AgentRun) -> Iterator[Offence]:
         required: dict[str, Frame] = {}  # well-formed requests that must be answered

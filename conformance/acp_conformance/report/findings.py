@@ -16,7 +16,7 @@ from ..run_result import RequirementResult, RunResult
 ACP_SECTION = "ACP and JSON-RPC 2.0 rules"
 HOUSE_SECTION = "iac-code house rules (stricter than ACP: they block only under --profile iac-code)"
 
-#: ``citations.house`` writes "iac-code house rule (WHAT IT ADDS); basis: SOURCE".
+#: A house rule's citation reads "iac-code house rule (WHAT IT ADDS); basis: SOURCE".
 _HOUSE_CITATION = re.compile(r"^iac-code house rule \((?P<adds>.*?)\); basis: ")
 
 

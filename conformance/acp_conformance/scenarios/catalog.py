@@ -2,7 +2,7 @@
 needs the scripted model, and its rough cost (the runner starts costly ones first).
 
 A scenario gets its own sandbox and agent processes (:mod:`.check_context`); the checks of
-:mod:`acp_conformance.checks` name the scenario they run in on their ``@requirement``.
+:mod:`acp_conformance.checks` name the scenario they run in on their ``@check``.
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ with ``for_this_check=True`` it is stopped as soon as the check ends, not with t
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -56,6 +57,9 @@ __all__ = [
 #: Under ``--llm none``, once a prompt of the run went unanswered for a full ``--timeout``,
 #: the bound on other prompts whose turns would run on the same unreachable model.
 HUNG_TURN_BOUND = 5.0
+
+#: What :meth:`CheckContext.once` shares.
+T = TypeVar("T")
 
 
 @dataclass
@@ -109,6 +113,15 @@ class CheckContext:
 
     async def surface(self) -> dict[str, Any]:
         return await self.runtime.surface()
+
+    async def once(self, key: str, make: Callable[[CheckContext], Awaitable[T]]) -> T:
+        """What ``make`` gives, made by the first check of the scenario that asks for ``key``
+        and shared with the checks after it (a turn or a resume several rules judge)."""
+        memo = self.runtime.memo
+        if key not in memo:
+            memo[key] = await make(self)
+        made: T = memo[key]
+        return made
 
     async def prompt_turn(self, run: AgentRun, params: dict[str, Any]) -> Response:
         """Send a prompt whose turn runs on the agent's model and wait for its answer.

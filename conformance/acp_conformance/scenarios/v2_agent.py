@@ -16,12 +16,14 @@ validates a message against ``schema/v2``. The checks are in the ``v2_*`` module
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .. import __version__
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope
+from ..requirements import check
 from ..v2_drafts import NEWEST, older_draft_errors
 from ._expect import brief
 from .catalog import PROTOCOL_V2
@@ -29,6 +31,19 @@ from .check_context import AgentRun, CheckContext, bind_script, text_prompt
 
 V2 = 2
 V2_SCENARIO = PROTOCOL_V2
+
+#: The session updates that carry messages, the conversation's history (a resume without a
+#: replay sends none; each names its messageId).
+MESSAGE_KINDS = frozenset(
+    {
+        "user_message",
+        "agent_message",
+        "agent_thought",
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+    }
+)
 
 
 def _validation() -> Any:
@@ -100,20 +115,42 @@ async def negotiated(ctx: CheckContext) -> tuple[AgentRun, Response]:
     return found
 
 
-async def v2_run(ctx: CheckContext) -> tuple[AgentRun | None, Outcome | None]:
+#: A v2 check's body: it judges the run that negotiated 2.
+V2Body = Callable[[CheckContext, AgentRun], Awaitable[Outcome]]
+
+
+async def v2_run(ctx: CheckContext) -> AgentRun | Outcome:
     """A run that negotiated 2, or the outcome that makes the check not applicable."""
     try:
         run, response = await negotiated(ctx)
         if answered_version(response) != V2:
             # An agent that speaks v1 only: the v2 rules do not apply to it.
-            return None, out_of_scope(f"the agent answered {brief(response.frame)} to version 2")
+            return out_of_scope(f"the agent answered {brief(response.frame)} to version 2")
         if (echoed := await echoes_any_version(ctx)) is not None:
             run.version_unknown = True
-            return None, echo_outcome(echoed)
+            return echo_outcome(echoed)
     except (AgentTimeout, AgentExited) as exc:
-        return None, failed(f"initialize was not answered: {exc}")
+        return failed(f"initialize was not answered: {exc}")
     ctx.current = run
-    return run, None
+    return run
+
+
+def v2_check(rule: str) -> Callable[[V2Body], V2Body]:
+    """Bind ``body`` as the check of ``rule`` in the v2 scenario, given the run that negotiated
+    2 (:func:`v2_run`); when there is none, the check's outcome is why."""
+
+    def register(body: V2Body) -> V2Body:
+        async def on_v2_run(ctx: CheckContext) -> Outcome:
+            run = await v2_run(ctx)
+            return run if isinstance(run, Outcome) else await body(ctx, run)
+
+        # Named and placed (a check's module is its place in the run order) as ``body``.
+        on_v2_run.__name__ = on_v2_run.__qualname__ = body.__name__
+        on_v2_run.__module__ = body.__module__
+        check(rule, scenario=V2_SCENARIO)(on_v2_run)
+        return body
+
+    return register
 
 
 def v2_problems(method: str, part: str, value: Any, draft: str = NEWEST) -> list[str]:
@@ -171,24 +208,29 @@ def session_updates(
     return found
 
 
-async def fresh_v2_run(ctx: CheckContext) -> tuple[AgentRun | None, Outcome | None]:
-    """A new v2 agent of its own (one that resumes a session another process made)."""
-    run, skip = await v2_run(ctx)  # the negotiation and echo verdicts, memoised
-    if run is None:
-        return None, skip
+async def fresh_v2_run(
+    ctx: CheckContext, capabilities: dict[str, Any] | None = None, **spawn: Any
+) -> AgentRun | Outcome:
+    """A new v2 agent of its own (one that resumes a session another process made, or one a
+    check initializes with client ``capabilities``); ``spawn`` goes to ``ctx.spawn``."""
+    run = await v2_run(ctx)  # the negotiation and echo verdicts, memoised
+    if isinstance(run, Outcome):
+        return run
     try:
-        fresh = await ctx.spawn(initialize=False)
+        fresh = await ctx.spawn(initialize=False, **spawn)
         params = v2_initialize_params(V2)
+        if capabilities is not None:
+            params["capabilities"] = capabilities
         response = await fresh.live.request("initialize", params, timeout=max(ctx.timeout, 30))
     except (AgentTimeout, AgentExited) as exc:
-        return None, failed(f"initialize was not answered: {exc}")
-    if answered_version(response) != V2:
-        return None, failed(f"asked for 2 again, got {brief(response.frame)}")
+        return failed(f"initialize was not answered: {exc}")
+    if answered_version(response) != V2 or not isinstance(response.result, dict):
+        return failed(f"asked for 2 again, got {brief(response.frame)}")
     fresh.init_params, fresh.init_result = params, response.result
-    return fresh, None
+    return fresh
 
 
-async def v2_turn_run(ctx: CheckContext, llm_script: Any) -> tuple[AgentRun | None, Outcome | None]:
+async def v2_turn_run(ctx: CheckContext, llm_script: Any) -> AgentRun | Outcome:
     """The scenario's v2 turn agent, ready for one more check's turns (``llm_script``).
 
     Like the v1 turn agent (``ScenarioRuntime.turn_agent``): the first turn of a new process
@@ -200,9 +242,9 @@ async def v2_turn_run(ctx: CheckContext, llm_script: Any) -> tuple[AgentRun | No
     memo = ctx.runtime.memo
     shared: AgentRun | None = memo.get("v2-turn-run")
     if shared is None or not ctx.runtime.reusable(shared):
-        fresh, skip = await fresh_v2_run(ctx)
-        if fresh is None:
-            return None, skip
+        fresh = await fresh_v2_run(ctx)
+        if isinstance(fresh, Outcome):
+            return fresh
         await _warm_up(ctx, fresh)
         shared = memo["v2-turn-run"] = fresh
     if shared.llm is not None:
@@ -210,7 +252,7 @@ async def v2_turn_run(ctx: CheckContext, llm_script: Any) -> tuple[AgentRun | No
         # the script to it): calls the agent still makes for an earlier session are side calls.
         shared.llm.next_script(llm_script).await_session()
     ctx.current = shared
-    return shared, None
+    return shared
 
 
 async def _warm_up(ctx: CheckContext, run: AgentRun) -> None:
@@ -246,6 +288,33 @@ async def v2_session(ctx: CheckContext, run: AgentRun) -> str | Outcome:
     return session_id
 
 
+async def v2_turn_session(ctx: CheckContext, llm_script: Any) -> tuple[AgentRun, str] | Outcome:
+    """The v2 turn agent (:func:`v2_turn_run`, with ``llm_script``) and a new session on it."""
+    run = await v2_turn_run(ctx, llm_script)
+    if isinstance(run, Outcome):
+        return run
+    session_id = await v2_session(ctx, run)
+    if isinstance(session_id, Outcome):
+        return session_id
+    return run, session_id
+
+
+async def prompted_to_idle(
+    ctx: CheckContext, run: AgentRun, session_id: str, text: str
+) -> tuple[Response, Frame] | Outcome:
+    """``text`` prompted on a v2 session: the prompt's answer and the idle that ends its turn."""
+    answer = await run.live.request(
+        "session/prompt", text_prompt(session_id, text), timeout=max(ctx.timeout, 30)
+    )
+    if answer.is_error:
+        return failed(f"v2 session/prompt failed: {brief(answer.frame)}", frames=[answer.frame.seq])
+    try:
+        idle = await wait_idle(ctx, run, session_id, answer.frame.seq)
+    except (AgentTimeout, AgentExited) as exc:
+        return failed(f"no state_update idle after the prompt: {exc}", frames=[answer.frame.seq])
+    return answer, idle
+
+
 async def _accepted_slow_prompt(
     ctx: CheckContext, run: AgentRun, session_id: str
 ) -> Response | Outcome:
@@ -263,13 +332,10 @@ async def slow_v2_turn(
     """The v2 turn agent with a new session whose slow scripted turn (``model_turn``, by
     default one that outlasts every wait) was just accepted: the starting point of every
     check that cancels or closes a running turn."""
-    run, skip = await v2_turn_run(ctx, [model_turn or _SLOW_MODEL_TURN])
-    if run is None:
-        assert skip is not None
-        return skip
-    session_id = await v2_session(ctx, run)
-    if isinstance(session_id, Outcome):
-        return session_id
+    opened = await v2_turn_session(ctx, [model_turn or _SLOW_MODEL_TURN])
+    if isinstance(opened, Outcome):
+        return opened
+    run, session_id = opened
     answer = await _accepted_slow_prompt(ctx, run, session_id)
     if isinstance(answer, Outcome):
         return answer
@@ -303,43 +369,27 @@ async def wait_idle(
 
 async def echo_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response, Frame] | Outcome:
     """One ordinary v2 turn (memoised): the run, its session, the prompt answer, the idle."""
-    memo = ctx.runtime.memo
-    if "v2-echo-turn" not in memo:
-        memo["v2-echo-turn"] = await _run_echo_turn(ctx)
-    found: tuple[AgentRun, str, Response, Frame] | Outcome = memo["v2-echo-turn"]
+    found = await ctx.once("v2-echo-turn", _run_echo_turn)
     if not isinstance(found, Outcome):
         ctx.current = found[0]
     return found
 
 
 async def _run_echo_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response, Frame] | Outcome:
-    run, skip = await v2_turn_run(ctx, None)
-    if run is None:
-        assert skip is not None
-        return skip
-    session_id = await v2_session(ctx, run)
-    if isinstance(session_id, Outcome):
-        return session_id
-    answer = await run.live.request(
-        "session/prompt", text_prompt(session_id, "hello"), timeout=max(ctx.timeout, 30)
-    )
-    if answer.is_error:
-        return failed(f"v2 session/prompt failed: {brief(answer.frame)}", frames=[answer.frame.seq])
-    try:
-        idle = await wait_idle(ctx, run, session_id, answer.frame.seq)
-    except (AgentTimeout, AgentExited) as exc:
-        return failed(f"no state_update idle after the prompt: {exc}", frames=[answer.frame.seq])
-    return run, session_id, answer, idle
+    opened = await v2_turn_session(ctx, None)
+    if isinstance(opened, Outcome):
+        return opened
+    run, session_id = opened
+    turn = await prompted_to_idle(ctx, run, session_id, "hello")
+    if isinstance(turn, Outcome):
+        return turn
+    return run, session_id, *turn
 
 
 async def v2_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response, int]] | Outcome:
     """The echo turn's session resumed by a new v2 agent, with and without a replay
     (memoised): (label, run, answer, barrier seq) each."""
-    memo = ctx.runtime.memo
-    if "v2-resumes" not in memo:
-        memo["v2-resumes"] = await _run_resumes(ctx)
-    found: list[tuple[str, AgentRun, Response, int]] | Outcome = memo["v2-resumes"]
-    return found
+    return await ctx.once("v2-resumes", _run_resumes)
 
 
 async def _run_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response, int]] | Outcome:
@@ -352,10 +402,9 @@ async def _run_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response,
         first.exit = await ctx.runtime.shutdown(first)
     found = []
     for label, extra in (("replayFrom start", {"replayFrom": {"type": "start"}}), ("plain", {})):
-        run, skip = await fresh_v2_run(ctx)
-        if run is None:
-            assert skip is not None
-            return skip
+        run = await fresh_v2_run(ctx)
+        if isinstance(run, Outcome):
+            return run
         answer = await run.live.request(
             "session/resume", {"sessionId": session_id, "cwd": str(ctx.work), **extra}
         )
@@ -374,16 +423,14 @@ def _session_caps(run: AgentRun) -> dict[str, Any] | None:
     return session if isinstance(session, dict) else None
 
 
-async def v2_run_with_sessions(
-    ctx: CheckContext, marker: str | None
-) -> tuple[AgentRun | None, Outcome | None]:
+async def v2_run_with_sessions(ctx: CheckContext, marker: str | None) -> AgentRun | Outcome:
     """The v2 agent when it advertises ``capabilities.session`` (and ``marker`` under it)."""
-    run, skip = await v2_run(ctx)
-    if run is None:
-        return None, skip
+    run = await v2_run(ctx)
+    if isinstance(run, Outcome):
+        return run
     caps = _session_caps(run)
     if caps is None:
-        return None, out_of_scope("the v2 agent does not advertise capabilities.session")
+        return out_of_scope("the v2 agent does not advertise capabilities.session")
     if marker is not None and not isinstance(caps.get(marker), dict):
-        return None, out_of_scope(f"the v2 agent does not advertise capabilities.session.{marker}")
-    return run, None
+        return out_of_scope(f"the v2 agent does not advertise capabilities.session.{marker}")
+    return run
