@@ -23,6 +23,7 @@ from iac_code.agent import info
 from iac_code.agent.compaction import maybe_compact
 from iac_code.agent.content import check_prompt, title_from_prompt
 from iac_code.agent.history import interrupted_result_event, missing_tool_results, model_messages
+from iac_code.agent.partial_replies import REPLAY_KIND, partial_event
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.agent.timestamps import utc_now
 from iac_code.credentials import CredentialError
@@ -274,10 +275,10 @@ class Turn:
                 watch.heard()
                 if isinstance(event, TextDelta):
                     streamed.text.append(event.text)
-                    await self._relay(session_id, "agent_message_chunk", event.text, streamed)
+                    await self._relay(session_id, "text", event.text, streamed)
                 elif isinstance(event, ThinkingDelta):
                     streamed.thinking.append(event.text)
-                    await self._relay(session_id, "agent_thought_chunk", event.text, streamed)
+                    await self._relay(session_id, "thinking", event.text, streamed)
                 elif isinstance(event, ModelResponse):
                     response = event
         if response is None:
@@ -305,11 +306,17 @@ class Turn:
         return response
 
     async def _relay(self, session_id: str, kind: str, text: str, streamed: _Streamed) -> None:
-        """One streamed delta as a chunk; chunks of one model message share its messageId."""
+        """One streamed delta as a chunk; chunks of one model message share its messageId.
+
+        The delta is stored first (write-ahead), so a process killed mid-reply still has
+        every chunk the client saw; a fenced or failed store raises here, before the relay.
+        """
+        if text:
+            self.port.persist(self.session, partial_event(streamed.message_id, kind, text))
         await self.port.notify(
             session_id,
             {
-                "sessionUpdate": kind,
+                "sessionUpdate": REPLAY_KIND[kind],
                 "content": {"type": "text", "text": text},
                 "messageId": streamed.message_id,
             },
