@@ -308,11 +308,15 @@ class Turn:
     async def _relay(self, session_id: str, kind: str, text: str, streamed: _Streamed) -> None:
         """One streamed delta as a chunk; chunks of one model message share its messageId.
 
-        The delta is stored first (write-ahead), so a process killed mid-reply still has
-        every chunk the client saw; a fenced or failed store raises here, before the relay.
+        The delta is stored before its chunk is written to the client (write-ahead, in one
+        append per written batch), so a process killed mid-reply still has every chunk the
+        client saw.
         """
+        failure = self.session.store_failure
+        if failure is not None:  # fenced or unreachable: relay nothing more
+            raise type(failure)(str(failure), errno=failure.errno)
         if text:
-            self.port.persist(self.session, partial_event(streamed.message_id, kind, text))
+            self.port.persist_ahead(self.session, partial_event(streamed.message_id, kind, text))
         await self.port.notify(
             session_id,
             {

@@ -6,10 +6,15 @@ mid-stream) is rebuilt once, where it began; logs without partials replay as bef
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import anyio
+import pytest
 from iac_code.agent.history import model_messages, replay_updates
 from iac_code.agent.partial_replies import partial_event, unfinished_replies
+
+from tests.agent.handlers.agent_harness import StallingModelClient, open_agent, read_events
 
 USER = {"type": "user_message", "messageId": "u1", "content": [{"type": "text", "text": "plan"}]}
 
@@ -119,3 +124,32 @@ def test_the_model_ignores_partials_of_an_ended_reply() -> None:
     assert model_messages(events, images=False)[1:] == [
         {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}
     ]
+
+
+# ---------------------------------------------------------------------- through the agent
+
+
+@pytest.mark.anyio
+async def test_every_chunk_the_client_received_is_stored_while_the_reply_streams(
+    tmp_path: Path,
+) -> None:
+    pieces = [f"piece {number} " for number in range(40)]
+    model = StallingModelClient(pieces)
+    async with open_agent(tmp_path, model) as client:
+        session_id = await client.new_session()
+        request_id = await client.send(
+            "session/prompt",
+            {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]},
+        )
+        index = 0
+        with anyio.fail_after(60):
+            for _ in pieces:
+                index, _update = await client.wait_update("agent_message_chunk", start=index)
+                index += 1
+        # The model stalls for ever: no final message exists, only the write-ahead.
+        stored = read_events(tmp_path / "home", session_id, with_partials=True)
+        await client.notify("session/cancel", {"sessionId": session_id})
+        await client.reply(request_id)
+    assert [e["type"] for e in stored] == ["user_message"] + ["partial_reply"] * len(pieces)
+    assert "".join(e["text"] for e in stored[1:]) == "".join(pieces)
+    assert replayed(stored) == [("agent_message_chunk", "".join(pieces))]
