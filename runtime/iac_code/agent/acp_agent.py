@@ -63,6 +63,7 @@ from iac_code.agent.options import (
     config_options,
     modes_state,
 )
+from iac_code.agent.partial_replies import extend_partial
 from iac_code.agent.port import AgentPort
 from iac_code.agent.retry_notices import (
     client_accepts_notices,
@@ -226,9 +227,11 @@ class IacAgent(AgentHandlers):
         before the frames queued after it are written (:meth:`flush_ahead`): one append per
         written batch of chunks rather than one per chunk, still ahead of the client."""
         event = clean_json(event)
+        self._unstored_sessions[session.session_id] = session
+        if extend_partial(session.unstored, event):
+            return  # joined to the unstored partial before it: one line per written batch
         session.events.append(event)
         session.unstored.append(event)
-        self._unstored_sessions[session.session_id] = session
 
     def flush_ahead(self) -> None:
         """Store every buffered partial (called by the connection's writer before it writes)."""

@@ -2,8 +2,9 @@
 
 A model reply is stored as one ``assistant_message`` when it ends. Before each streamed delta
 is relayed to the client, the turn appends a ``partial_reply`` event carrying that delta
-(``{messageId, kind: "text"|"thinking", text}``). Each event holds only its delta, not the
-text so far, so a long reply costs its length once on disk rather than its square.
+(``{messageId, kind: "text"|"thinking", text}``); deltas relayed in one written batch are
+joined into one event. Each event holds only its own text, not the reply so far, so a long
+reply costs its length once on disk rather than its square.
 
 The views (:mod:`iac_code.agent.history`) read them with one rule: a reply whose
 ``assistant_message`` exists (ended, cancelled, failed) ignores its partials; a reply that has
@@ -24,6 +25,27 @@ REPLAY_KIND = {"text": "agent_message_chunk", "thinking": "agent_thought_chunk"}
 def partial_event(message_id: str, kind: str, text: str) -> dict[str, Any]:
     """The event appended before one streamed delta is relayed."""
     return {"type": PARTIAL_REPLY, "messageId": message_id, "kind": kind, "text": text}
+
+
+#: A buffered partial stops growing past this many characters (each join copies its text).
+MAX_JOINED_CHARS = 64 * 1024
+
+
+def extend_partial(unstored: list[dict[str, Any]], event: dict[str, Any]) -> bool:
+    """Join ``event`` to the last not-yet-stored partial when it continues the same reply
+    and kind; True when joined. The store then gets one line per written batch and run
+    instead of one per delta; memory holds the same joined event, so both keep one order."""
+    last = unstored[-1] if unstored else None
+    if (
+        last is None
+        or last.get("type") != PARTIAL_REPLY
+        or last.get("messageId") != event.get("messageId")
+        or last.get("kind") != event.get("kind")
+        or len(last["text"]) >= MAX_JOINED_CHARS
+    ):
+        return False
+    last["text"] += event["text"]
+    return True
 
 
 def is_partial(event: dict[str, Any]) -> bool:

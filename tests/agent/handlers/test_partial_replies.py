@@ -12,7 +12,12 @@ from typing import Any
 import anyio
 import pytest
 from iac_code.agent.history import model_messages, replay_updates
-from iac_code.agent.partial_replies import partial_event, unfinished_replies
+from iac_code.agent.partial_replies import (
+    MAX_JOINED_CHARS,
+    extend_partial,
+    partial_event,
+    unfinished_replies,
+)
 
 from tests.agent.handlers.agent_harness import StallingModelClient, open_agent, read_events
 
@@ -119,6 +124,17 @@ def test_the_model_sees_a_cut_short_reply_as_an_interrupted_assistant_message() 
     assert all(block["type"] == "text" for block in messages[1]["content"])
 
 
+def test_a_buffered_partial_grows_only_with_the_same_reply_and_kind() -> None:
+    unstored = [partial_event("m1", "text", "a")]
+    assert extend_partial(unstored, partial_event("m1", "text", "b"))
+    assert not extend_partial(unstored, partial_event("m1", "thinking", "c"))
+    assert not extend_partial(unstored, partial_event("m2", "text", "d"))
+    assert not extend_partial([], partial_event("m1", "text", "e"))
+    assert unstored == [partial_event("m1", "text", "ab")]
+    long = [partial_event("m1", "text", "x" * MAX_JOINED_CHARS)]
+    assert not extend_partial(long, partial_event("m1", "text", "y"))
+
+
 def test_the_model_ignores_partials_of_an_ended_reply() -> None:
     events = [USER, partial_event("m1", "text", "Do"), final("m1", "Done.")]
     assert model_messages(events, images=False)[1:] == [
@@ -150,6 +166,9 @@ async def test_every_chunk_the_client_received_is_stored_while_the_reply_streams
         stored = read_events(tmp_path / "home", session_id, with_partials=True)
         await client.notify("session/cancel", {"sessionId": session_id})
         await client.reply(request_id)
-    assert [e["type"] for e in stored] == ["user_message"] + ["partial_reply"] * len(pieces)
+    # One partial per written batch (deltas of one batch joined), at most one per chunk.
+    assert stored[0]["type"] == "user_message"
+    assert {e["type"] for e in stored[1:]} == {"partial_reply"}
+    assert 1 <= len(stored) - 1 <= len(pieces)
     assert "".join(e["text"] for e in stored[1:]) == "".join(pieces)
     assert replayed(stored) == [("agent_message_chunk", "".join(pieces))]

@@ -258,6 +258,20 @@ async def load_when_free(client: WireClient, session_id: str, cwd: Path) -> Repl
             await anyio.sleep(0.25)  # a lease runs out on the clock; nothing announces it
 
 
+async def reload_and_prompt(cluster: Cluster, session_id: str, cwd: Path) -> list[dict[str, Any]]:
+    """Load the session through the balancer on a new connection (once a killed owner's lease
+    has run out), prompt it once, and return the replayed updates."""
+    async with http_client(cluster.front, **auth()) as client:
+        await client.initialize()
+        await client.transport.open_stream(session_id)
+        mark = len(client.frames)
+        loaded = await load_when_free(client, session_id, cwd)
+        assert "result" in loaded.frame, loaded.frame
+        after = await client.prompt(session_id, "after the kill")
+        assert after["stopReason"] == "end_turn"
+        return session_updates_since(client, mark, session_id)
+
+
 def stored_events(store_url: str, session_id: str) -> list[tuple[int, dict[str, Any]]]:
     import psycopg
 
@@ -433,18 +447,10 @@ async def test_a_kill_9_of_the_replica_running_a_turn_loses_and_repeats_nothing(
         ping = {"jsonrpc": "2.0", "method": "$/ping"}
         headers = {**auth(), "acp-connection-id": connection_id}
         assert_reconnect(await http.post(cluster.front, json=ping, headers=headers))
-    async with http_client(cluster.front, **auth()) as client:
-        await client.initialize()
-        await client.transport.open_stream(session_id)
-        mark = len(client.frames)
-        loaded = await load_when_free(client, session_id, shared_workspace)
-        assert "result" in loaded.frame, loaded.frame
-        after = await client.prompt(session_id, "after the kill")
-        assert after["stopReason"] == "end_turn"
-        replayed = session_updates_since(client, mark, session_id)
-        lost, duplicated = lost_and_duplicated(received, replayed)
-        assert history(received)  # the client had seen text and a tool call
-        assert (lost, duplicated) == ([], [])
+    replayed = await reload_and_prompt(cluster, session_id, shared_workspace)
+    lost, duplicated = lost_and_duplicated(received, replayed)
+    assert history(received)  # the client had seen text and a tool call
+    assert (lost, duplicated) == ([], [])
     report(
         "a (kill -9 mid-turn)",
         client_saw="404 reconnect, then load on a survivor",
@@ -498,15 +504,7 @@ async def test_a2_a_kill_9_in_the_middle_of_a_streamed_reply_loses_no_chunk_the_
     assert len(seen) == 1, seen  # one reply, cut short
     ((key, seen_text),) = seen.items()
     assert seen_text != LONG_REPLY  # the kill came mid-stream
-    async with http_client(cluster.front, **auth()) as client:
-        await client.initialize()
-        await client.transport.open_stream(session_id)
-        mark = len(client.frames)
-        loaded = await load_when_free(client, session_id, shared_workspace)
-        assert "result" in loaded.frame, loaded.frame
-        after = await client.prompt(session_id, "after the kill")
-        assert after["stopReason"] == "end_turn"
-        replayed = session_updates_since(client, mark, session_id)
+    replayed = await reload_and_prompt(cluster, session_id, shared_workspace)
     replayed_text = streamed_texts(replayed).get(key, "")
     # Everything seen, then at most what was stored but not yet delivered; nothing twice.
     assert replayed_text.startswith(seen_text)
