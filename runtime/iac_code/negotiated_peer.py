@@ -9,6 +9,7 @@ import, the v2 package. Once v2 is agreed the messages go through the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -46,6 +47,10 @@ class NegotiatedPeer:
 
             self._v2 = V2Rewriter(self.connection)
         return self._v2
+
+    def call_before_writing(self, callback: Callable[[], None]) -> None:
+        """Frames of both versions go through the one connection's writer."""
+        self.connection.call_before_writing(callback)
 
     async def send_request(self, method: str, params: object = None) -> Any:
         return await self._current.send_request(method, params)

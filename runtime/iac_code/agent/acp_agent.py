@@ -63,6 +63,7 @@ from iac_code.agent.options import (
     config_options,
     modes_state,
 )
+from iac_code.agent.partial_replies import extend_partial
 from iac_code.agent.port import AgentPort
 from iac_code.agent.retry_notices import (
     client_accepts_notices,
@@ -163,6 +164,11 @@ class IacAgent(AgentHandlers):
         self.connection = connection
         self.store = store or open_store(settings)
         self.sessions: dict[str, Session] = {}
+        #: Sessions with streamed partials not yet stored (see persist_ahead).
+        self._unstored_sessions: dict[str, Session] = {}
+        call_before_writing = getattr(connection, "call_before_writing", None)
+        if call_before_writing is not None:
+            call_before_writing(self.flush_ahead)
         self.client_capabilities: dict[str, Any] = {}
         self.models = ModelAccess(
             settings, model_client, on_retry=self._on_retry, on_quiet=self._on_quiet
@@ -171,6 +177,7 @@ class IacAgent(AgentHandlers):
         self.port = AgentPort(
             settings=settings,
             persist=self.persist,
+            persist_ahead=self.persist_ahead,
             notify=self.notify,
             request_client=telemetry.client_requests(connection.send_request),
             client_capabilities=lambda: self.client_capabilities,
@@ -213,13 +220,44 @@ class IacAgent(AgentHandlers):
         event = clean_json(event)
         session.events.append(event)
         session.apply_event(event)
+        self._store_events(session, [event])
+
+    def persist_ahead(self, session: Session, event: dict[str, Any]) -> None:
+        """Append a streamed delta's ``partial_reply`` to memory now, and to the store just
+        before the frames queued after it are written (:meth:`flush_ahead`): one append per
+        written batch of chunks rather than one per chunk, still ahead of the client."""
+        event = clean_json(event)
+        self._unstored_sessions[session.session_id] = session
+        if extend_partial(session.unstored, event):
+            return  # joined to the unstored partial before it: one line per written batch
+        session.events.append(event)
+        session.unstored.append(event)
+
+    def flush_ahead(self) -> None:
+        """Store every buffered partial (called by the connection's writer before it writes)."""
+        sessions, self._unstored_sessions = self._unstored_sessions, {}
+        for session in sessions.values():
+            if session.unstored:
+                try:
+                    self._store_events(session, [])
+                except (SessionTakenOverError, StoreUnreachableError):
+                    pass  # logged and kept on the session: the turn's next persist raises it
+
+    def _store_events(self, session: Session, events: list[dict[str, Any]]) -> None:
+        """Write the session's buffered partials, then ``events``, in memory order."""
         if session.store_failure is not None:
             # The store is behind memory already: nothing more is written from here, and
             # the turn (or request) ends with the same error.
+            session.unstored.clear()
             failure = session.store_failure
             raise type(failure)(str(failure), errno=failure.errno)
+        batch = [*session.unstored, *events]
+        session.unstored.clear()
         try:
-            self.store.append(session.session_id, event)
+            if len(batch) == 1:
+                self.store.append(session.session_id, batch[0])
+            else:
+                self.store.append_many(session.session_id, batch)
         except (SessionTakenOverError, StoreUnreachableError) as exc:
             # A database store that did not take the event (another replica took the
             # session over, or the database is unreachable) must not get later events of

@@ -12,6 +12,8 @@ Events are plain dicts appended to the session log (see :mod:`iac_code.store`):
 ``permission_rule``    ``{tool, choice}`` (``allow_always`` or ``reject_always``); ``tool`` is the
                        tool name, for MCP tools ``mcp:<server identity>:<tool>``
 ``compaction``         ``{summary, keptFrom}`` — model view starts at event ``keptFrom``
+``partial_reply``      ``{messageId, kind, text}`` — one streamed delta, written before it is
+                       relayed (see :mod:`iac_code.agent.partial_replies`)
 
 Views: :func:`model_messages` (what the LLM sees) and :func:`replay_updates` (what
 ``session/load`` streams back). Both are tolerant of histories cut short by a crash or a
@@ -26,11 +28,13 @@ from typing import Any
 
 from iac_code.agent.commands import expand_command
 from iac_code.agent.content import to_model_blocks
+from iac_code.agent.partial_replies import REPLAY_KIND, is_partial, unfinished_replies
 
 INTERRUPTED_RESULT = (
     "interrupted: the tool did not finish (the turn was cancelled or the agent stopped)"
 )
 _INTERRUPTED_REPLY = "(no reply: the turn was interrupted)"
+_CUT_SHORT_REPLY = "(interrupted: the agent stopped while replying)"
 
 
 def interrupted_result_event(tool_call_id: str) -> dict[str, Any]:
@@ -100,6 +104,7 @@ def model_messages(events: list[dict[str, Any]], *, images: bool) -> list[dict[s
         if event.get("type") == "compaction":
             start, summary = int(event["keptFrom"]), str(event["summary"])
     results = {e["toolCallId"]: e for e in events if e.get("type") == "tool_result"}
+    unfinished = unfinished_replies(events[start:])
     messages: list[dict[str, Any]] = []
     if summary is not None:
         messages.append(
@@ -135,6 +140,13 @@ def model_messages(events: list[dict[str, Any]], *, images: bool) -> list[dict[s
                     "user",
                     [_tool_result_block(tool_id, results.get(tool_id)) for tool_id in tool_ids],
                 )
+        elif is_partial(event) and event["messageId"] in unfinished:
+            # A reply cut short by a dead process: the model gets the text the user saw, as
+            # an interrupted assistant message (unsigned thinking cannot go back to the API).
+            runs = unfinished.pop(event["messageId"])
+            text = "".join(text for delta_kind, text in runs if delta_kind == "text")
+            content = [{"type": "text", "text": text}] if text else []
+            push("assistant", [*content, {"type": "text", "text": _CUT_SHORT_REPLY}])
     return messages
 
 
@@ -191,6 +203,7 @@ def replay_updates(events: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     when the result event sits elsewhere in the log (a crash repair appended at the end).
     """
     results = {e["toolCallId"]: e for e in events if e.get("type") == "tool_result"}
+    unfinished = unfinished_replies(events)
     tool_names: dict[str, str] = {}
     replayed: set[str] = set()
     for event in events:
@@ -253,3 +266,12 @@ def replay_updates(events: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             yield _final_update(event)
         elif kind == "plan":
             yield {"sessionUpdate": "plan", "entries": event["entries"]}
+        elif is_partial(event) and event["messageId"] in unfinished:
+            # Only replies with no stored end are rebuilt, once, where they began.
+            message_id = event["messageId"]
+            for delta_kind, text in unfinished.pop(message_id):
+                yield {
+                    "sessionUpdate": REPLAY_KIND[delta_kind],
+                    "content": {"type": "text", "text": text},
+                    "messageId": message_id,
+                }

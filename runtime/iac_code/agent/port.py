@@ -24,6 +24,9 @@ class AgentPort:
     settings: Settings
     #: Append one event to the session, in memory and on disk (a disk failure is logged).
     persist: Callable[[Session, dict[str, Any]], None]
+    #: Append a streamed delta's partial to memory now and to disk before its chunk is
+    #: written to the client (batched with the other chunks of one write).
+    persist_ahead: Callable[[Session, dict[str, Any]], None]
     #: Send one ``session/update`` (session id, update object).
     notify: Callable[[str, dict[str, Any]], Awaitable[None]]
     #: Send an agent→client request and wait for its result (raises ``RpcError`` on error).

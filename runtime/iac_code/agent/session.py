@@ -43,6 +43,9 @@ class Session:
     #: Set when a database store refused an event in a way that leaves it behind memory
     #: (taken over, unreachable): nothing more is written, and the session closes here.
     store_failure: StoreWriteError | None = None
+    #: Streamed partials in ``events`` not yet in the store (written before their chunks go
+    #: out, and before any later event of the session).
+    unstored: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def roots(self) -> list[Path]:

@@ -23,6 +23,7 @@ from iac_code.agent import info
 from iac_code.agent.compaction import maybe_compact
 from iac_code.agent.content import check_prompt, title_from_prompt
 from iac_code.agent.history import interrupted_result_event, missing_tool_results, model_messages
+from iac_code.agent.partial_replies import REPLAY_KIND, partial_event
 from iac_code.agent.system_prompt import build_system_prompt
 from iac_code.agent.timestamps import utc_now
 from iac_code.credentials import CredentialError
@@ -274,10 +275,10 @@ class Turn:
                 watch.heard()
                 if isinstance(event, TextDelta):
                     streamed.text.append(event.text)
-                    await self._relay(session_id, "agent_message_chunk", event.text, streamed)
+                    await self._relay(session_id, "text", event.text, streamed)
                 elif isinstance(event, ThinkingDelta):
                     streamed.thinking.append(event.text)
-                    await self._relay(session_id, "agent_thought_chunk", event.text, streamed)
+                    await self._relay(session_id, "thinking", event.text, streamed)
                 elif isinstance(event, ModelResponse):
                     response = event
         if response is None:
@@ -305,11 +306,21 @@ class Turn:
         return response
 
     async def _relay(self, session_id: str, kind: str, text: str, streamed: _Streamed) -> None:
-        """One streamed delta as a chunk; chunks of one model message share its messageId."""
+        """One streamed delta as a chunk; chunks of one model message share its messageId.
+
+        The delta is stored before its chunk is written to the client (write-ahead, in one
+        append per written batch), so a process killed mid-reply still has every chunk the
+        client saw.
+        """
+        failure = self.session.store_failure
+        if failure is not None:  # fenced or unreachable: relay nothing more
+            raise type(failure)(str(failure), errno=failure.errno)
+        if text:
+            self.port.persist_ahead(self.session, partial_event(streamed.message_id, kind, text))
         await self.port.notify(
             session_id,
             {
-                "sessionUpdate": kind,
+                "sessionUpdate": REPLAY_KIND[kind],
                 "content": {"type": "text", "text": text},
                 "messageId": streamed.message_id,
             },

@@ -655,6 +655,10 @@ class Connection:
             raise
         return call
 
+    def call_before_writing(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` before each batch of queued frames is written to the peer."""
+        self._writer.before_write = callback
+
     async def send_notification(self, method: str, params: object = None) -> None:
         """Queue a notification; returns once its place in the output order is fixed.
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 
 import anyio
 
@@ -84,6 +85,9 @@ class FrameWriter:
         """How many frames those bytes are."""
         self._room = anyio.Event()
         self._room.set()
+        #: Called before each batch is written: the agent stores the streamed text of the
+        #: chunks about to go out (write-ahead), one store append per batch, not per chunk.
+        self.before_write: Callable[[], None] | None = None
 
     @property
     def has_room(self) -> bool:
@@ -149,6 +153,7 @@ class FrameWriter:
                             batch.append(self._queue_out.receive_nowait())
                         except (anyio.WouldBlock, anyio.EndOfStream):
                             break
+                    self._call_before_write()
                     try:
                         await self._sink.send_frames(batch)
                     except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
@@ -160,3 +165,11 @@ class FrameWriter:
         finally:
             self.done.set()
             self._room.set()
+
+    def _call_before_write(self) -> None:
+        if self.before_write is None:
+            return
+        try:
+            self.before_write()
+        except Exception:  # its own failures are its business; the frames still go out
+            self._logger.exception("the hook before a write failed")

@@ -213,9 +213,18 @@ def message_texts(message: dict[str, Any]) -> list[str]:
     return [b.get("text", "") for b in content if b.get("type") == "text"]
 
 
-def read_events(home: Path, session_id: str) -> list[dict[str, Any]]:
-    """The session's event log straight from disk (a fresh store, no caches)."""
-    return SessionStore(home).load_events(session_id)
+def read_events(
+    home: Path, session_id: str, *, with_partials: bool = False
+) -> list[dict[str, Any]]:
+    """The session's event log straight from disk (a fresh store, no caches).
+
+    The write-ahead ``partial_reply`` events (one per streamed chunk) are left out unless
+    asked for: most tests look at the conversation, not at the stream's journal.
+    """
+    events = SessionStore(home).load_events(session_id)
+    if with_partials:
+        return events
+    return [event for event in events if event.get("type") != "partial_reply"]
 
 
 def dumps(value: Any) -> str:

@@ -63,7 +63,10 @@ async def test_session_cancel_ends_the_prompt_with_cancelled_and_keeps_the_strea
     assert reply.result["stopReason"] == "cancelled"
     texts = [u["update"]["content"]["text"] for u in reply.updates if "messageId" in u["update"]]
     assert texts == ["Drafting ", "the VPC"]
-    events = read_events(tmp_path / "home", session_id)
+    stored = read_events(tmp_path / "home", session_id, with_partials=True)
+    # The chunks were written ahead as partials; the cancel stored the reply as one message.
+    assert "".join(e["text"] for e in stored if e["type"] == "partial_reply") == "".join(texts)
+    events = [e for e in stored if e["type"] != "partial_reply"]
     assert [e["type"] for e in events] == ["user_message", "assistant_message"]
     assert events[0]["content"] == PROMPT
     assert events[1]["interrupted"] is True

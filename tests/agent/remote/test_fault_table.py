@@ -3,6 +3,7 @@ replica command on one PostgreSQL, HAProxy with deploy/haproxy.cfg (plus a third
 front, and the faults a team's deployment meets, each as real processes:
 
 a. kill -9 of the replica running a turn;
+a2. kill -9 of the replica in the middle of a streamed reply (the write-ahead partials);
 b. PostgreSQL restarted (fast stop, start) in the middle of a turn;
 c. a replica paused (SIGSTOP) past its lease while a turn runs, then continued;
 d. one principal reaching for another's session through every replica;
@@ -55,6 +56,9 @@ pytestmark = [
 ALICE = "alice-token-for-the-fault-table"
 BOB = "bob-token-for-the-fault-table"
 HOLD = "HOLD:"
+#: A prompt that streams a long reply slowly (300 chunks, 50 ms apart: ~15 s), for case a2.
+LONG_STREAM = "LONG:"
+LONG_REPLY = "tick " * 300
 LEASE_SECONDS = "4"
 IN_USE = {"sessionId": "session is in use by another process"}
 #: Updates that describe the session's state rather than its history (not replayed as such).
@@ -112,6 +116,8 @@ class Gates:
         if texts:
             if texts[-1].startswith(HOLD):
                 return Turn().text("Looking first. ", chunks=3).tool_use("list_files", {})
+            if texts[-1].startswith(LONG_STREAM):
+                return Turn().text(LONG_REPLY, chunks=300).timing(chunk_delay=0.05)
             return {"echo": True}
         # Only tool results: the held turn's second model call.
         name = last_user_text(body).removeprefix(HOLD)
@@ -250,6 +256,20 @@ async def load_when_free(client: WireClient, session_id: str, cwd: Path) -> Repl
             if error is None or error.get("data") != IN_USE:
                 return reply
             await anyio.sleep(0.25)  # a lease runs out on the clock; nothing announces it
+
+
+async def reload_and_prompt(cluster: Cluster, session_id: str, cwd: Path) -> list[dict[str, Any]]:
+    """Load the session through the balancer on a new connection (once a killed owner's lease
+    has run out), prompt it once, and return the replayed updates."""
+    async with http_client(cluster.front, **auth()) as client:
+        await client.initialize()
+        await client.transport.open_stream(session_id)
+        mark = len(client.frames)
+        loaded = await load_when_free(client, session_id, cwd)
+        assert "result" in loaded.frame, loaded.frame
+        after = await client.prompt(session_id, "after the kill")
+        assert after["stopReason"] == "end_turn"
+        return session_updates_since(client, mark, session_id)
 
 
 def stored_events(store_url: str, session_id: str) -> list[tuple[int, dict[str, Any]]]:
@@ -430,24 +450,74 @@ async def test_a_kill_9_of_the_replica_running_a_turn_loses_and_repeats_nothing(
         ping = {"jsonrpc": "2.0", "method": "$/ping"}
         headers = {**auth(), "acp-connection-id": connection_id}
         assert_reconnect(await http.post(cluster.front, json=ping, headers=headers))
-    async with http_client(cluster.front, **auth()) as client:
-        await client.initialize()
-        await client.transport.open_stream(session_id)
-        mark = len(client.frames)
-        loaded = await load_when_free(client, session_id, shared_workspace)
-        assert "result" in loaded.frame, loaded.frame
-        after = await client.prompt(session_id, "after the kill")
-        assert after["stopReason"] == "end_turn"
-        replayed = session_updates_since(client, mark, session_id)
-        lost, duplicated = lost_and_duplicated(received, replayed)
-        assert history(received)  # the client had seen text and a tool call
-        assert (lost, duplicated) == ([], [])
+    replayed = await reload_and_prompt(cluster, session_id, shared_workspace)
+    lost, duplicated = lost_and_duplicated(received, replayed)
+    assert history(received)  # the client had seen text and a tool call
+    assert (lost, duplicated) == ([], [])
     report(
         "a (kill -9 mid-turn)",
         client_saw="404 reconnect, then load on a survivor",
         received=sum(history(received).values()),
         lost=len(lost),
         duplicated=len(duplicated),
+    )
+
+
+def streamed_texts(updates: list[dict[str, Any]]) -> dict[tuple[str, Any], str]:
+    """Each streamed message's text so far, by (chunk kind, messageId)."""
+    texts: dict[tuple[str, Any], str] = {}
+    for update in updates:
+        kind = update["sessionUpdate"]
+        if kind in ("agent_message_chunk", "agent_thought_chunk"):
+            key = (kind, update.get("messageId"))
+            texts[key] = texts.get(key, "") + update["content"].get("text", "")
+    return texts
+
+
+async def test_a2_a_kill_9_in_the_middle_of_a_streamed_reply_loses_no_chunk_the_client_saw(
+    cluster: Cluster, shared_workspace: Path
+) -> None:
+    await cluster.ensure_running()
+    seen_before_kill = 10
+    killed = None
+    try:
+        async with http_client(cluster.front, **auth()) as client:
+            await client.initialize()
+            session_id = await client.new_session(shared_workspace)
+            await client.start_prompt(session_id, f"{LONG_STREAM} stream slowly")
+            await client.wait_for(
+                lambda: (
+                    sum(
+                        u["sessionUpdate"] == "agent_message_chunk"
+                        for u in client.updates(session_id)
+                    )
+                    >= seen_before_kill
+                ),
+                what=f"{seen_before_kill} streamed chunks",
+            )
+            connection_id = client.transport.connection_id
+            assert connection_id is not None
+            killed = cluster.replicas[await cluster.owner_of(connection_id, ALICE)]
+            killed.kill9()
+            received = list(client.updates(session_id))
+    except* (httpx.TransportError, anyio.BrokenResourceError):
+        pass  # the streams through the balancer broke with the replica: expected
+    assert killed is not None and not killed.alive
+    seen = streamed_texts(received)
+    assert len(seen) == 1, seen  # one reply, cut short
+    ((key, seen_text),) = seen.items()
+    assert seen_text != LONG_REPLY  # the kill came mid-stream
+    replayed = await reload_and_prompt(cluster, session_id, shared_workspace)
+    replayed_text = streamed_texts(replayed).get(key, "")
+    # Everything seen, then at most what was stored but not yet delivered; nothing twice.
+    assert replayed_text.startswith(seen_text)
+    assert LONG_REPLY.startswith(replayed_text)
+    report(
+        "a2 (kill -9 mid-stream)",
+        client_saw=f"{len(seen_text)} chars in {sum(1 for _ in received)} updates",
+        replayed_chars=len(replayed_text),
+        lost=0,
+        duplicated=0,
     )
 
 
