@@ -83,6 +83,12 @@ def build(target: Target = DEFAULT_TARGET) -> dict[str, str]:
     if predicates is not None:  # stdlib-only checks for the agent's start-up fast path
         body, sources = predicates
         files["predicates.py"] = with_header(HeaderInfo(target.schema_label, tuple(sources)), body)
+    if codegen_predicates.SUPPORT_MODULE.rpartition(".")[0] == target.package:
+        # The predicates' shared helpers, written by the package that holds them; they come
+        # from the generator alone (no schema), which their header names as the source.
+        files["predicate_support.py"] = with_header(
+            HeaderInfo("", ("schema/codegen_predicates.py",)), codegen_predicates.SUPPORT
+        )
     files.update(PLAIN_FILES)
     files[MANIFEST_FILE] = render_manifest(
         target, ["index.json", *schema_files(schema_dir)], shared_sources

@@ -53,35 +53,50 @@ _TYPE_TESTS = {
     "number": "_is_number(v)",
 }
 
-_PRELUDE = '''"""Checks of request params, from the schemas, with the standard library only.
+#: The JSON value tests every version's predicates share: written once, as
+#: ``acp_bindings/predicate_support.py`` (by the v1 target), and imported by each
+#: ``predicates.py``. Standard library only, like the predicates themselves.
+SUPPORT_MODULE = "acp_bindings.predicate_support"
 
-``True``: the params are valid for the schema. ``False``: invalid, or beyond what these
-checks decide; leave the request to the full validation. Importing this module imports
-nothing else, so the agent's start-up fast path can use it before pydantic is loaded.
-"""
+SUPPORT = '''"""JSON value tests shared by the generated ``predicates`` modules (stdlib only)."""
 
 from __future__ import annotations
 
 
-def _is_int(v: object) -> bool:
+def is_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_number(v: object) -> bool:
+def is_number(v: object) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
-def _same(a: object, b: object) -> bool:
+def same(a: object, b: object) -> bool:
     """JSON equality: ``true`` is not ``1``, ``1`` is ``1.0``."""
-    if _is_number(a) and _is_number(b):
+    if is_number(a) and is_number(b):
         return a == b
     if type(a) is not type(b):
         return False
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     return a == b
+'''
+
+_PRELUDE = f'''"""Checks of request params, from the schemas, with the standard library only.
+
+``True``: the params are valid for the schema. ``False``: invalid, or beyond what these
+checks decide; leave the request to the full validation. This module imports only
+``{SUPPORT_MODULE}``, which imports nothing: the agent's start-up fast path can
+use both before pydantic is loaded.
+"""
+
+from __future__ import annotations
+
+from {SUPPORT_MODULE} import is_int as _is_int
+from {SUPPORT_MODULE} import is_number as _is_number
+from {SUPPORT_MODULE} import same as _same
 '''
 
 

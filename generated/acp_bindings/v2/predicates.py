@@ -11,32 +11,16 @@
 """Checks of request params, from the schemas, with the standard library only.
 
 ``True``: the params are valid for the schema. ``False``: invalid, or beyond what these
-checks decide; leave the request to the full validation. Importing this module imports
-nothing else, so the agent's start-up fast path can use it before pydantic is loaded.
+checks decide; leave the request to the full validation. This module imports only
+``acp_bindings.predicate_support``, which imports nothing: the agent's start-up fast path can
+use both before pydantic is loaded.
 """
 
 from __future__ import annotations
 
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_number(v: object) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def _same(a: object, b: object) -> bool:
-    """JSON equality: ``true`` is not ``1``, ``1`` is ``1.0``."""
-    if _is_number(a) and _is_number(b):
-        return a == b
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return a == b
+from acp_bindings.predicate_support import is_int as _is_int
+from acp_bindings.predicate_support import is_number as _is_number
+from acp_bindings.predicate_support import same as _same
 
 
 def initialize_params(params: object) -> bool:
