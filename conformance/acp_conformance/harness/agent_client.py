@@ -142,6 +142,14 @@ class Pending:
         self.response: Response | None = None
         self.arrived = anyio.Event()
 
+    def sent_as(self, frame: Frame) -> None:
+        """Note the frame the request went out as. An answer can come before the send
+        returns (over HTTP the initialize answer arrives inside the POST): it gets the frame
+        too."""
+        self.request = frame
+        if self.response is not None:
+            self.response.request = frame
+
     @property
     def request_id(self) -> Any:
         """The id the request was sent with (None until it is sent)."""
@@ -398,7 +406,7 @@ class AgentConnection:
         placeholder = Frame(seq=-1, t=0.0, direction="c2a", raw=b"")
         pending = Pending(self, method, key, placeholder)
         self._pending[key] = pending
-        pending.request = await self.send(message, deliberate=deliberate)
+        pending.sent_as(await self.send(message, deliberate=deliberate))
         return pending
 
     async def request(

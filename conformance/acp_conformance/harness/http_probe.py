@@ -18,9 +18,23 @@ import anyio
 import httpx
 from anyio.abc import TaskGroup
 
-from .remote_http import CONNECTION_HEADER, EVENT_STREAM, SESSION_HEADER, RemoteTarget, SseParser
+from .remote_http import (
+    CONNECTION_HEADER,
+    EVENT_STREAM,
+    SESSION_HEADER,
+    RemoteTarget,
+    open_event_stream,
+)
 
 JSON_TYPE = "application/json"
+
+
+def _json_or_none(text: str) -> Any:
+    """``text`` parsed as JSON, or None when it is not JSON (a probe shows what came)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 @dataclass
@@ -40,10 +54,7 @@ class Exchange:
         return f"{self.method} {sent!r} → {self.status} {got!r}"
 
     def json_body(self) -> Any:
-        try:
-            return json.loads(self.response_body)
-        except ValueError:
-            return None
+        return _json_or_none(self.response_body)
 
 
 @dataclass
@@ -53,10 +64,7 @@ class StreamEvent:
 
     @property
     def message(self) -> Any:
-        try:
-            return json.loads(self.data)
-        except ValueError:
-            return None
+        return _json_or_none(self.data)
 
 
 @dataclass
@@ -206,29 +214,21 @@ class HttpProbe:
     async def _read(
         self, reader: SseReader, headers: dict[str, str], answered: anyio.Event
     ) -> None:
-        parser = SseParser()
         try:
             with reader.scope:
-                async with self.client.stream(
-                    "GET",
-                    self.target.url,
-                    headers=headers,
-                    timeout=httpx.Timeout(self.timeout, read=None),
-                ) as response:
-                    reader.status = response.status_code
+                async with open_event_stream(
+                    self.client, self.target.url, headers, self.timeout
+                ) as stream:
+                    reader.status = stream.status
                     answered.set()
-                    if response.status_code != 200:
-                        body = (await response.aread()).decode("utf-8", "replace")
-                        self.log.append(
-                            Exchange("GET", headers, "", response.status_code, {}, body)
-                        )
+                    if stream.status != 200:
+                        refusal = await stream.refusal()
+                        self.log.append(Exchange("GET", headers, "", stream.status, {}, refusal))
                         return
                     self.log.append(Exchange("GET", headers, "", 200, {}, "(event stream)"))
-                    async for line in response.aiter_lines():
-                        event = parser.feed_line(line)
-                        if event is not None:
-                            reader.events.append(StreamEvent(event.data, event.event_id))
-                            reader._notify()
+                    async for event in stream.events():
+                        reader.events.append(StreamEvent(event.data, event.event_id))
+                        reader._notify()
         except httpx.HTTPError:
             pass
         finally:

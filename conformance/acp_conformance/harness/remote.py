@@ -37,7 +37,6 @@ from .agent_client import (
     AgentExited,
     AgentRequestHandler,
     AgentTimeout,
-    Pending,
     Response,
     id_key,
 )
@@ -49,8 +48,8 @@ from .remote_http import (
     AccessDenied,
     Rejection,
     RemoteTarget,
-    SseParser,
     header_safe,
+    open_event_stream,
     refusal_answer,
     session_of,
 )
@@ -193,24 +192,18 @@ class RemoteConnection(AgentConnection):
         """Read one SSE stream until it ends; the connection stream's end is the agent's EOF."""
         assert self._http is not None
         headers = {**self._headers(session_id), "Accept": EVENT_STREAM}
-        parser = SseParser()
         try:
-            async with self._http.stream(
-                "GET",
-                self.target.url,
-                headers=headers,
-                timeout=httpx.Timeout(self.timeout, read=None),
-            ) as response:
+            async with open_event_stream(
+                self._http, self.target.url, headers, self.timeout
+            ) as stream:
                 if session_id is not None:
-                    self.session_streams[session_id] = response.status_code == 200
+                    self.session_streams[session_id] = stream.status == 200
                 ready.set()
-                if response.status_code != 200:
-                    body = (await response.aread()).decode("utf-8", "replace")
-                    self.rejections.append(Rejection(-1, response.status_code, body))
+                if stream.status != 200:
+                    self.rejections.append(Rejection(-1, stream.status, await stream.refusal()))
                     return
-                async for line in response.aiter_lines():
-                    event = parser.feed_line(line)
-                    if event is not None and event.data:
+                async for event in stream.events():
+                    if event.data:
                         self._on_remote_message(event.data.encode("utf-8"), session_id)
         except (httpx.HTTPError, ValueError):
             # The stream broke (or the server sent bytes httpx cannot decode): for the checks
@@ -417,22 +410,3 @@ class RemoteConnection(AgentConnection):
             return
         self.session_streams[session_id] = False
         await self._start_stream(session_id)
-
-    # -- start_request hook -------------------------------------------------------------
-
-    async def start_request(
-        self,
-        method: str,
-        params: Any = None,
-        *,
-        id: Any = None,
-        omit_params: bool = False,
-        deliberate: bool = False,
-    ) -> Pending:
-        pending = await super().start_request(
-            method, params, id=id, omit_params=omit_params, deliberate=deliberate
-        )
-        if pending.response is not None:
-            # Over HTTP the initialize answer arrives inside the POST, before send() returns.
-            pending.response.request = pending.request
-        return pending

@@ -1,12 +1,18 @@
 """Streamable HTTP and WebSocket as the checker meets them, apart from any connection: where
 a remote agent listens (:class:`RemoteTarget`), the ACP headers, the one Server-Sent-Events
-parser of the checker, and how a refused POST reads in JSON-RPC form."""
+parser of the checker and the one way it reads a stream (:func:`open_event_stream`), and how a
+refused POST reads in JSON-RPC form."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
 
 CONNECTION_HEADER = "Acp-Connection-Id"
 SESSION_HEADER = "Acp-Session-Id"
@@ -81,6 +87,40 @@ class SseParser:
         elif name == "event":
             self._event = value
         return None
+
+
+class EventStream:
+    """One SSE stream the server answered a GET with: its status, then its events."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._response = response
+        self.status = response.status_code
+
+    async def refusal(self) -> str:
+        """The body of a GET the server refused (any status other than 200), as text."""
+        return (await self._response.aread()).decode("utf-8", "replace")
+
+    async def events(self) -> AsyncIterator[SseEvent]:
+        """Each event as it arrives, until the server ends the stream."""
+        parser = SseParser()
+        async for line in self._response.aiter_lines():
+            if (event := parser.feed_line(line)) is not None:
+                yield event
+
+
+@asynccontextmanager
+async def open_event_stream(
+    client: httpx.AsyncClient, url: str, headers: dict[str, str], answer_within: float
+) -> AsyncIterator[EventStream]:
+    """GET ``url`` as an SSE stream: ``answer_within`` (seconds) bounds the server's answer,
+    not the quiet between events (a stream may rightly stay quiet while the agent has
+    nothing to say)."""
+    import httpx  # only remote runs need it
+
+    async with client.stream(
+        "GET", url, headers=headers, timeout=httpx.Timeout(answer_within, read=None)
+    ) as response:
+        yield EventStream(response)
 
 
 def refusal_answer(request: dict[str, Any], rejection: Rejection) -> bytes:
