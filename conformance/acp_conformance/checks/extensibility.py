@@ -13,7 +13,7 @@ from ..harness.agent_client import (
 )
 from ..outcomes import NO_DEADLINE, Outcome, failed, passed, soft_failed
 from ..requirements import check
-from ..scenarios._expect import brief, expect_error
+from ..scenarios._expect import brief, expect_error, expect_result
 from ..scenarios.catalog import ENVELOPE
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.quiet_probes import silence_until_barrier
@@ -38,10 +38,8 @@ async def meta_fields_are_accepted(ctx: CheckContext) -> Outcome:
     response = await run.live.request(
         "session/new", {"cwd": str(ctx.work), "mcpServers": [], "_meta": meta}
     )
-    if response.is_error:
-        return failed(
-            f"session/new with _meta failed: {brief(response.frame)}", frames=[response.frame.seq]
-        )
+    if (bad := expect_result(response, "session/new with _meta")) is not None:
+        return bad
     return passed("session/new with _meta accepted", frames=[response.frame.seq])
 
 

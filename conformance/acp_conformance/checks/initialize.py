@@ -8,7 +8,7 @@ from typing import Any
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
-from ..scenarios._expect import brief, result_dict
+from ..scenarios._expect import brief, expect_result, result_dict
 from ..scenarios.catalog import INIT
 from ..scenarios.check_context import CheckContext
 
@@ -97,11 +97,8 @@ async def unsupported_version_is_not_echoed(ctx: CheckContext) -> Outcome:
 async def version_zero_gets_supported_version(ctx: CheckContext) -> Outcome:
     response = await _initialize_fresh(ctx, 0)
     version = _version_of(response)
-    if response.is_error:
-        return failed(
-            f"initialize with version 0 failed: {brief(response.frame)}",
-            frames=[response.frame.seq],
-        )
+    if (bad := expect_result(response, "initialize with version 0")) is not None:
+        return bad
     if not _is_int(version) or version < 1:
         return failed(f"asked for 0, got protocolVersion {version!r}", frames=[response.frame.seq])
     return passed(f"asked for 0, got {version}", frames=[response.frame.seq])
@@ -144,10 +141,8 @@ async def second_initialize_is_consistent(ctx: CheckContext) -> Outcome:
     run = await ctx.agent()
     params = run.init_params or ctx.runtime.initialize_params(run)
     response = await run.live.request("initialize", params)
-    if response.is_error:
-        return failed(
-            f"a second initialize failed: {brief(response.frame)}", frames=[response.frame.seq]
-        )
+    if (bad := expect_result(response, "a second initialize")) is not None:
+        return bad
     again = result_dict(response)
     first = run.init_result or {}
     if again.get("protocolVersion") != first.get("protocolVersion") or again.get(
@@ -216,10 +211,8 @@ async def advertised_auth_method_works(ctx: CheckContext) -> Outcome:
     if method not in offered:
         return failed(f"--auth-method {method!r} is not among the advertised methods {offered}")
     response = await run.live.request("authenticate", {"methodId": method})
-    if response.is_error:
-        return failed(
-            f"authenticate {method!r} failed: {brief(response.frame)}", frames=[response.frame.seq]
-        )
+    if (bad := expect_result(response, f"authenticate {method!r}")) is not None:
+        return bad
     return passed(f"authenticate {method!r} succeeded", frames=[response.frame.seq])
 
 
@@ -227,8 +220,8 @@ async def advertised_auth_method_works(ctx: CheckContext) -> Outcome:
 async def logout_succeeds_when_advertised(ctx: CheckContext) -> Outcome:
     run = await ctx.spawn(for_this_check=True)
     response = await run.live.request("logout", {})
-    if response.is_error:
-        return failed(f"logout failed: {brief(response.frame)}", frames=[response.frame.seq])
+    if (bad := expect_result(response, "logout")) is not None:
+        return bad
     # Logged out is not dead: the agent must still answer (session/new may now want auth).
     after = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
     return passed(

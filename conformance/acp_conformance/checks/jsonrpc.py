@@ -21,7 +21,7 @@ from ..harness.agent_client import (
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, passed
 from ..requirements import check
-from ..scenarios._expect import brief, expect_error
+from ..scenarios._expect import brief, expect_error, expect_result
 from ..scenarios.catalog import ENVELOPE
 from ..scenarios.check_context import CheckContext
 from ..scenarios.quiet_probes import silence_until_barrier
@@ -242,11 +242,8 @@ async def agent_keeps_answering_after_bad_lines(ctx: CheckContext) -> Outcome:
     for line in (b"not json at all", b"[]", b"{}", b"null", b'{"jsonrpc":"2.0","id":9'):
         await run.live.send_line(line, deliberate=True)
     response = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
-    if response.is_error:
-        return failed(
-            f"after bad lines session/new failed: {brief(response.frame)}",
-            frames=[response.frame.seq],
-        )
+    if (bad := expect_result(response, "after bad lines session/new")) is not None:
+        return bad
     return passed("session/new still works after five bad lines", frames=[response.frame.seq])
 
 

@@ -19,7 +19,7 @@ from ..fuzzing import drawn_params, mutations, resolved_schema
 from ..harness.agent_client import AgentExited, AgentTimeout, Pending, Response
 from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
 from ..requirements import check
-from ..scenarios._expect import brief
+from ..scenarios._expect import expect_result
 from ..scenarios.catalog import FUZZ, ROBUSTNESS
 from ..scenarios.check_context import AgentRun, CheckContext, advertised, surface_value
 from ..validation import load_backend, method_index
@@ -309,11 +309,8 @@ async def drawn_params_get_valid_answers(ctx: CheckContext) -> Outcome:
     ]
     sent = len(answered)
     if problems:
-        return failed(
-            f"{len(problems)} of {sent} answers were not a valid result or error: {problems[0][1]}",
-            frames=[seq for seq, _ in problems[:10]],
-            problems=[why for _, why in problems[:20]],
-        )
+        headline = f"{len(problems)} of {sent} answers were not a valid result or error"
+        return _failed_on(problems, headline, "problems")
     return passed(
         f"{sent} schema-valid requests (hypothesis-jsonschema draws) over {methods} methods "
         f"answered with a valid result or error ({IN_FLIGHT} in flight at a time)"
@@ -333,12 +330,19 @@ async def mutated_params_get_errors(ctx: CheckContext) -> Outcome:
     ]
     sent = len(answered)
     if accepted:
-        return failed(
-            f"{len(accepted)} of {sent} schema-invalid requests succeeded: {accepted[0][1]}",
-            frames=[seq for seq, _ in accepted[:10]],
-            accepted=[why for _, why in accepted[:20]],
-        )
+        headline = f"{len(accepted)} of {sent} schema-invalid requests succeeded"
+        return _failed_on(accepted, headline, "accepted")
     return passed(f"{sent} schema-invalid requests all rejected")
+
+
+def _failed_on(offences: list[tuple[int, str]], headline: str, listed_as: str) -> Outcome:
+    """A fuzz failure: ``headline`` and the first offence, the frames of the first ten and
+    the first twenty offences as evidence under ``listed_as`` (a fuzz run can offend
+    hundreds of times; the report shows a sample)."""
+    sample = {listed_as: [why for _, why in offences[:20]]}
+    return failed(
+        f"{headline}: {offences[0][1]}", frames=[seq for seq, _ in offences[:10]], **sample
+    )
 
 
 OVERSIZED_BYTES = 2 * 1024 * 1024
@@ -351,10 +355,8 @@ async def _still_usable(ctx: CheckContext, run: AgentRun, what: str) -> Outcome:
         return failed(f"the agent exited after {what}")
     except AgentTimeout:
         return failed(f"the agent stopped answering after {what}")
-    if response.is_error:
-        return failed(
-            f"session/new failed after {what}: {brief(response.frame)}", frames=[response.frame.seq]
-        )
+    if (bad := expect_result(response, f"session/new after {what}")) is not None:
+        return bad
     return passed(f"still usable after {what}", frames=[response.frame.seq])
 
 

@@ -61,7 +61,7 @@ async def list_filter_by_cwd(ctx: CheckContext) -> Outcome:
         )
     return passed(
         f"{len(sessions)} sessions, all in the requested cwd; [] for a cwd no session uses",
-        frames=exchange_frames(response) + exchange_frames(empty),
+        frames=exchange_frames(response, empty),
     )
 
 

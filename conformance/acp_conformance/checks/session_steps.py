@@ -13,9 +13,9 @@ from ..scenarios.check_context import AgentRun, CheckContext, text_prompt
 UNKNOWN_SESSION = "acp-conformance-unknown-session"
 
 
-def exchange_frames(response: Response) -> list[int]:
-    """The request's and the answer's frame numbers, for an outcome's evidence."""
-    return [response.request.seq, response.frame.seq]
+def exchange_frames(*responses: Response) -> list[int]:
+    """Each exchange's request and answer frame numbers, in order, for an outcome's evidence."""
+    return [seq for response in responses for seq in (response.request.seq, response.frame.seq)]
 
 
 async def session_with_history(ctx: CheckContext, run: AgentRun) -> tuple[str, Response]:

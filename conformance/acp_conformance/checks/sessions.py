@@ -61,11 +61,7 @@ async def relative_cwd_is_rejected(ctx: CheckContext) -> Outcome:
 
 @check("session.new-mcp-servers", scenario=SESSIONS)
 async def mcp_server_list_is_accepted(ctx: CheckContext) -> Outcome:
-    run = await ctx.agent()
-    response = await run.live.request("session/new", {"cwd": str(ctx.work), "mcpServers": []})
-    if (bad := expect_result(response, "session/new with mcpServers []")) is not None:
-        return bad
-    return passed("mcpServers [] accepted", frames=exchange_frames(response))
+    return await _session_new_accepts(ctx, "mcpServers []")
 
 
 @check("session.new-unadvertised-mcp-transport", scenario=SESSIONS)
@@ -102,22 +98,29 @@ async def unadvertised_mcp_transport_does_not_break_the_agent(ctx: CheckContext)
     answer = f"error {response.error_code}" if response.is_error else "a session"
     return passed(
         f"{what} answered with {answer}; the agent stayed usable",
-        frames=exchange_frames(response) + exchange_frames(after),
+        frames=exchange_frames(response, after),
     )
 
 
 @check("session.additional-directories", scenario=SESSIONS)
 async def additional_directories_are_accepted(ctx: CheckContext) -> Outcome:
-    run = await ctx.agent()
     extra = ctx.runtime.tmp / "extra-root"
     extra.mkdir(exist_ok=True)
-    response = await run.live.request(
-        "session/new",
-        {"cwd": str(ctx.work), "mcpServers": [], "additionalDirectories": [str(extra)]},
+    return await _session_new_accepts(
+        ctx, "additionalDirectories", additionalDirectories=[str(extra)]
     )
-    if (bad := expect_result(response, "session/new with additionalDirectories")) is not None:
+
+
+async def _session_new_accepts(ctx: CheckContext, what: str, **params: Any) -> Outcome:
+    """Pass when session/new with ``params`` beside an absolute cwd and no MCP servers
+    succeeds; ``what`` names the params in the outcome."""
+    run = await ctx.agent()
+    response = await run.live.request(
+        "session/new", {"cwd": str(ctx.work), "mcpServers": [], **params}
+    )
+    if (bad := expect_result(response, f"session/new with {what}")) is not None:
         return bad
-    return passed("additionalDirectories accepted", frames=exchange_frames(response))
+    return passed(f"{what} accepted", frames=exchange_frames(response))
 
 
 @check("session.load-replays-before-response", scenario=SESSIONS)
@@ -217,9 +220,7 @@ async def close_ends_the_session(ctx: CheckContext) -> Outcome:
     after = await run.live.request("session/prompt", text_prompt(session_id, "still there?"))
     if not after.is_error:
         return failed("a prompt on a closed session succeeded", frames=exchange_frames(after))
-    return passed(
-        "closed; later prompt rejected", frames=exchange_frames(response) + exchange_frames(after)
-    )
+    return passed("closed; later prompt rejected", frames=exchange_frames(response, after))
 
 
 @check("session.delete-works", scenario=SESSIONS)
@@ -240,9 +241,7 @@ async def delete_removes_the_session(ctx: CheckContext) -> Outcome:
     ids = [s.get("sessionId") for s in listed_sessions(listing) or [] if isinstance(s, dict)]
     if session_id in ids:
         return failed("a deleted session is still listed", frames=exchange_frames(listing))
-    return passed(
-        "deleted and no longer listed", frames=exchange_frames(response) + exchange_frames(listing)
-    )
+    return passed("deleted and no longer listed", frames=exchange_frames(response, listing))
 
 
 @check("session.fork-works", scenario=SESSIONS)

@@ -143,9 +143,8 @@ class Pending:
         self.arrived = anyio.Event()
 
     def sent_as(self, frame: Frame) -> None:
-        """Note the frame the request went out as. An answer can come before the send
-        returns (over HTTP the initialize answer arrives inside the POST): it gets the frame
-        too."""
+        """The request went out as ``frame``; an answer that came first (over HTTP, initialize
+        is answered inside its POST) gets it too."""
         self.request = frame
         if self.response is not None:
             self.response.request = frame

@@ -65,6 +65,21 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def _start_in_own_session(
+    argv: list[str], stdout: int, failure: str
+) -> subprocess.Popen[bytes] | None:
+    """Start ``argv`` with an unbuffered stdin pipe, in a session (and process group) of its
+    own so that only the proxy decides which signals reach it; None, with ``failure`` and
+    the reason on stderr, when it cannot start."""
+    try:
+        return subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=stdout, bufsize=0, start_new_session=True
+        )
+    except OSError as exc:
+        print(f"acp-conformance proxy: {failure}: {exc}", file=sys.stderr)
+        return None
+
+
 @dataclass
 class ProxyOptions:
     report_json: Path | None = None
@@ -120,20 +135,9 @@ class Relay:
         if opts.log is not None:
             argv += ["--log", str(opts.log)]
         argv += ["--spill", str(self.spill)]
-        try:
-            # Its own session: a terminal's Ctrl-C must not stop it before the reports. Not
-            # our stdout: the editor must see EOF when the agent closes it, not when the
-            # judge is done.
-            return subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                bufsize=0,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            print(f"acp-conformance proxy: no judge, relaying only: {exc}", file=sys.stderr)
-            return None
+        # Its own session: a terminal's Ctrl-C must not stop it before the reports. Not our
+        # stdout: the editor must see EOF when the agent closes it, not when the judge is done.
+        return _start_in_own_session(argv, subprocess.DEVNULL, "no judge, relaying only")
 
     def _feed(self, judge: IO[bytes]) -> None:
         """Pass queued copies to the judge; if it is gone, keep draining the queue. Once
@@ -229,16 +233,8 @@ class Relay:
         on_eof()
 
     def run(self) -> RelayResult:
-        try:
-            proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                bufsize=0,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            print(f"acp-conformance proxy: cannot start {self.argv[0]}: {exc}", file=sys.stderr)
+        proc = _start_in_own_session(self.argv, subprocess.PIPE, f"cannot start {self.argv[0]}")
+        if proc is None:
             return RelayResult(127)
         assert proc.stdin is not None and proc.stdout is not None
         agent_in, agent_out = proc.stdin, proc.stdout
