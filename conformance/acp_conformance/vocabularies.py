@@ -33,37 +33,53 @@ class Vocabulary:
     ask: ToolSpec | None = None
 
 
-def _question(question: str, choices: tuple[str, ...]) -> ToolInput:
-    return {"question": question, "choices": list(choices)}
+def _write(name: str, path_key: str) -> ToolSpec:
+    """A tool that writes ``content`` to the file named under ``path_key``."""
+    return ToolSpec(name, lambda path, content: {path_key: path, "content": content})
 
 
+def _read(name: str, path_key: str) -> ToolSpec:
+    """A tool that reads the file named under ``path_key``."""
+    return ToolSpec(name, lambda path: {path_key: path})
+
+
+def _shell(name: str) -> ToolSpec:
+    """A tool that runs a shell ``command``."""
+    return ToolSpec(name, lambda command: {"command": command})
+
+
+def _ask(name: str) -> ToolSpec:
+    """A tool that asks the user ``question`` with a choice among ``choices``."""
+    return ToolSpec(
+        name, lambda question, *choices: {"question": question, "choices": list(choices)}
+    )
+
+
+#: Each agent's tool names and the key its file tools take the path under.
 VOCABULARIES: dict[str, Vocabulary] = {
     vocabulary.name: vocabulary
     for vocabulary in (
         Vocabulary(
             "iac-code",
             "iac-code's own tools (the default)",
-            ToolSpec("write_file", lambda path, content: {"path": path, "content": content}),
-            ToolSpec("read_file", lambda path: {"path": path}),
-            ToolSpec("bash", lambda command: {"command": command}),
-            ToolSpec(
-                "ask_user",
-                lambda question, *choices: {"question": question, "choices": list(choices)},
-            ),
+            _write("write_file", "path"),
+            _read("read_file", "path"),
+            _shell("bash"),
+            _ask("ask_user"),
         ),
         Vocabulary(
             "claude-agent-acp",
             "Claude Code tool names (Write/Read/Bash)",
-            ToolSpec("Write", lambda path, content: {"file_path": path, "content": content}),
-            ToolSpec("Read", lambda path: {"file_path": path}),
-            ToolSpec("Bash", lambda command: {"command": command}),
+            _write("Write", "file_path"),
+            _read("Read", "file_path"),
+            _shell("Bash"),
         ),
         Vocabulary(
             "qwen-code",
             "qwen-code / gemini-cli tool names",
-            ToolSpec("write_file", lambda path, content: {"file_path": path, "content": content}),
-            ToolSpec("read_file", lambda path: {"absolute_path": path}),
-            ToolSpec("run_shell_command", lambda command: {"command": command}),
+            _write("write_file", "file_path"),
+            _read("read_file", "absolute_path"),
+            _shell("run_shell_command"),
         ),
         Vocabulary(
             "none", "an agent without tools: tool-turn requirements do not apply", None, None, None
