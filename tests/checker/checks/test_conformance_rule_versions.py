@@ -21,6 +21,9 @@ from acp_conformance.scenarios.agent_run import AgentRun, RunRecord
 from acp_conformance.scenarios.catalog import PROTOCOL_V2
 from acp_conformance.version_scope import VersionViews, version_name
 
+from tests.checker.checks.conformance_checker_support import LOADED_MACHINE_TIMEOUT, run_checker
+from tests.checker.checks.test_conformance_kit_defects import WITH_MODEL, raw_v2_agent
+
 ENTRY = {"id": "x.y", "tier": "MUST", "statement": "s", "citation": "c"}
 
 #: Checks that ask for a version the agent may not have (65535 or 0 in the initialize
@@ -189,6 +192,34 @@ def test_a_run_of_a_v1_agent_judges_each_outcome_on_its_rules_versions(
                 continue  # not applicable before any connection: no --auth-method given
             reasons = [o.reason for o in item.outcomes]
             assert all(re.search(r"\bv2\b|version 2", why) for why in reasons), (rid, reasons)
+
+
+#: The fuzz scenario sends drawn v1 params on one connection, initialize's among them: a draw
+#: asking for version 2 or more makes a v2 agent answer 2, and the fuzzer goes on judging that
+#: connection by v1 shapes. Its rules are v1 rules; this is the fuzzer's leak, not theirs.
+FUZZ_RENEGOTIATES = frozenset({"robustness.fuzz-valid-params", "robustness.fuzz-invalid-params"})
+
+
+@pytest.mark.subprocess
+def test_a_run_of_a_v2_agent_judges_each_outcome_on_its_rules_versions() -> None:
+    """The v2 fixture speaks v2 to a v2 initialize and a minimal v1 otherwise: every passing or
+    failing outcome tied to a connection (a scenario check's, a run-wide judge's finding) is
+    about a connection of its rule's versions, on both versions."""
+    result = run_checker(raw_v2_agent(), timeout=LOADED_MACHINE_TIMEOUT, **WITH_MODEL)
+    runs = {run.id: run for run in result.runs}
+    judged_on: dict[str, set[str | None]] = {}
+    for rid, item in result.results.items():
+        for outcome in item.outcomes:
+            if outcome.run_id in runs and outcome.verdict in (Verdict.PASS, Verdict.FAIL):
+                name = version_name(runs[outcome.run_id])
+                judged_on.setdefault(rid, set()).add(name)
+    assert {name for names in judged_on.values() for name in names} == {"v1", "v2"}
+    stray = {
+        rid: sorted(map(str, names))
+        for rid, names in judged_on.items()
+        if not names <= set(RULES[rid].versions)
+    }
+    assert set(stray) <= FUZZ_RENEGOTIATES, stray
 
 
 def test_the_listing_and_the_json_report_show_each_rules_versions(
