@@ -201,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--json",
         action="store_true",
         help="one JSON object per requirement: id, tier, statement, citation, tck (the "
-        "official test kit's ids it covers, qualified by version: v1:ACP-INIT-003), ...",
+        "official test kit's ids it covers, qualified by version: v1:ACP-INIT-003), "
+        "versions (the protocol versions it is judged on: v1, v2), ...",
     )
 
     prx = sub.add_parser(

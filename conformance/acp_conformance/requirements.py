@@ -22,9 +22,17 @@ module (they import it).
 An entry of a rules file: ``id``, ``tier`` (MUST, CAPABILITY, SHOULD, INFO), ``statement``,
 ``citation``, and when they apply ``gate`` (dotted path into the advertised surface; every
 CAPABILITY rule has one), ``llm = true`` (needs a scripted model turn), ``house = true``,
-``drafts`` (a ``version.v2-*`` rule's v2 draft range, ``alpha.3..alpha.8`` or one draft;
-default: every draft) and ``judged_by`` (the commands judging a rule that ``run`` does not
-judge: ``client``, ``proxy``; such a rule is judged over stdio).
+``versions`` (the ACP protocol versions the rule is judged on: ``["v1"]``, ``["v2"]`` or
+both), ``drafts`` (a v2 rule's v2 draft range, ``alpha.3..alpha.8`` or one draft; default
+for a v2-only rule: every draft) and ``judged_by`` (the commands judging a rule that ``run``
+does not judge: ``client``, ``proxy``; such a rule is judged over stdio).
+
+``versions`` says which negotiated versions a rule's checks and judges look at: a check in
+the protocol-v2 scenario drives connections that negotiated 2, the other scenarios' checks
+and the client command's agent double speak 1, and a run-wide judge (or the proxy) sees
+every connection, each at its own version. A file gives the default for its rules with a
+top-level ``versions = [...]``; a rule overrides it with its own. Every rule has it after
+loading; an unknown version, or a draft range on a rule without v2, is refused by name.
 """
 
 from __future__ import annotations
@@ -44,8 +52,8 @@ from .v2_drafts import ALL_DRAFTS, DraftRange
 #: Every transport a rule can be judged over (``--url`` runs are ``http``, ``--url --ws`` ``ws``).
 TRANSPORTS = ("stdio", "http", "ws")
 
-#: Requirements judging protocol version 2 (each carries the v2 drafts it belongs to).
-V2_PREFIX = "version.v2-"
+#: The ACP protocol versions a rule can be judged on (``versions``), oldest first.
+PROTOCOL_VERSIONS = ("v1", "v2")
 
 
 class Tier(StrEnum):
@@ -71,9 +79,12 @@ class Requirement:
     #: An iac-code house rule: stricter than ACP itself. Under ``--profile acp`` a blocking
     #: house rule is reported as SHOULD; under ``--profile iac-code`` it keeps its tier.
     house: bool = False
-    #: The v2 drafts the rule belongs to (every v2 requirement has one; None for v1 rules):
+    #: The v2 drafts the rule belongs to (every v2-only rule has one; None for the others):
     #: under ``--v2-draft`` outside the range it is not applicable.
     drafts: DraftRange | None = None
+    #: The protocol versions (:data:`PROTOCOL_VERSIONS`) whose connections the rule is
+    #: judged on, from the rules data (the file's default or the rule's own).
+    versions: tuple[str, ...] = PROTOCOL_VERSIONS
     #: The commands that judge the rule: ``run`` (the agent, scenario by scenario),
     #: ``client`` (a client against the agent double), ``proxy`` (live traffic either way).
     judged_by: tuple[str, ...] = ("run",)
@@ -92,6 +103,11 @@ class Requirement:
         return self.tier in (Tier.MUST, Tier.CAPABILITY)
 
     @property
+    def versions_text(self) -> str:
+        """``v1``, ``v2`` or ``v1+v2``: the versions in one word, for listings."""
+        return "+".join(self.versions)
+
+    @property
     def tck(self) -> tuple[str, ...]:
         """The official ACP test kit's ids this requirement judges (``v1:ACP-INIT-003``)."""
         return KIT_COVERAGE.get(self.id, ())
@@ -108,6 +124,7 @@ class Requirement:
             "gate": self.gate,
             "needsLlm": self.llm,
             "house": self.house,
+            "versions": list(self.versions),
             "v2Drafts": self.drafts.label if self.drafts is not None else None,
             "judgedBy": list(self.judged_by),
             "transports": list(self.transports),
@@ -118,8 +135,21 @@ class Requirement:
 RULES_DIR = "rules"
 
 _FIELDS = frozenset(
-    {"id", "tier", "statement", "citation", "gate", "llm", "house", "drafts", "judged_by"}
+    {
+        "id",
+        "tier",
+        "statement",
+        "citation",
+        "gate",
+        "llm",
+        "house",
+        "versions",
+        "drafts",
+        "judged_by",
+    }
 )
+#: What a rules file holds at its top level: its rules and the default ``versions``.
+_FILE_KEYS = frozenset({"rule", "versions"})
 
 
 def _draft_range(label: str) -> DraftRange:
@@ -127,8 +157,30 @@ def _draft_range(label: str) -> DraftRange:
     return DraftRange(first, last or first)
 
 
-def rule_from_data(entry: dict[str, Any], source: str) -> Requirement:
-    """One entry of a rules file as a :class:`Requirement`; ValueError names what is wrong."""
+def _versions(given: object, where: str) -> tuple[str, ...]:
+    """``given`` (a rule's ``versions``) in canonical order; ValueError says what is wrong."""
+    if given is None:
+        raise ValueError(
+            f"{where}: no versions (set `versions = [...]` on the rule or at the top of "
+            f"its file; known: {', '.join(PROTOCOL_VERSIONS)})"
+        )
+    if not isinstance(given, list) or not given or not all(isinstance(v, str) for v in given):
+        raise ValueError(f"{where}: versions must be a non-empty list of strings, not {given!r}")
+    unknown = sorted(set(given) - set(PROTOCOL_VERSIONS))
+    if unknown:
+        raise ValueError(
+            f"{where}: unknown protocol versions {unknown} (known: {', '.join(PROTOCOL_VERSIONS)})"
+        )
+    if len(set(given)) != len(given):
+        raise ValueError(f"{where}: versions {given} names a version twice")
+    return tuple(v for v in PROTOCOL_VERSIONS if v in given)
+
+
+def rule_from_data(
+    entry: dict[str, Any], source: str, default_versions: list[str] | None = None
+) -> Requirement:
+    """One entry of a rules file as a :class:`Requirement`; ValueError names what is wrong.
+    ``default_versions`` is the file's ``versions``, for an entry without its own."""
     id = entry.get("id")
     unknown = sorted(set(entry) - _FIELDS)
     if unknown or not isinstance(id, str):
@@ -137,10 +189,14 @@ def rule_from_data(entry: dict[str, Any], source: str) -> Requirement:
     gate = entry.get("gate")
     if (tier is Tier.CAPABILITY) != (gate is not None) and tier is not Tier.SHOULD:
         raise ValueError(f"{source}: {id}: CAPABILITY requirements (only) need a gate")
-    is_v2 = id.startswith(V2_PREFIX)
+    versions = _versions(entry.get("versions", default_versions), f"{source}: {id}")
     drafts = entry.get("drafts")
-    if drafts is not None and not is_v2:
-        raise ValueError(f"{source}: {id}: only v2 requirements ({V2_PREFIX}*) have draft ranges")
+    if drafts is not None and "v2" not in versions:
+        raise ValueError(
+            f"{source}: {id}: a v2 draft range (drafts = {drafts!r}) needs v2 in its versions "
+            f"{list(versions)}"
+        )
+    v2_only = versions == ("v2",)
     judged_by = tuple(entry.get("judged_by", ("run",)))
     return Requirement(
         id,
@@ -150,11 +206,20 @@ def rule_from_data(entry: dict[str, Any], source: str) -> Requirement:
         gate=gate,
         llm=entry.get("llm", False),
         house=entry.get("house", False),
-        drafts=_draft_range(drafts) if drafts else (ALL_DRAFTS if is_v2 else None),
+        drafts=_draft_range(drafts) if drafts else (ALL_DRAFTS if v2_only else None),
+        versions=versions,
         judged_by=judged_by,
         # The client's rules are judged against the agent double or in a proxy, over stdio.
         transports=TRANSPORTS if "run" in judged_by else ("stdio",),
     )
+
+
+def rules_of_file(text: str, source: str) -> list[Requirement]:
+    """The rules of one rules file (its top-level ``versions`` is their default)."""
+    data = tomllib.loads(text)
+    if unknown := sorted(set(data) - _FILE_KEYS):
+        raise ValueError(f"{source}: unknown top-level keys {unknown}")
+    return [rule_from_data(entry, source, data.get("versions")) for entry in data.get("rule", [])]
 
 
 @cache
@@ -165,8 +230,7 @@ def load_rules() -> dict[str, Requirement]:
     for path in sorted(folder.iterdir(), key=lambda p: p.name):
         if not path.name.endswith(".toml"):
             continue
-        for entry in tomllib.loads(path.read_text(encoding="utf-8")).get("rule", []):
-            rule = rule_from_data(entry, f"{RULES_DIR}/{path.name}")
+        for rule in rules_of_file(path.read_text(encoding="utf-8"), f"{RULES_DIR}/{path.name}"):
             if rule.id in rules:
                 raise ValueError(f"duplicate requirement {rule.id} ({RULES_DIR}/{path.name})")
             rules[rule.id] = rule

@@ -42,6 +42,7 @@ from .scenarios.prompt_turns import UNREACHABLE_MODEL
 from .scenarios.runtime import ScenarioRuntime
 from .v2_drafts import draft_exemption
 from .validation import SchemaUnavailable, load_backend
+from .version_scope import VersionViews
 
 #: A check with the requirement it judges, as the run's rule profile judges it.
 Planned = tuple[Check, Requirement]
@@ -282,12 +283,17 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> RunRes
         record.backend = load_backend()
     except SchemaUnavailable as exc:
         record.backend_error = str(exc)
+    views = VersionViews(record)  # each judge sees the connections of its rule's versions
     for chk, requirement in run_wide:
         reason = _exempt(requirement, config)
         if reason is not None:
             outcomes[chk.requirement].append(out_of_scope(reason))
             continue
-        outcomes[chk.requirement].extend(_run_wide(chk, record))
+        seen = views.for_rule(requirement)
+        if isinstance(seen, Outcome):
+            outcomes[chk.requirement].append(seen)
+            continue
+        outcomes[chk.requirement].extend(_run_wide(chk, seen))
     results = {req.id: judged(req, outcomes[req.id]) for req in requirements}
     progress.finished({rid: item.verdict.value for rid, item in results.items()})
 

@@ -60,6 +60,8 @@ def to_data(result: RunResult) -> dict[str, Any]:
                 "reference": req.reference,
                 "gate": req.gate,
                 "needsLlm": req.llm,
+                # The protocol versions whose connections the rule is judged on.
+                "versions": list(req.versions),
                 "verdict": item.verdict.value,
                 "baseline": item.baseline,
                 "baselineReason": item.baseline_reason,

@@ -253,13 +253,16 @@ def summary_line(items: Iterable[RequirementResult]) -> str:
 def render_requirements(requirements: Iterable[Requirement]) -> str:
     reqs = list(requirements)
     id_width = max((len(r.id) for r in reqs), default=10)
-    lines = [f"{'id':<{id_width}}  {'tier':<10}  {'gate / needs':<40}  statement  [reference]"]
+    lines = [
+        f"{'id':<{id_width}}  {'tier':<10}  {'versions':<8}  {'gate / needs':<40}  "
+        "statement  [reference]"
+    ]
     for req in reqs:
         gate = req.gate or ""
         if req.llm:
             gate = (gate + " " if gate else "") + "(scripted LLM)"
         lines.append(
-            f"{req.id:<{id_width}}  {req.tier.value:<10}  {gate:<40}  "
-            f"{req.statement}  [{req.reference}]"
+            f"{req.id:<{id_width}}  {req.tier.value:<10}  {req.versions_text:<8}  "
+            f"{gate:<40}  {req.statement}  [{req.reference}]"
         )
     return "\n".join(lines)

@@ -65,8 +65,15 @@ def test_a_rule_is_listed_where_its_first_scenario_check_is() -> None:
         ({"id": "x.y", "tier": "MUST", "statement": "s", "citation": "c", "gates": "a"}, "gates"),
         ({"id": "x.y", "tier": "CAPABILITY", "statement": "s", "citation": "c"}, "need a gate"),
         (
-            {"id": "x.y", "tier": "MUST", "statement": "s", "citation": "c", "drafts": "alpha.8"},
-            "draft ranges",
+            {
+                "id": "x.y",
+                "tier": "MUST",
+                "statement": "s",
+                "citation": "c",
+                "drafts": "alpha.8",
+                "versions": ["v1"],
+            },
+            "needs v2 in its versions",
         ),
         ({"id": "x.y", "tier": "OFTEN", "statement": "s", "citation": "c"}, "OFTEN"),
     ],
@@ -77,7 +84,13 @@ def test_a_malformed_rule_entry_is_named(entry: dict[str, object], problem: str)
 
 
 def test_a_v2_rule_gets_its_draft_range_from_the_data() -> None:
-    entry = {"id": "version.v2-x", "tier": "SHOULD", "statement": "s", "citation": "c"}
+    entry = {
+        "id": "version.v2-x",
+        "tier": "SHOULD",
+        "statement": "s",
+        "citation": "c",
+        "versions": ["v2"],
+    }
     assert rule_from_data(entry, "t").drafts is not None
     ranged = rule_from_data({**entry, "drafts": "alpha.3..alpha.8"}, "t")
     assert ranged.drafts is not None and ranged.drafts.label == "alpha.3..alpha.8"

@@ -1,0 +1,62 @@
+"""Which connections of a run a rule's run-wide judge sees: those of the rule's versions.
+
+A rule names the protocol versions it is judged on (``Requirement.versions``). A scenario
+check drives connections of one version (the protocol-v2 scenario's agents negotiate 2, every
+other scenario's 1; ``tests/checker/checks/test_conformance_rule_versions.py`` holds that to
+the data), but a run-wide judge reads every connection the run recorded, so the runner hands
+it only the connections that negotiated one of its rule's versions: a v1 rule is never
+judged on v2 traffic, whatever its judge forgets to skip. A connection whose version has no
+name in the rules (an agent that answered 65535 back) is handed to every judge, which treats
+it as before (``versions.schema_version``). When the run had connections but none of the
+rule's versions (an agent that refuses v2, or a run that never asked for it), the rule is
+not applicable, and the reason names the version.
+"""
+
+from __future__ import annotations
+
+from .outcomes import Outcome, not_applicable
+from .requirements import PROTOCOL_VERSIONS, Requirement
+from .scenarios.agent_run import AgentRun, RunRecord
+from .versions import negotiated_version
+
+#: The number of each protocol version the rules name (``v1`` -> 1), the other way round.
+VERSION_NAMES = {int(name.removeprefix("v")): name for name in PROTOCOL_VERSIONS}
+
+
+def version_name(run: AgentRun) -> str | None:
+    """``v1`` or ``v2``: the version ``run`` negotiated, as the rules name it (None: another)."""
+    return VERSION_NAMES.get(negotiated_version(run))
+
+
+class VersionViews:
+    """The run's record as each set of versions sees it (one view per set, so judges of
+    rules with the same versions share a view and its cache)."""
+
+    def __init__(self, record: RunRecord) -> None:
+        self.record = record
+        self._names = [version_name(run) for run in record.runs]
+        self._views: dict[tuple[str, ...], RunRecord] = {}
+
+    def for_rule(self, requirement: Requirement) -> RunRecord | Outcome:
+        """The record ``requirement``'s judges see, or why the rule is not applicable."""
+        versions = requirement.versions
+        if versions == PROTOCOL_VERSIONS:
+            return self.record
+        names = self._names
+        if self.record.runs and not any(name in versions for name in names):
+            return not_applicable(
+                f"no connection of this run negotiated protocol {' or '.join(versions)}: "
+                f"the rule is judged on {requirement.versions_text} connections only"
+            )
+        view = self._views.get(versions)
+        if view is None:
+            kept = [
+                run
+                for run, name in zip(self.record.runs, names, strict=True)
+                if name in (*versions, None)
+            ]
+            view = RunRecord(
+                self.record.config, kept, self.record.backend, self.record.backend_error
+            )
+            self._views[versions] = view
+        return view
