@@ -134,6 +134,20 @@ def defuse_mcp_servers(params: Any, ctx: CheckContext) -> Any:
     return {**params, "mcpServers": servers}
 
 
+def stay_on_v1(method: str, params: Any) -> Any:
+    """A drawn ``initialize`` asking for version 2 or more, asking for 1 instead. The fuzz
+    scenario judges every answer by the v1 schemas on one connection; a v2 agent rightly
+    answers such a draw with 2 and from then on speaks v2 there, which the fuzzer would
+    misjudge. Version negotiation has rules of its own (``init.*``, ``version.v2-*``). Only
+    schema-valid draws are pinned: a mutation's out-of-range version must stay out of range."""
+    if method != "initialize" or not isinstance(params, dict):
+        return params
+    asked = params.get("protocolVersion")
+    if isinstance(asked, int) and not isinstance(asked, bool) and asked >= 2:
+        return {**params, "protocolVersion": 1}
+    return params
+
+
 def _ground(params: Any, ctx: CheckContext, session_id: str, rng: random.Random) -> Any:
     """Point half of the draws at a real session and the real work dir, so the agent's
     code paths past the session lookup get exercised too."""
@@ -249,7 +263,7 @@ async def _fuzzed(
         session_id = await ctx.new_session(run)
         rng = random.Random(7)
         sending = [
-            _Case(method, label, _ground(params, ctx, session_id, rng))
+            _Case(method, label, _ground(stay_on_v1(method, params), ctx, session_id, rng))
             for method, method_cases in cases.items()
             for label, params in method_cases.valid
         ]
