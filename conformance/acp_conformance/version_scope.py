@@ -8,13 +8,18 @@ it only the connections that negotiated one of its rule's versions: a v1 rule is
 judged on v2 traffic, whatever its judge forgets to skip. A connection whose version has no
 name in the rules (an agent that answered 65535 back) is handed to every judge, which treats
 it as before (``versions.schema_version``). When the run had connections but none of the
-rule's versions (an agent that refuses v2, or a run that never asked for it), the rule is
-not applicable, and the reason names the version.
+rule's versions, the rule is not applicable, and the reason names the version: out of scope
+(not counted among the rules the agent could have been judged on) when the agent was asked for
+that version and answered another, since an agent that speaks v1 only has no v2 rules; merely
+not applicable when the run never asked for it (``--only``, say), which says nothing about
+the agent.
 """
 
 from __future__ import annotations
 
-from .outcomes import Outcome, not_applicable
+from typing import Any
+
+from .outcomes import Outcome, not_applicable, out_of_scope
 from .requirements import PROTOCOL_VERSIONS, Requirement
 from .scenarios.agent_run import AgentRun, RunRecord
 from .versions import negotiated_version
@@ -28,6 +33,19 @@ def version_name(run: AgentRun) -> str | None:
     return VERSION_NAMES.get(negotiated_version(run))
 
 
+def asked_version(run: AgentRun) -> str | None:
+    """The version the run's last ``initialize`` asked for, as the rules name it."""
+    asked: Any = None
+    for frame in run.frames:
+        msg = frame.message
+        if isinstance(msg, dict) and frame.direction == "c2a" and msg.get("method") == "initialize":
+            params = msg.get("params")
+            asked = params.get("protocolVersion") if isinstance(params, dict) else None
+    if isinstance(asked, bool) or not isinstance(asked, int):
+        return None
+    return VERSION_NAMES.get(asked)
+
+
 class VersionViews:
     """The run's record as each set of versions sees it (one view per set, so judges of
     rules with the same versions share a view and its cache)."""
@@ -35,6 +53,12 @@ class VersionViews:
     def __init__(self, record: RunRecord) -> None:
         self.record = record
         self._names = [version_name(run) for run in record.runs]
+        #: Versions some connection asked for and the agent answered with another.
+        self._declined = {
+            asked
+            for run, name in zip(record.runs, self._names, strict=True)
+            if (asked := asked_version(run)) is not None and asked != name
+        } - set(self._names)
         self._views: dict[tuple[str, ...], RunRecord] = {}
 
     def for_rule(self, requirement: Requirement) -> RunRecord | Outcome:
@@ -44,6 +68,12 @@ class VersionViews:
             return self.record
         names = self._names
         if self.record.runs and not any(name in versions for name in names):
+            if set(versions) <= self._declined:
+                return out_of_scope(
+                    f"the agent was asked for protocol {' and '.join(versions)} and answered "
+                    "another version: the rule does not apply to an agent that does not "
+                    "speak it"
+                )
             return not_applicable(
                 f"no connection of this run negotiated protocol {' or '.join(versions)}: "
                 f"the rule is judged on {requirement.versions_text} connections only"

@@ -7,7 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..harness.agent_client import AgentExited, AgentTimeout
-from ..outcomes import NO_DEADLINE, Outcome, failed, not_applicable, passed, soft_failed
+from ..outcomes import (
+    NO_DEADLINE,
+    Outcome,
+    failed,
+    not_applicable,
+    out_of_scope,
+    passed,
+    soft_failed,
+)
 from ..requirements import check
 from ..scenarios._expect import (
     brief,
@@ -71,7 +79,7 @@ async def unadvertised_mcp_transport_does_not_break_the_agent(ctx: CheckContext)
     offered = mcp if isinstance(mcp, dict) else {}
     transport = next((t for t in ("http", "sse") if offered.get(t) is not True), None)
     if transport is None:
-        return not_applicable("the agent advertises both the http and the sse MCP transport")
+        return out_of_scope("the agent advertises both the http and the sse MCP transport")
     run = await ctx.agent()
     # Port 9 (discard) refuses connections: an agent that tries the server anyway fails fast.
     server = {

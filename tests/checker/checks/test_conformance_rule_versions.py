@@ -140,12 +140,14 @@ def test_every_version_a_rule_names_has_something_that_judges_it() -> None:
 # -- what a run does with it ------------------------------------------------------------------
 
 
-def _connection(version: int) -> AgentRun:
-    """A recorded connection whose agent answered ``version`` to its initialize."""
+def _connection(version: int, asked: int | None = None) -> AgentRun:
+    """A recorded connection whose agent answered ``version`` to its initialize (which asked
+    for ``asked``, when given)."""
+    initialize: dict[str, Any] = {"jsonrpc": "2.0", "id": 0, "method": "initialize"}
+    if asked is not None:
+        initialize["params"] = {"protocolVersion": asked}
     frames = [
-        SimpleNamespace(
-            direction="c2a", message={"jsonrpc": "2.0", "id": 0, "method": "initialize"}
-        ),
+        SimpleNamespace(direction="c2a", message=initialize),
         SimpleNamespace(
             direction="a2c",
             message={"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": version}},
@@ -172,6 +174,16 @@ def test_a_run_wide_judge_is_handed_only_the_connections_of_its_rules_versions()
     refused = VersionViews(RunRecord(cast(Any, None), [v1, _connection(1)])).for_rule(v2_only)
     assert isinstance(refused, Outcome) and refused.verdict is Verdict.NOT_APPLICABLE
     assert "no connection of this run negotiated protocol v2" in refused.reason
+    assert not refused.scope  # never asked: says nothing about the agent
+
+
+def test_v2_rules_are_out_of_scope_for_an_agent_that_answers_1_when_asked_for_2() -> None:
+    """Out of scope, not merely not applicable: they leave the agent's exercised count."""
+    v2_only = RULES["version.v2-requires-action-resumes"]
+    record = RunRecord(cast(Any, None), [_connection(1, asked=1), _connection(1, asked=2)])
+    declined = VersionViews(record).for_rule(v2_only)
+    assert isinstance(declined, Outcome) and declined.verdict is Verdict.NOT_APPLICABLE
+    assert declined.scope and "asked for protocol v2" in declined.reason
 
 
 def test_a_run_of_a_v1_agent_judges_each_outcome_on_its_rules_versions(
