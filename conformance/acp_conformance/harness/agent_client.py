@@ -165,7 +165,7 @@ class Pending:
         ``reported``: the whole wait to name when it does not come, when the caller had
         already waited before."""
         asked = self._conn.timeout if timeout is None else timeout
-        bound = self._conn.quiet.bound(asked)
+        bound = self._conn.quiet.bound(asked, self.method)
         with anyio.move_on_after(bound):
             while not self.arrived.is_set():
                 if self._conn.eof.is_set():
@@ -316,8 +316,8 @@ class AgentConnection:
                 if pending is not None:
                     pending.response = Response(pending.method, pending.request, frame)
                     pending.arrived.set()
-                    if pending.method != "initialize":
-                        self.quiet.answered()
+                    sent = pending.request  # a placeholder (seq -1) when answered inside its POST
+                    self.quiet.answered(pending.method, frame.t - sent.t if sent.seq >= 0 else 0.0)
         self._notify_change()
         return True
 

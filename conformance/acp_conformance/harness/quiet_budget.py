@@ -12,6 +12,14 @@ An answer to a real request (anything but ``initialize``, which even a quiet age
 processes answer) after a wait ran out shows the agent was only slow, not quiet: the waits are
 whole again. Without that, one answer that missed ``--timeout`` on a loaded machine shortened
 every later wait of a conformant agent's run to a second or two, and failed checks it passes.
+
+A new process's ``initialize`` is the one wait the shrinking must not cut below what the agent
+has shown it needs to start: once this run has seen an initialize answered, a later one waits
+at least ``STARTUP_MARGIN`` times the slowest so far (``STARTUP_FLOOR`` at the least, up to
+what was asked). Otherwise a slow starter (codex-acp takes about a second) that went quiet
+once had each later scenario's setup cut to 0.25 s, and the setup failure was charged to the
+scenario's first rule. A quiet agent's new processes answer initialize, so this costs its run
+nothing; an agent that never answered one is not given the allowance.
 """
 
 from __future__ import annotations
@@ -23,6 +31,10 @@ from dataclasses import dataclass
 QUIET_BUDGET = 45.0
 #: The shortest wait once the budget is spent: an answer already on its way still counts.
 FLOOR = 0.25
+#: A later initialize waits at least this many times the slowest initialize answer seen...
+STARTUP_MARGIN = 4.0
+#: ... and at least this many seconds.
+STARTUP_FLOOR = 5.0
 
 
 @dataclass
@@ -34,22 +46,32 @@ class QuietBudget:
     spent: float = 0.0
     #: How many waits ran out.
     unanswered: int = 0
+    #: Seconds the slowest answered initialize took (None: none answered yet).
+    slowest_start: float | None = None
 
-    def bound(self, wanted: float) -> float:
-        """How long a wait that asked for ``wanted`` seconds may take now."""
+    def bound(self, wanted: float, method: str | None = None) -> float:
+        """How long a wait that asked for ``wanted`` seconds (for an answer to ``method``,
+        when it waits for one) may take now."""
         if not self.unanswered:
             return wanted
-        return min(wanted, max(FLOOR, (self.total - self.spent) / 2))
+        shrunk = max(FLOOR, (self.total - self.spent) / 2)
+        if method == "initialize" and self.slowest_start is not None:
+            shrunk = max(shrunk, STARTUP_FLOOR, STARTUP_MARGIN * self.slowest_start)
+        return min(wanted, shrunk)
 
     def ran_out(self, waited: float) -> None:
         """A wait of ``waited`` seconds ended with no answer."""
         self.unanswered += 1
         self.spent += waited
 
-    def answered(self) -> None:
-        """The agent answered a real request: it is not quiet, the waits are whole again
-        (what was spent stays spent, so an agent that keeps going quiet still costs little)."""
-        self.unanswered = 0
+    def answered(self, method: str, seconds: float) -> None:
+        """The agent answered ``method`` after ``seconds``. A real request: it is not quiet,
+        the waits are whole again (what was spent stays spent, so an agent that keeps going
+        quiet still costs little). An initialize: how long its processes take to start."""
+        if method == "initialize":
+            self.slowest_start = max(self.slowest_start or 0.0, seconds)
+        else:
+            self.unanswered = 0
 
     def describe(self) -> str:
         """A note for a reason: why a wait was shorter than ``--timeout``."""

@@ -10,7 +10,12 @@ import anyio
 import pytest
 from acp_conformance.harness.agent_client import AgentConnection, AgentTimeout
 from acp_conformance.harness.process import AgentProcess
-from acp_conformance.harness.quiet_budget import FLOOR, QuietBudget
+from acp_conformance.harness.quiet_budget import (
+    FLOOR,
+    STARTUP_FLOOR,
+    STARTUP_MARGIN,
+    QuietBudget,
+)
 from acp_conformance.harness.recorder import Recorder
 
 from tests.checker.checks.conformance_checker_support import raw_agent
@@ -34,10 +39,37 @@ def test_an_answer_to_a_real_request_makes_the_waits_whole_again() -> None:
     budget = QuietBudget(total=8.0)
     budget.ran_out(5.0)
     assert budget.bound(5.0) == 1.5
-    budget.answered()
+    budget.answered("session/new", 0.1)
     assert budget.bound(5.0) == 5.0
     budget.ran_out(5.0)  # quiet again: what was spent stays spent
     assert budget.bound(5.0) == FLOOR
+
+
+def test_a_new_process_initialize_keeps_the_time_the_agent_needs_to_start() -> None:
+    # codex-acp takes about a second to answer initialize; once the budget was spent, a later
+    # scenario's setup waited 0.25 s and its first rule was charged a harness error.
+    budget = QuietBudget(total=8.0)
+    budget.answered("initialize", 2.0)  # does not make waits whole: it is no real request
+    budget.ran_out(5.0)
+    budget.ran_out(budget.bound(5.0))
+    budget.ran_out(budget.bound(5.0))
+    assert budget.bound(30.0) < 1.0  # a real request's wait is still shortened ...
+    assert budget.bound(30.0, "initialize") == STARTUP_MARGIN * 2.0  # ... a start is not
+    assert budget.bound(6.0, "initialize") == 6.0  # never longer than asked
+    budget.answered("initialize", 0.1)
+    assert budget.bound(30.0, "initialize") == STARTUP_MARGIN * 2.0  # the slowest counts
+    assert budget.unanswered == 3
+
+
+def test_the_start_allowance_has_a_floor_and_needs_one_answered_initialize() -> None:
+    budget = QuietBudget(total=8.0)
+    budget.ran_out(5.0)
+    budget.ran_out(budget.bound(5.0))
+    budget.ran_out(budget.bound(5.0))
+    # an agent that never answered an initialize gets no allowance (it may never start)
+    assert budget.bound(30.0, "initialize") == budget.bound(30.0) < 1.0
+    budget.answered("initialize", 0.05)
+    assert budget.bound(30.0, "initialize") == STARTUP_FLOOR
 
 
 @pytest.mark.subprocess
@@ -77,3 +109,4 @@ def test_a_quiet_agent_shares_one_budget_across_connections(tmp_path: Path) -> N
     assert all("shortened" in m for m in messages[1:]), messages
     assert budget.unanswered == 5
     assert budget.spent == pytest.approx(1.0 + 0.5 + 0.25 + FLOOR + FLOOR)
+    assert budget.slowest_start is not None and budget.slowest_start > 0  # the answered start
