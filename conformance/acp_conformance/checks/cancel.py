@@ -1,19 +1,11 @@
-"""cancel.*: ending work early — session/cancel during a turn and during a pending
-permission question, ``$/cancel_request`` for a running prompt and for unknown ids."""
+"""cancel.*: ending work early — session/cancel during a turn (the cut-turn family of
+:mod:`.cancelled_turns`) and during a pending permission question, ``$/cancel_request`` for
+a running prompt and for unknown ids."""
 
 from __future__ import annotations
 
-from ..harness.agent_client import (
-    AgentTimeout,
-)
-from ..outcomes import (
-    NO_DEADLINE,
-    Outcome,
-    failed,
-    not_applicable,
-    passed,
-    soft_failed,
-)
+from ..harness.agent_client import AgentTimeout
+from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
 from ..scenarios._expect import brief, result_dict
 from ..scenarios.catalog import CANCEL, ENVELOPE
@@ -21,14 +13,13 @@ from ..scenarios.check_context import CheckContext, text_prompt
 from ..scenarios.prompt_turns import (
     STOP_REASONS,
     CancelObservation,
-    observe_cancel,
-    on_own_model,
     start_slow_turn,
     stop_reason_of,
-    too_short,
 )
 from ..scenarios.quiet_probes import silence_until_barrier
-from ..scenarios.scripted_turns import USER_PROMPT, final_turn, tool_turn
+from ..scenarios.scripted_turns import USER_PROMPT, final_turn, scripted_tool, tool_turn
+from .cancelled_turns import V1_CANCEL, judge_cut_turn
+from .families import register_family
 
 
 @check("cancel.cancel-request-unknown-ignored", scenario=ENVELOPE)
@@ -47,51 +38,9 @@ async def cancel_request_for_unknown_ids_is_ignored(ctx: CheckContext) -> Outcom
     )
 
 
-@check("cancel.prompt-returns-cancelled", scenario=CANCEL)
-async def cancelled_prompt_says_cancelled(ctx: CheckContext) -> Outcome:
-    return on_own_model(ctx, await _cancelled_prompt_verdict(ctx))
-
-
-async def _cancelled_prompt_verdict(ctx: CheckContext) -> Outcome:
-    obs = await observe_cancel(ctx)
-    if (na := too_short(obs)) is not None:
-        return na
-    if obs.no_answer is not None:
-        return soft_failed(obs.no_answer, NO_DEADLINE, frames=[obs.cancel_seq])
-    assert obs.response is not None
-    frames = [obs.cancel_seq, obs.response.frame.seq]
-    if obs.response.is_error:
-        return failed(
-            f"the cancelled prompt answered an error: {brief(obs.response.frame)}", frames=frames
-        )
-    if stop_reason_of(obs.response) != "cancelled":
-        return failed(
-            f"the cancelled prompt ended with {stop_reason_of(obs.response)!r}", frames=frames
-        )
-    return passed("stopReason cancelled", frames=frames)
-
-
-@check("cancel.no-updates-after-response", scenario=CANCEL)
-async def nothing_follows_the_cancelled_response(ctx: CheckContext) -> Outcome:
-    return on_own_model(ctx, await _after_cancelled_response(ctx))
-
-
-async def _after_cancelled_response(ctx: CheckContext) -> Outcome:
-    obs = await observe_cancel(ctx)
-    if (na := too_short(obs)) is not None:
-        return na
-    if obs.no_answer is not None:
-        return not_applicable(
-            "the cancelled prompt was never answered, so nothing can follow its answer "
-            "(that is cancel.prompt-returns-cancelled's failure)"
-        )
-    assert obs.response is not None
-    if obs.late_updates:
-        return failed(
-            f"{len(obs.late_updates)} turn updates after the cancelled prompt's response",
-            frames=obs.late_updates[:5],
-        )
-    return passed("no updates after the response", frames=[obs.response.frame.seq])
+# The cancelled prompt (stopReason cancelled, nothing after its answer): rows of the
+# cut-turn family, one body with their v2 twins.
+register_family(V1_CANCEL, CANCEL, judge_cut_turn, module=__name__)
 
 
 REQUEST_CANCELLED = -32800
@@ -166,9 +115,9 @@ def _cancel_request_bound(ctx: CheckContext) -> tuple[float, str]:
 #: Last in its scenario: the permission question it leaves unanswered retires the process.
 @check("cancel.during-tool-call", scenario=CANCEL)
 async def cancel_while_permission_is_pending(ctx: CheckContext) -> Outcome:
-    spec = ctx.tools.write
-    if spec is None:
-        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
+    spec = scripted_tool(ctx, "write")
+    if isinstance(spec, Outcome):
+        return spec
     target = ctx.work / "cancelled.txt"
     # The permission request stays unanswered: the turn agent is replaced after this check.
     run = await ctx.turn_agent(

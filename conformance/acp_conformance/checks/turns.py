@@ -23,8 +23,9 @@ from ..scenarios.scripted_turns import (
     allowed_write,
     allowed_write_with_a_tool_call,
     final_turn,
-    no_tool_call,
     run_turn,
+    scripted_tool,
+    tool_calling_turn,
     tool_turn,
     turn_failed,
 )
@@ -141,15 +142,14 @@ async def writes_go_through_the_client(ctx: CheckContext) -> Outcome:
 
 @check("turn.permission-reject", scenario=TURNS)
 async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
-    spec = ctx.tools.write
-    if spec is None:
-        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
+    spec = scripted_tool(ctx, "write")
+    if isinstance(spec, Outcome):
+        return spec
     target = ctx.work / "rejected.txt"
-    record = await run_turn(
-        ctx, [tool_turn(spec, str(target), "must not exist\n"), final_turn()], permission="reject"
-    )
-    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
-        return bad
+    script = [tool_turn(spec, str(target), "must not exist\n"), final_turn()]
+    record = await tool_calling_turn(ctx, script, permission="reject")
+    if isinstance(record, Outcome):
+        return record
     if not record.permission_requests():
         return not_applicable("the agent asked no permission for the scripted write")
     frames = [seq for seq, _ in record.permission_requests()] + [record.response.frame.seq]
@@ -163,12 +163,14 @@ async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
 
 @check("turn.terminal-delegation", scenario=TURNS)
 async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
-    spec = ctx.tools.shell
-    if spec is None:
-        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no shell tool")
-    record = await run_turn(ctx, [tool_turn(spec, "echo conformance-terminal"), final_turn()])
-    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
-        return bad
+    spec = scripted_tool(ctx, "shell")
+    if isinstance(spec, Outcome):
+        return spec
+    record = await tool_calling_turn(
+        ctx, [tool_turn(spec, "echo conformance-terminal"), final_turn()]
+    )
+    if isinstance(record, Outcome):
+        return record
     calls = record.client_calls("terminal/")
     if "terminal/create" not in calls:
         ids = record.tool_call_ids()
@@ -187,17 +189,17 @@ async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
 
 @check("turn.allow-always-remembered", scenario=TURNS)
 async def allow_always_is_remembered(ctx: CheckContext) -> Outcome:
-    spec = ctx.tools.write
-    if spec is None:
-        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
+    spec = scripted_tool(ctx, "write")
+    if isinstance(spec, Outcome):
+        return spec
     script = [
         tool_turn(spec, str(ctx.work / "always-1.txt"), "one\n"),
         tool_turn(spec, str(ctx.work / "always-2.txt"), "two\n"),
         final_turn(),
     ]
-    record = await run_turn(ctx, script, permission="allow_always")
-    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
-        return bad
+    record = await tool_calling_turn(ctx, script, permission="allow_always")
+    if isinstance(record, Outcome):
+        return record
     asked = record.permission_requests()
     if not asked:
         return not_applicable("the agent asked no permission for the scripted writes")
