@@ -16,6 +16,7 @@ from ..requirements import check
 from ..scenarios._expect import brief, result_dict, session_updates
 from ..scenarios.catalog import TURNS
 from ..scenarios.check_context import AgentRun, CheckContext
+from ..scenarios.observed_checks import check_given
 from ..scenarios.scripted_turns import (
     FINAL_TEXT,
     USER_PROMPT,
@@ -98,11 +99,8 @@ def _final_status(record: TurnRecord, tool_call_id: str) -> str | None:
     return status
 
 
-@check("turn.tool-call-lifecycle", scenario=TURNS)
-async def tool_calls_reach_a_final_status(ctx: CheckContext) -> Outcome:
-    record = await allowed_write_with_a_tool_call(ctx)
-    if isinstance(record, Outcome):
-        return record
+@check_given("turn.tool-call-lifecycle", TURNS, allowed_write_with_a_tool_call)
+async def tool_calls_reach_a_final_status(ctx: CheckContext, record: TurnRecord) -> Outcome:
     unfinished = {tid: _final_status(record, tid) for tid in record.tool_call_ids()}
     unfinished = {tid: st for tid, st in unfinished.items() if st not in FINAL_STATUSES}
     if unfinished:
@@ -116,11 +114,8 @@ async def tool_calls_reach_a_final_status(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("turn.permission-allow", scenario=TURNS)
-async def allowed_write_happens(ctx: CheckContext) -> Outcome:
-    record = await allowed_write_with_a_tool_call(ctx)
-    if isinstance(record, Outcome):
-        return record
+@check_given("turn.permission-allow", TURNS, allowed_write_with_a_tool_call)
+async def allowed_write_happens(ctx: CheckContext, record: TurnRecord) -> Outcome:
     target = ctx.work / "allowed.txt"
     if not target.exists():
         return failed(
@@ -129,11 +124,8 @@ async def allowed_write_happens(ctx: CheckContext) -> Outcome:
     return passed("allowed.txt written", frames=[record.response.frame.seq])
 
 
-@check("turn.fs-delegation", scenario=TURNS)
-async def writes_go_through_the_client(ctx: CheckContext) -> Outcome:
-    record = await allowed_write_with_a_tool_call(ctx)
-    if isinstance(record, Outcome):
-        return record
+@check_given("turn.fs-delegation", TURNS, allowed_write_with_a_tool_call)
+async def writes_go_through_the_client(ctx: CheckContext, record: TurnRecord) -> Outcome:
     calls = record.client_calls("fs/")
     if not calls:
         return failed("fs/write_text_file was advertised but the agent wrote the file itself")

@@ -6,10 +6,11 @@ ACP's own or ``_``-prefixed."""
 from __future__ import annotations
 
 from ..harness.recorder import Frame
+from ..judges.run_walk import session_updates
 from ..outcomes import Outcome, failed, passed
-from ..requirements import check
 from ..scenarios.check_context import CheckContext
-from ..scenarios.v2_agent import V2_SCENARIO, echo_turn
+from ..scenarios.observed_checks import check_given
+from ..scenarios.v2_agent import V2_SCENARIO, EchoTurn, echo_turn
 from ..v2_drafts import ERROR_STOP_REASON_DRAFTS
 from .cancelled_turns import V2_CANCEL_META, judge_cut_turn
 from .families import register_family
@@ -34,14 +35,8 @@ register_family(V2_CANCEL_META, V2_SCENARIO, judge_cut_turn, module=__name__)
 def _bad_stop_reasons(frames: list[Frame], draft: str) -> list[tuple[int, object]]:
     known = known_stop_reasons(draft)
     found = []
-    for frame in frames:
-        msg = frame.message
-        if frame.direction != "a2c" or not isinstance(msg, dict):
-            continue
-        if msg.get("method") != "session/update":
-            continue
-        update = (msg.get("params") or {}).get("update")
-        if not isinstance(update, dict) or update.get("sessionUpdate") != "state_update":
+    for frame, _, update in session_updates(frames):
+        if update.get("sessionUpdate") != "state_update":
             continue
         if update.get("state") != "idle" or "stopReason" not in update:
             continue
@@ -54,11 +49,8 @@ def _bad_stop_reasons(frames: list[Frame], draft: str) -> list[tuple[int, object
 
 # The draft schema only reserves the names ("Values beginning with `_` are reserved for
 # implementation-specific extensions"): no MUST sentence, so SHOULD.
-@check("version.v2-stop-reason-known", scenario=V2_SCENARIO)
-async def v2_stop_reasons_are_known_or_custom(ctx: CheckContext) -> Outcome:
-    obs = await echo_turn(ctx)
-    if isinstance(obs, Outcome):
-        return obs
+@check_given("version.v2-stop-reason-known", V2_SCENARIO, echo_turn)
+async def v2_stop_reasons_are_known_or_custom(ctx: CheckContext, obs: EchoTurn) -> Outcome:
     run, _, _, idle = obs
     bad = _bad_stop_reasons(run.frames, ctx.config.v2_draft)
     if bad:

@@ -10,10 +10,10 @@ beyond these are in :mod:`.v2_cancel`.
 from __future__ import annotations
 
 from ..outcomes import Outcome, failed, passed
-from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import CheckContext
-from ..scenarios.v2_agent import V2_SCENARIO, echo_turn, session_updates
+from ..scenarios.observed_checks import check_given
+from ..scenarios.v2_agent import V2_SCENARIO, EchoTurn, echo_turn, session_updates
 from .cancelled_turns import V2_TURN_CUTS, judge_cut_turn
 from .families import register_family
 
@@ -22,11 +22,8 @@ from .families import register_family
 register_family(V2_TURN_CUTS, V2_SCENARIO, judge_cut_turn, module=__name__)
 
 
-@check("version.v2-user-message-echo", scenario=V2_SCENARIO)
-async def v2_user_message_echo(ctx: CheckContext) -> Outcome:
-    obs = await echo_turn(ctx)
-    if isinstance(obs, Outcome):
-        return obs
+@check_given("version.v2-user-message-echo", V2_SCENARIO, echo_turn)
+async def v2_user_message_echo(ctx: CheckContext, obs: EchoTurn) -> Outcome:
     run, session_id, answer, idle = obs
     message_id = answer.result.get("messageId") if isinstance(answer.result, dict) else None
     if not isinstance(message_id, str) or not message_id:

@@ -25,12 +25,12 @@ from .. import __version__
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope
-from ..requirements import check
 from ..v2_drafts import NEWEST, older_draft_errors
 from ._expect import brief
 from ._expect import session_updates as session_updates  # the v2 checks' import of it
 from .catalog import PROTOCOL_V2
 from .check_context import AgentRun, CheckContext, bind_script, text_prompt
+from .observed_checks import check_given
 from .prompt_turns import CANCELLED_MODEL_TURN, SLOW_MODEL_TURN, SLOW_PROMPT, cancelled_turn_wait
 from .turn_endings import V2_ENDING, CutTurn
 
@@ -143,19 +143,7 @@ async def v2_run(ctx: CheckContext) -> AgentRun | Outcome:
 def v2_check(rule: str) -> Callable[[V2Body], V2Body]:
     """Bind ``body`` as the check of ``rule`` in the v2 scenario, given the run that negotiated
     2 (:func:`v2_run`); when there is none, the check's outcome is why."""
-
-    def register(body: V2Body) -> V2Body:
-        async def on_v2_run(ctx: CheckContext) -> Outcome:
-            run = await v2_run(ctx)
-            return run if isinstance(run, Outcome) else await body(ctx, run)
-
-        # Named and placed (a check's module is its place in the run order) as ``body``.
-        on_v2_run.__name__ = on_v2_run.__qualname__ = body.__name__
-        on_v2_run.__module__ = body.__module__
-        check(rule, scenario=V2_SCENARIO)(on_v2_run)
-        return body
-
-    return register
+    return check_given(rule, V2_SCENARIO, v2_run)
 
 
 def v2_problems(method: str, part: str, value: Any, draft: str = NEWEST) -> list[str]:
@@ -384,7 +372,11 @@ async def wait_idle(
     )
 
 
-async def echo_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response, Frame] | Outcome:
+#: The echo turn: its run, its session, the prompt's answer, the idle that ended it.
+EchoTurn = tuple[AgentRun, str, Response, Frame]
+
+
+async def echo_turn(ctx: CheckContext) -> EchoTurn | Outcome:
     """One ordinary v2 turn (memoised): the run, its session, the prompt answer, the idle."""
     found = await ctx.once("v2-echo-turn", _run_echo_turn)
     if not isinstance(found, Outcome):
@@ -392,7 +384,7 @@ async def echo_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response, Frame] 
     return found
 
 
-async def _run_echo_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response, Frame] | Outcome:
+async def _run_echo_turn(ctx: CheckContext) -> EchoTurn | Outcome:
     opened = await v2_turn_session(ctx, None)
     if isinstance(opened, Outcome):
         return opened
