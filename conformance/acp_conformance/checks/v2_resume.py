@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
 from ..scenarios.check_context import CheckContext
+from ..scenarios.turn_endings import late_update_failure
 from ..scenarios.v2_agent import V2_SCENARIO, session_updates, v2_resumes
 
 _WHOLE_MESSAGE = {
@@ -29,14 +30,10 @@ async def v2_resume_updates_before_answer(ctx: CheckContext) -> Outcome:
         session_id = answer.request.message["params"]["sessionId"]
         late = session_updates(run, session_id, answer.frame.seq + 1, barrier)
         frames.append(answer.frame.seq)
-        if late:
-            kinds = sorted({str(u.get("sessionUpdate")) for _, u in late})
+        after = f"the answer to session/resume ({label})"
+        if (failure := late_update_failure(late, after, answer.frame.seq)) is not None:
             ctx.current = run
-            return failed(
-                f"session/resume ({label}): {len(late)} updates ({', '.join(kinds)}) after its "
-                "answer",
-                frames=[answer.frame.seq, *[seq for seq, _ in late[:5]]],
-            )
+            return failure
     return passed("every update of each resume came before its answer", frames=frames)
 
 
