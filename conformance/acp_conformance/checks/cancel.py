@@ -1,15 +1,15 @@
-"""cancel.*: ending work early — session/cancel during a turn (the cut-turn family of
-:mod:`.cancelled_turns`) and during a pending permission question, ``$/cancel_request`` for
-a running prompt and for unknown ids."""
+"""cancel.*: ending work early — session/cancel during a turn and during a pending
+permission question (rows of the cut-turn family, :mod:`.cancelled_turns`, one body with
+their v2 twins), ``$/cancel_request`` for a running prompt and for unknown ids."""
 
 from __future__ import annotations
 
 from ..harness.agent_client import AgentTimeout
-from ..outcomes import Outcome, failed, not_applicable, passed
+from ..outcomes import Outcome, failed, passed
 from ..requirements import check
-from ..scenarios._expect import brief, result_dict
+from ..scenarios._expect import brief
 from ..scenarios.catalog import CANCEL, ENVELOPE
-from ..scenarios.check_context import CheckContext, text_prompt
+from ..scenarios.check_context import CheckContext
 from ..scenarios.prompt_turns import (
     STOP_REASONS,
     CancelObservation,
@@ -17,8 +17,7 @@ from ..scenarios.prompt_turns import (
     stop_reason_of,
 )
 from ..scenarios.quiet_probes import silence_until_barrier
-from ..scenarios.scripted_turns import USER_PROMPT, final_turn, scripted_tool, tool_turn
-from .cancelled_turns import V1_CANCEL, judge_cut_turn
+from .cancelled_turns import V1_CANCEL, V1_CANCEL_WHILE_ASKING, judge_cut_turn
 from .families import register_family
 
 
@@ -112,44 +111,6 @@ def _cancel_request_bound(ctx: CheckContext) -> tuple[float, str]:
     return ctx.timeout, ""
 
 
-#: Last in its scenario: the permission question it leaves unanswered retires the process.
-@check("cancel.during-tool-call", scenario=CANCEL)
-async def cancel_while_permission_is_pending(ctx: CheckContext) -> Outcome:
-    spec = scripted_tool(ctx, "write")
-    if isinstance(spec, Outcome):
-        return spec
-    target = ctx.work / "cancelled.txt"
-    # The permission request stays unanswered: the turn agent is replaced after this check.
-    run = await ctx.turn_agent(
-        permission="never", llm_script=[tool_turn(spec, str(target), "never\n"), final_turn()]
-    )
-    session_id = await ctx.new_session(run)
-    pending = await run.live.start_request("session/prompt", text_prompt(session_id, USER_PROMPT))
-    # The wait also ends with the prompt's answer: once the turn is over, no permission
-    # request for it can follow (a full --timeout of waiting for one proved nothing more).
-    asked = await run.live.wait_for(
-        lambda f: (
-            (
-                isinstance(f.message, dict)
-                and f.message.get("method") == "session/request_permission"
-            )
-            or (pending.response is not None and f is pending.response.frame)
-        ),
-        since=pending.request.seq,
-        timeout=ctx.timeout,
-        what="a permission request",
-    )
-    if pending.response is not None and asked is pending.response.frame:
-        return not_applicable("the turn ended without asking permission for the scripted write")
-    cancel = await run.live.notify("session/cancel", {"sessionId": session_id})
-    response = await pending.wait()
-    frames = [asked.seq, cancel.seq, response.frame.seq]
-    stop = result_dict(response).get("stopReason")
-    if response.is_error or stop != "cancelled":
-        return failed(
-            f"cancelled during a permission request, the prompt answered {brief(response.frame)}",
-            frames=frames,
-        )
-    if target.exists():
-        return failed("the write happened although its permission was never granted", frames=frames)
-    return passed("stopReason cancelled while the permission request was pending", frames=frames)
+# The prompt cancelled while its permission request waits, a row of the cut-turn family.
+# Last in its scenario: the permission question it leaves unanswered retires the process.
+register_family(V1_CANCEL_WHILE_ASKING, CANCEL, judge_cut_turn, module=__name__)
