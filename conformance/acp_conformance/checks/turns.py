@@ -23,11 +23,8 @@ from ..scenarios.scripted_turns import (
     TurnRecord,
     allowed_write,
     allowed_write_with_a_tool_call,
-    final_turn,
     run_turn,
-    scripted_tool,
     tool_calling_turn,
-    tool_turn,
     turn_failed,
 )
 
@@ -134,12 +131,9 @@ async def writes_go_through_the_client(ctx: CheckContext, record: TurnRecord) ->
 
 @check("turn.permission-reject", scenario=TURNS)
 async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
-    spec = scripted_tool(ctx, "write")
-    if isinstance(spec, Outcome):
-        return spec
     target = ctx.work / "rejected.txt"
-    script = [tool_turn(spec, str(target), "must not exist\n"), final_turn()]
-    record = await tool_calling_turn(ctx, script, permission="reject")
+    use = (str(target), "must not exist\n")
+    record = await tool_calling_turn(ctx, "write", use, permission="reject")
     if isinstance(record, Outcome):
         return record
     if not record.permission_requests():
@@ -155,12 +149,7 @@ async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
 
 @check("turn.terminal-delegation", scenario=TURNS)
 async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
-    spec = scripted_tool(ctx, "shell")
-    if isinstance(spec, Outcome):
-        return spec
-    record = await tool_calling_turn(
-        ctx, [tool_turn(spec, "echo conformance-terminal"), final_turn()]
-    )
+    record = await tool_calling_turn(ctx, "shell", ("echo conformance-terminal",))
     if isinstance(record, Outcome):
         return record
     calls = record.client_calls("terminal/")
@@ -169,8 +158,9 @@ async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
         if ids and all(_final_status(record, tid) == "failed" for tid in ids):
             # The call failed (typically a tool name the agent does not know): nothing ran,
             # so whether commands would go through the client's terminal was not seen.
+            shell = ctx.tools.shell.name if ctx.tools.shell else "shell"
             return not_applicable(
-                f"the scripted {spec.name} call ended failed without any terminal/* request "
+                f"the scripted {shell} call ended failed without any terminal/* request "
                 "(a tool the agent does not know? see --tools), so no command ran"
             )
         return failed(
@@ -181,15 +171,8 @@ async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
 
 @check("turn.allow-always-remembered", scenario=TURNS)
 async def allow_always_is_remembered(ctx: CheckContext) -> Outcome:
-    spec = scripted_tool(ctx, "write")
-    if isinstance(spec, Outcome):
-        return spec
-    script = [
-        tool_turn(spec, str(ctx.work / "always-1.txt"), "one\n"),
-        tool_turn(spec, str(ctx.work / "always-2.txt"), "two\n"),
-        final_turn(),
-    ]
-    record = await tool_calling_turn(ctx, script, permission="allow_always")
+    uses = [(str(ctx.work / "always-1.txt"), "one\n"), (str(ctx.work / "always-2.txt"), "two\n")]
+    record = await tool_calling_turn(ctx, "write", *uses, permission="allow_always")
     if isinstance(record, Outcome):
         return record
     asked = record.permission_requests()

@@ -138,10 +138,19 @@ async def allowed_write_with_a_tool_call(ctx: CheckContext) -> TurnRecord | Outc
 
 
 async def tool_calling_turn(
-    ctx: CheckContext, script: list[Any], *, permission: PermissionMode = "allow"
+    ctx: CheckContext,
+    tool: Literal["write", "shell"],
+    *uses: tuple[str, ...],
+    permission: PermissionMode = "allow",
 ) -> TurnRecord | Outcome:
-    """A turn of scripted tool uses (:func:`run_turn`), or the outcome that ends a check
-    built on its tool calls: failed when the prompt failed, not applicable without one."""
+    """A turn whose scripted model uses the agent's ``tool`` once per entry of ``uses`` (its
+    arguments) and then answers (:func:`run_turn`), or the outcome that ends a check built on
+    its tool calls: not applicable without such a tool or a tool call, failed when the prompt
+    failed."""
+    spec = scripted_tool(ctx, tool)
+    if isinstance(spec, Outcome):
+        return spec
+    script = [*(tool_turn(spec, *args) for args in uses), final_turn()]
     record = await run_turn(ctx, script, permission=permission)
     return turn_failed(record) or no_tool_call(record) or record
 

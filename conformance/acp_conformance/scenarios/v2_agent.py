@@ -26,7 +26,7 @@ from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope
 from ..v2_drafts import NEWEST, older_draft_errors
-from ._expect import brief
+from ._expect import brief, update_of
 from ._expect import session_updates as session_updates  # the v2 checks' import of it
 from .catalog import PROTOCOL_V2
 from .check_context import AgentRun, CheckContext, bind_script, text_prompt
@@ -157,16 +157,8 @@ def v2_problems(method: str, part: str, value: Any, draft: str = NEWEST) -> list
 
 
 def is_idle(frame: Frame, session_id: str) -> bool:
-    msg = frame.message
-    if not isinstance(msg, dict) or msg.get("method") != "session/update":
-        return False
-    params = msg.get("params") or {}
-    update = params.get("update") or {}
-    return (
-        params.get("sessionId") == session_id
-        and update.get("sessionUpdate") == "state_update"
-        and update.get("state") == "idle"
-    )
+    update = update_of(frame, session_id) or {}
+    return update.get("sessionUpdate") == "state_update" and update.get("state") == "idle"
 
 
 async def fresh_v2_run(
@@ -395,13 +387,17 @@ async def _run_echo_turn(ctx: CheckContext) -> EchoTurn | Outcome:
     return run, session_id, *turn
 
 
-async def v2_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response, int]] | Outcome:
+#: One resume of the echo turn's session: its label, run, answer and the barrier seq after it.
+Resume = tuple[str, AgentRun, Response, int]
+
+
+async def v2_resumes(ctx: CheckContext) -> list[Resume] | Outcome:
     """The echo turn's session resumed by a new v2 agent, with and without a replay
     (memoised): (label, run, answer, barrier seq) each."""
     return await ctx.once("v2-resumes", _run_resumes)
 
 
-async def _run_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response, int]] | Outcome:
+async def _run_resumes(ctx: CheckContext) -> list[Resume] | Outcome:
     turn = await echo_turn(ctx)
     if isinstance(turn, Outcome):
         return not_applicable(f"no v2 session with a turn to resume ({turn.reason})")
