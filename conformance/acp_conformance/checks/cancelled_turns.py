@@ -7,8 +7,8 @@ whose :class:`..scenarios.turn_endings.TurnEnding` says how that protocol versio
 turn: v1's prompt answer or v2's idle ``state_update`` carries the ``stopReason``), and which
 of the judgements below its rule makes, in order. The rows are registered by the modules
 whose place in the run order they keep: :data:`V1_CANCEL` and :data:`V1_CANCEL_WHILE_ASKING`
-by :mod:`.cancel`,
-:data:`V2_TURN_CUTS` by :mod:`.v2_turns`, :data:`V2_CANCEL_META` by :mod:`.v2_cancel`.
+by :mod:`.cancel`, :data:`V2_TURN_CUTS` by :mod:`.v2_turns`, :data:`V2_CANCEL_META` by
+:mod:`.v2_cancel`.
 """
 
 from __future__ import annotations
@@ -51,11 +51,11 @@ async def judge_cut_turn(ctx: CheckContext, row: CutTurnRow) -> Outcome:
     if isinstance(turn, Outcome):
         return turn
     ctx.current = turn.run
-    outcome = None
     for judge in row.judges:
         if (outcome := await judge(ctx, turn, row)) is not None:
             break
-    outcome = outcome or passed(row.holds, frames=turn.frames)
+    else:
+        outcome = passed(row.holds, frames=turn.frames)
     return on_own_model(ctx, outcome) if turn.ending.own_model_soft else outcome
 
 
