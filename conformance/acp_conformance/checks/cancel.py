@@ -1,34 +1,24 @@
 """cancel.*: ending work early — session/cancel during a turn and during a pending
-permission question, ``$/cancel_request`` for a running prompt and for unknown ids."""
+permission question (rows of the cut-turn family, :mod:`.cancelled_turns`, one body with
+their v2 twins), ``$/cancel_request`` for a running prompt and for unknown ids."""
 
 from __future__ import annotations
 
-from ..harness.agent_client import (
-    AgentTimeout,
-)
-from ..outcomes import (
-    NO_DEADLINE,
-    Outcome,
-    failed,
-    not_applicable,
-    passed,
-    soft_failed,
-)
+from ..harness.agent_client import AgentTimeout
+from ..outcomes import Outcome, failed, passed
 from ..requirements import check
-from ..scenarios._expect import brief, result_dict
+from ..scenarios._expect import brief
 from ..scenarios.catalog import CANCEL, ENVELOPE
-from ..scenarios.check_context import CheckContext, text_prompt
+from ..scenarios.check_context import CheckContext
 from ..scenarios.prompt_turns import (
     STOP_REASONS,
     CancelObservation,
-    observe_cancel,
-    on_own_model,
     start_slow_turn,
     stop_reason_of,
-    too_short,
 )
 from ..scenarios.quiet_probes import silence_until_barrier
-from ..scenarios.scripted_turns import USER_PROMPT, final_turn, tool_turn
+from .cancelled_turns import V1_CANCEL, V1_CANCEL_WHILE_ASKING, judge_cut_turn
+from .families import register_family
 
 
 @check("cancel.cancel-request-unknown-ignored", scenario=ENVELOPE)
@@ -47,51 +37,9 @@ async def cancel_request_for_unknown_ids_is_ignored(ctx: CheckContext) -> Outcom
     )
 
 
-@check("cancel.prompt-returns-cancelled", scenario=CANCEL)
-async def cancelled_prompt_says_cancelled(ctx: CheckContext) -> Outcome:
-    return on_own_model(ctx, await _cancelled_prompt_verdict(ctx))
-
-
-async def _cancelled_prompt_verdict(ctx: CheckContext) -> Outcome:
-    obs = await observe_cancel(ctx)
-    if (na := too_short(obs)) is not None:
-        return na
-    if obs.no_answer is not None:
-        return soft_failed(obs.no_answer, NO_DEADLINE, frames=[obs.cancel_seq])
-    assert obs.response is not None
-    frames = [obs.cancel_seq, obs.response.frame.seq]
-    if obs.response.is_error:
-        return failed(
-            f"the cancelled prompt answered an error: {brief(obs.response.frame)}", frames=frames
-        )
-    if stop_reason_of(obs.response) != "cancelled":
-        return failed(
-            f"the cancelled prompt ended with {stop_reason_of(obs.response)!r}", frames=frames
-        )
-    return passed("stopReason cancelled", frames=frames)
-
-
-@check("cancel.no-updates-after-response", scenario=CANCEL)
-async def nothing_follows_the_cancelled_response(ctx: CheckContext) -> Outcome:
-    return on_own_model(ctx, await _after_cancelled_response(ctx))
-
-
-async def _after_cancelled_response(ctx: CheckContext) -> Outcome:
-    obs = await observe_cancel(ctx)
-    if (na := too_short(obs)) is not None:
-        return na
-    if obs.no_answer is not None:
-        return not_applicable(
-            "the cancelled prompt was never answered, so nothing can follow its answer "
-            "(that is cancel.prompt-returns-cancelled's failure)"
-        )
-    assert obs.response is not None
-    if obs.late_updates:
-        return failed(
-            f"{len(obs.late_updates)} turn updates after the cancelled prompt's response",
-            frames=obs.late_updates[:5],
-        )
-    return passed("no updates after the response", frames=[obs.response.frame.seq])
+# The cancelled prompt (stopReason cancelled, nothing after its answer): rows of the
+# cut-turn family, one body with their v2 twins.
+register_family(V1_CANCEL, CANCEL, judge_cut_turn, module=__name__)
 
 
 REQUEST_CANCELLED = -32800
@@ -163,44 +111,6 @@ def _cancel_request_bound(ctx: CheckContext) -> tuple[float, str]:
     return ctx.timeout, ""
 
 
-#: Last in its scenario: the permission question it leaves unanswered retires the process.
-@check("cancel.during-tool-call", scenario=CANCEL)
-async def cancel_while_permission_is_pending(ctx: CheckContext) -> Outcome:
-    spec = ctx.tools.write
-    if spec is None:
-        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
-    target = ctx.work / "cancelled.txt"
-    # The permission request stays unanswered: the turn agent is replaced after this check.
-    run = await ctx.turn_agent(
-        permission="never", llm_script=[tool_turn(spec, str(target), "never\n"), final_turn()]
-    )
-    session_id = await ctx.new_session(run)
-    pending = await run.live.start_request("session/prompt", text_prompt(session_id, USER_PROMPT))
-    # The wait also ends with the prompt's answer: once the turn is over, no permission
-    # request for it can follow (a full --timeout of waiting for one proved nothing more).
-    asked = await run.live.wait_for(
-        lambda f: (
-            (
-                isinstance(f.message, dict)
-                and f.message.get("method") == "session/request_permission"
-            )
-            or (pending.response is not None and f is pending.response.frame)
-        ),
-        since=pending.request.seq,
-        timeout=ctx.timeout,
-        what="a permission request",
-    )
-    if pending.response is not None and asked is pending.response.frame:
-        return not_applicable("the turn ended without asking permission for the scripted write")
-    cancel = await run.live.notify("session/cancel", {"sessionId": session_id})
-    response = await pending.wait()
-    frames = [asked.seq, cancel.seq, response.frame.seq]
-    stop = result_dict(response).get("stopReason")
-    if response.is_error or stop != "cancelled":
-        return failed(
-            f"cancelled during a permission request, the prompt answered {brief(response.frame)}",
-            frames=frames,
-        )
-    if target.exists():
-        return failed("the write happened although its permission was never granted", frames=frames)
-    return passed("stopReason cancelled while the permission request was pending", frames=frames)
+# The prompt cancelled while its permission request waits, a row of the cut-turn family.
+# Last in its scenario: the permission question it leaves unanswered retires the process.
+register_family(V1_CANCEL_WHILE_ASKING, CANCEL, judge_cut_turn, module=__name__)

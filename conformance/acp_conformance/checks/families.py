@@ -2,8 +2,9 @@
 like every other), all judged by one check body that reads the row. A family binds its rows
 with :func:`register_family` (through the same :func:`..requirements.check` every check
 uses), so its rules are listed, gated and reported like any other. The families: the HTTP
-refusals (:mod:`.http_status`), the unknown-session answers (:mod:`.session_unknown`) and
-the prompt content blocks of v1 and v2 (:mod:`.prompt_content`).
+refusals (:mod:`.http_status`), the unknown-session answers (:mod:`.session_unknown`),
+the prompt content blocks of v1 and v2 (:mod:`.prompt_content`) and the turns cut short by a
+cancel or a close, v1 and v2 (:mod:`.cancelled_turns`).
 """
 
 from __future__ import annotations

@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..harness.agent_client import AgentTimeout, Response
+from ..harness.recorder import Frame
 from ..outcomes import Outcome, Verdict, failed, not_applicable, passed
 from ..requirements import check
-from ..scenarios._expect import expect_error, expect_result, result_dict
+from ..scenarios._expect import expect_error, expect_result, result_dict, update_of
 from ..scenarios.catalog import MODES
 from ..scenarios.check_context import CheckContext
 
@@ -82,16 +83,9 @@ async def set_mode_sends_current_mode_update(ctx: CheckContext) -> Outcome:
         return found
     target, response, _ = found
 
-    def is_update(frame: Any) -> bool:
-        msg = frame.message
-        if not (isinstance(msg, dict) and msg.get("method") == "session/update"):
-            return False
-        params = msg.get("params") or {}
-        update = params.get("update") or {}
-        return (
-            params.get("sessionId") == session_id
-            and update.get("sessionUpdate") == "current_mode_update"
-        )
+    def is_update(frame: Frame) -> bool:
+        update = update_of(frame, session_id) or {}
+        return update.get("sessionUpdate") == "current_mode_update"
 
     try:
         frame = await run.live.wait_for(

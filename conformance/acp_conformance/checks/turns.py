@@ -16,16 +16,15 @@ from ..requirements import check
 from ..scenarios._expect import brief, result_dict, session_updates
 from ..scenarios.catalog import TURNS
 from ..scenarios.check_context import AgentRun, CheckContext
+from ..scenarios.observed_checks import check_given
 from ..scenarios.scripted_turns import (
     FINAL_TEXT,
     USER_PROMPT,
     TurnRecord,
     allowed_write,
     allowed_write_with_a_tool_call,
-    final_turn,
-    no_tool_call,
     run_turn,
-    tool_turn,
+    tool_calling_turn,
     turn_failed,
 )
 
@@ -97,11 +96,8 @@ def _final_status(record: TurnRecord, tool_call_id: str) -> str | None:
     return status
 
 
-@check("turn.tool-call-lifecycle", scenario=TURNS)
-async def tool_calls_reach_a_final_status(ctx: CheckContext) -> Outcome:
-    record = await allowed_write_with_a_tool_call(ctx)
-    if isinstance(record, Outcome):
-        return record
+@check_given("turn.tool-call-lifecycle", TURNS, allowed_write_with_a_tool_call)
+async def tool_calls_reach_a_final_status(ctx: CheckContext, record: TurnRecord) -> Outcome:
     unfinished = {tid: _final_status(record, tid) for tid in record.tool_call_ids()}
     unfinished = {tid: st for tid, st in unfinished.items() if st not in FINAL_STATUSES}
     if unfinished:
@@ -115,11 +111,8 @@ async def tool_calls_reach_a_final_status(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("turn.permission-allow", scenario=TURNS)
-async def allowed_write_happens(ctx: CheckContext) -> Outcome:
-    record = await allowed_write_with_a_tool_call(ctx)
-    if isinstance(record, Outcome):
-        return record
+@check_given("turn.permission-allow", TURNS, allowed_write_with_a_tool_call)
+async def allowed_write_happens(ctx: CheckContext, record: TurnRecord) -> Outcome:
     target = ctx.work / "allowed.txt"
     if not target.exists():
         return failed(
@@ -128,11 +121,8 @@ async def allowed_write_happens(ctx: CheckContext) -> Outcome:
     return passed("allowed.txt written", frames=[record.response.frame.seq])
 
 
-@check("turn.fs-delegation", scenario=TURNS)
-async def writes_go_through_the_client(ctx: CheckContext) -> Outcome:
-    record = await allowed_write_with_a_tool_call(ctx)
-    if isinstance(record, Outcome):
-        return record
+@check_given("turn.fs-delegation", TURNS, allowed_write_with_a_tool_call)
+async def writes_go_through_the_client(ctx: CheckContext, record: TurnRecord) -> Outcome:
     calls = record.client_calls("fs/")
     if not calls:
         return failed("fs/write_text_file was advertised but the agent wrote the file itself")
@@ -141,15 +131,11 @@ async def writes_go_through_the_client(ctx: CheckContext) -> Outcome:
 
 @check("turn.permission-reject", scenario=TURNS)
 async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
-    spec = ctx.tools.write
-    if spec is None:
-        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
     target = ctx.work / "rejected.txt"
-    record = await run_turn(
-        ctx, [tool_turn(spec, str(target), "must not exist\n"), final_turn()], permission="reject"
-    )
-    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
-        return bad
+    use = (str(target), "must not exist\n")
+    record = await tool_calling_turn(ctx, "write", use, permission="reject")
+    if isinstance(record, Outcome):
+        return record
     if not record.permission_requests():
         return not_applicable("the agent asked no permission for the scripted write")
     frames = [seq for seq, _ in record.permission_requests()] + [record.response.frame.seq]
@@ -163,20 +149,18 @@ async def rejected_write_does_not_happen(ctx: CheckContext) -> Outcome:
 
 @check("turn.terminal-delegation", scenario=TURNS)
 async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
-    spec = ctx.tools.shell
-    if spec is None:
-        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no shell tool")
-    record = await run_turn(ctx, [tool_turn(spec, "echo conformance-terminal"), final_turn()])
-    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
-        return bad
+    record = await tool_calling_turn(ctx, "shell", ("echo conformance-terminal",))
+    if isinstance(record, Outcome):
+        return record
     calls = record.client_calls("terminal/")
     if "terminal/create" not in calls:
         ids = record.tool_call_ids()
         if ids and all(_final_status(record, tid) == "failed" for tid in ids):
             # The call failed (typically a tool name the agent does not know): nothing ran,
             # so whether commands would go through the client's terminal was not seen.
+            shell = ctx.tools.shell.name if ctx.tools.shell else "shell"
             return not_applicable(
-                f"the scripted {spec.name} call ended failed without any terminal/* request "
+                f"the scripted {shell} call ended failed without any terminal/* request "
                 "(a tool the agent does not know? see --tools), so no command ran"
             )
         return failed(
@@ -187,17 +171,10 @@ async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
 
 @check("turn.allow-always-remembered", scenario=TURNS)
 async def allow_always_is_remembered(ctx: CheckContext) -> Outcome:
-    spec = ctx.tools.write
-    if spec is None:
-        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no write tool")
-    script = [
-        tool_turn(spec, str(ctx.work / "always-1.txt"), "one\n"),
-        tool_turn(spec, str(ctx.work / "always-2.txt"), "two\n"),
-        final_turn(),
-    ]
-    record = await run_turn(ctx, script, permission="allow_always")
-    if (bad := turn_failed(record) or no_tool_call(record)) is not None:
-        return bad
+    uses = [(str(ctx.work / "always-1.txt"), "one\n"), (str(ctx.work / "always-2.txt"), "two\n")]
+    record = await tool_calling_turn(ctx, "write", *uses, permission="allow_always")
+    if isinstance(record, Outcome):
+        return record
     asked = record.permission_requests()
     if not asked:
         return not_applicable("the agent asked no permission for the scripted writes")

@@ -5,19 +5,15 @@ ACP's own or ``_``-prefixed."""
 
 from __future__ import annotations
 
-from ..harness.agent_client import AgentExited, AgentTimeout
 from ..harness.recorder import Frame
+from ..judges.run_walk import session_updates
 from ..outcomes import Outcome, failed, passed
-from ..requirements import check
-from ..scenarios._expect import brief
 from ..scenarios.check_context import CheckContext
-from ..scenarios.v2_agent import (
-    V2_SCENARIO,
-    echo_turn,
-    slow_v2_turn,
-    wait_idle,
-)
+from ..scenarios.observed_checks import check_given
+from ..scenarios.v2_agent import V2_SCENARIO, EchoTurn, echo_turn
 from ..v2_drafts import ERROR_STOP_REASON_DRAFTS
+from .cancelled_turns import V2_CANCEL_META, judge_cut_turn
+from .families import register_family
 
 #: The stop reasons every v2 draft names; anything else must be a ``_`` extension.
 KNOWN_STOP_REASONS = frozenset(
@@ -32,59 +28,15 @@ def known_stop_reasons(draft: str) -> frozenset[str]:
     return KNOWN_STOP_REASONS
 
 
-def _answers_notification(frame: Frame) -> bool:
-    """A response frame with a null id: the only answer a notification could ever get."""
-    msg = frame.message
-    return (
-        frame.direction == "a2c"
-        and isinstance(msg, dict)
-        and "method" not in msg
-        and ("result" in msg or "error" in msg)
-        and msg.get("id") is None
-    )
-
-
-@check("version.v2-cancel-meta-not-answered", scenario=V2_SCENARIO)
-async def v2_cancel_with_meta_is_not_answered(ctx: CheckContext) -> Outcome:
-    turn = await slow_v2_turn(ctx)
-    if isinstance(turn, Outcome):
-        return turn
-    run, session_id, answer = turn
-    cancel = await run.live.notify(
-        "session/cancel",
-        {"sessionId": session_id, "_meta": {"acp-conformance": {"reason": "user"}}},
-    )
-    try:
-        idle = await wait_idle(ctx, run, session_id, answer.frame.seq)
-    except (AgentTimeout, AgentExited) as exc:
-        return failed(f"no state_update idle after a session/cancel with _meta: {exc}")
-    frames = [answer.frame.seq, cancel.seq, idle.seq]
-    stop = idle.message["params"]["update"].get("stopReason")
-    if stop != "cancelled":
-        return failed(f"a cancel with _meta ended the turn idle with {stop!r}", frames=frames)
-    barrier = await run.live.barrier()
-    replies = [
-        f.seq for f in run.frames[cancel.seq : barrier.frame.seq] if _answers_notification(f)
-    ]
-    if replies:
-        return failed(
-            f"session/cancel was answered: {brief(run.frames[replies[0]])}",
-            frames=[cancel.seq, *replies[:3]],
-        )
-    return passed("the cancel with _meta ended the turn cancelled, unanswered", frames=frames)
+# A cancel that carries _meta: a row of the cut-turn family (:mod:`.cancelled_turns`).
+register_family(V2_CANCEL_META, V2_SCENARIO, judge_cut_turn, module=__name__)
 
 
 def _bad_stop_reasons(frames: list[Frame], draft: str) -> list[tuple[int, object]]:
     known = known_stop_reasons(draft)
     found = []
-    for frame in frames:
-        msg = frame.message
-        if frame.direction != "a2c" or not isinstance(msg, dict):
-            continue
-        if msg.get("method") != "session/update":
-            continue
-        update = (msg.get("params") or {}).get("update")
-        if not isinstance(update, dict) or update.get("sessionUpdate") != "state_update":
+    for frame, _, update in session_updates(frames):
+        if update.get("sessionUpdate") != "state_update":
             continue
         if update.get("state") != "idle" or "stopReason" not in update:
             continue
@@ -97,11 +49,8 @@ def _bad_stop_reasons(frames: list[Frame], draft: str) -> list[tuple[int, object
 
 # The draft schema only reserves the names ("Values beginning with `_` are reserved for
 # implementation-specific extensions"): no MUST sentence, so SHOULD.
-@check("version.v2-stop-reason-known", scenario=V2_SCENARIO)
-async def v2_stop_reasons_are_known_or_custom(ctx: CheckContext) -> Outcome:
-    obs = await echo_turn(ctx)
-    if isinstance(obs, Outcome):
-        return obs
+@check_given("version.v2-stop-reason-known", V2_SCENARIO, echo_turn)
+async def v2_stop_reasons_are_known_or_custom(ctx: CheckContext, obs: EchoTurn) -> Outcome:
     run, _, _, idle = obs
     bad = _bad_stop_reasons(run.frames, ctx.config.v2_draft)
     if bad:

@@ -6,10 +6,11 @@ client methods v2 defines that need none (``session/request_permission``) — no
 from __future__ import annotations
 
 from ..harness.recorder import Frame
+from ..judges.run_walk import agent_messages
 from ..outcomes import Outcome, failed, passed
-from ..requirements import check
 from ..scenarios.check_context import CheckContext
-from ..scenarios.v2_agent import V2_SCENARIO, echo_turn
+from ..scenarios.observed_checks import check_given
+from ..scenarios.v2_agent import V2_SCENARIO, EchoTurn, echo_turn
 
 #: Client methods of v2 that need no client capability.
 _UNGATED = frozenset({"session/request_permission", "session/update"})
@@ -24,21 +25,17 @@ def _v2_client_methods() -> frozenset[str]:
 
 def _agent_requests(frames: list[Frame]) -> list[tuple[int, str]]:
     found = []
-    for frame in frames:
-        msg = frame.message
-        if frame.direction != "a2c" or not isinstance(msg, dict):
-            continue
+    for frame, msg in agent_messages(frames):
         method = msg.get("method")
         if isinstance(method, str) and not method.startswith("_"):
             found.append((frame.seq, method))
     return found
 
 
-@check("version.v2-no-unadvertised-client-methods", scenario=V2_SCENARIO)
-async def v2_agent_calls_only_advertised_client_methods(ctx: CheckContext) -> Outcome:
-    obs = await echo_turn(ctx)
-    if isinstance(obs, Outcome):
-        return obs
+@check_given("version.v2-no-unadvertised-client-methods", V2_SCENARIO, echo_turn)
+async def v2_agent_calls_only_advertised_client_methods(
+    ctx: CheckContext, obs: EchoTurn
+) -> Outcome:
     # The memoised turn's agent may be gone by now: judge what it sent up to then.
     run, _, answer, idle = obs
     defined = _v2_client_methods()

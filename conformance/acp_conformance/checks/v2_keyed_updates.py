@@ -19,9 +19,10 @@ from typing import Any
 
 from ..harness.agent_client import Response
 from ..harness.recorder import Frame
+from ..judges.run_walk import agent_messages, session_updates
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import check
 from ..scenarios.check_context import AgentRun, CheckContext
+from ..scenarios.observed_checks import check_given
 from ..scenarios.scripted_turns import final_turn, tool_turn
 from ..scenarios.v2_agent import (
     MESSAGE_KINDS,
@@ -107,16 +108,13 @@ def _agent_messages(
 ) -> Iterator[tuple[AgentRun, Frame, dict[str, Any]]]:
     """Every message the agents sent with ``method``: (run, frame, message)."""
     for run in runs:
-        for frame in run.frames:
-            msg = frame.message
-            if frame.direction == "a2c" and isinstance(msg, dict) and msg.get("method") == method:
-                yield run, frame, msg
+        for frame, msg in agent_messages(run.frames, method):
+            yield run, frame, msg
 
 
 def _agent_updates(runs: list[AgentRun]) -> Iterator[tuple[AgentRun, Frame, dict[str, Any]]]:
-    for run, frame, msg in _agent_messages(runs, "session/update"):
-        update = (msg.get("params") or {}).get("update")
-        if isinstance(update, dict):
+    for run in runs:
+        for frame, _, update in session_updates(run.frames):
             yield run, frame, update
 
 
@@ -172,11 +170,8 @@ def _plan_id_problems(update: dict[str, Any]) -> list[str] | None:
     return [] if _filled(plan_id) else [f"plan_update whose plan has planId {plan_id!r}"]
 
 
-@check("version.v2-message-ids", scenario=V2_SCENARIO)
-async def v2_messages_are_named(ctx: CheckContext) -> Outcome:
-    runs = await _observed(ctx)
-    if isinstance(runs, Outcome):
-        return runs
+@check_given("version.v2-message-ids", V2_SCENARIO, _observed)
+async def v2_messages_are_named(ctx: CheckContext, runs: list[AgentRun]) -> Outcome:
     problems, judged = _judge_each(runs, _message_id_problems)
     turns = await _tool_turns(ctx)
     if isinstance(turns, Outcome):
@@ -195,11 +190,8 @@ async def v2_messages_are_named(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("version.v2-tool-call-ids", scenario=V2_SCENARIO)
-async def v2_tool_calls_are_named(ctx: CheckContext) -> Outcome:
-    runs = await _observed(ctx)
-    if isinstance(runs, Outcome):
-        return runs
+@check_given("version.v2-tool-call-ids", V2_SCENARIO, _observed)
+async def v2_tool_calls_are_named(ctx: CheckContext, runs: list[AgentRun]) -> Outcome:
     problems, judged = _judge_each(runs, _tool_call_id_problems)
     return _verdict(
         problems,
@@ -209,11 +201,8 @@ async def v2_tool_calls_are_named(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("version.v2-plan-ids", scenario=V2_SCENARIO)
-async def v2_plans_are_named(ctx: CheckContext) -> Outcome:
-    runs = await _observed(ctx)
-    if isinstance(runs, Outcome):
-        return runs
+@check_given("version.v2-plan-ids", V2_SCENARIO, _observed)
+async def v2_plans_are_named(ctx: CheckContext, runs: list[AgentRun]) -> Outcome:
     problems, judged = _judge_each(runs, _plan_id_problems)
     return _verdict(problems, judged, "plan updates named their plan", "no plan updates were sent")
 
@@ -228,11 +217,8 @@ def _base64_problem(data: object) -> str | None:
     return None
 
 
-@check("version.v2-terminal-updates", scenario=V2_SCENARIO)
-async def v2_terminals_keep_their_cwd(ctx: CheckContext) -> Outcome:
-    runs = await _observed(ctx)
-    if isinstance(runs, Outcome):
-        return runs
+@check_given("version.v2-terminal-updates", V2_SCENARIO, _observed)
+async def v2_terminals_keep_their_cwd(ctx: CheckContext, runs: list[AgentRun]) -> Outcome:
     problems: list[tuple[int, str]] = []
     judged = 0
     cwds: dict[tuple[str, object, object], str] = {}
@@ -269,11 +255,8 @@ async def v2_terminals_keep_their_cwd(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("version.v2-open-enums", scenario=V2_SCENARIO)
-async def v2_open_enum_values_are_known(ctx: CheckContext) -> Outcome:
-    runs = await _observed(ctx)
-    if isinstance(runs, Outcome):
-        return runs
+@check_given("version.v2-open-enums", V2_SCENARIO, _observed)
+async def v2_open_enum_values_are_known(ctx: CheckContext, runs: list[AgentRun]) -> Outcome:
     problems, judged = [], 0
     for _, frame, update in _agent_updates(runs):
         kind = update.get("sessionUpdate")
@@ -324,11 +307,10 @@ def _permission_problems(params: Any) -> list[str]:
     return problems
 
 
-@check("version.v2-permission-requests", scenario=V2_SCENARIO)
-async def v2_permission_requests_are_well_formed(ctx: CheckContext) -> Outcome:
-    runs = await _observed(ctx)
-    if isinstance(runs, Outcome):
-        return runs
+@check_given("version.v2-permission-requests", V2_SCENARIO, _observed)
+async def v2_permission_requests_are_well_formed(
+    ctx: CheckContext, runs: list[AgentRun]
+) -> Outcome:
     asked = 0
     for run, frame, msg in _agent_messages(runs, "session/request_permission"):
         asked += 1

@@ -8,9 +8,10 @@ same resumes (the result, history, message ids) is in :mod:`.v2_resume_kit`.
 from __future__ import annotations
 
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..requirements import check
 from ..scenarios.check_context import CheckContext
-from ..scenarios.v2_agent import V2_SCENARIO, session_updates, v2_resumes
+from ..scenarios.observed_checks import check_given
+from ..scenarios.turn_endings import late_update_failure
+from ..scenarios.v2_agent import V2_SCENARIO, Resume, session_updates, v2_resumes
 
 _WHOLE_MESSAGE = {
     "user_message_chunk": "user_message",
@@ -19,32 +20,22 @@ _WHOLE_MESSAGE = {
 }
 
 
-@check("version.v2-resume-updates-before-answer", scenario=V2_SCENARIO)
-async def v2_resume_updates_before_answer(ctx: CheckContext) -> Outcome:
-    resumes = await v2_resumes(ctx)
-    if isinstance(resumes, Outcome):
-        return resumes
+@check_given("version.v2-resume-updates-before-answer", V2_SCENARIO, v2_resumes)
+async def v2_resume_updates_before_answer(ctx: CheckContext, resumes: list[Resume]) -> Outcome:
     frames = []
     for label, run, answer, barrier in resumes:
         session_id = answer.request.message["params"]["sessionId"]
         late = session_updates(run, session_id, answer.frame.seq + 1, barrier)
         frames.append(answer.frame.seq)
-        if late:
-            kinds = sorted({str(u.get("sessionUpdate")) for _, u in late})
+        after = f"the answer to session/resume ({label})"
+        if (failure := late_update_failure(late, after, answer.frame.seq)) is not None:
             ctx.current = run
-            return failed(
-                f"session/resume ({label}): {len(late)} updates ({', '.join(kinds)}) after its "
-                "answer",
-                frames=[answer.frame.seq, *[seq for seq, _ in late[:5]]],
-            )
+            return failure
     return passed("every update of each resume came before its answer", frames=frames)
 
 
-@check("version.v2-replay-message-whole-first", scenario=V2_SCENARIO)
-async def v2_replay_message_whole_first(ctx: CheckContext) -> Outcome:
-    resumes = await v2_resumes(ctx)
-    if isinstance(resumes, Outcome):
-        return resumes
+@check_given("version.v2-replay-message-whole-first", V2_SCENARIO, v2_resumes)
+async def v2_replay_message_whole_first(ctx: CheckContext, resumes: list[Resume]) -> Outcome:
     label, run, answer, _ = resumes[0]
     ctx.current = run
     session_id = answer.request.message["params"]["sessionId"]

@@ -16,6 +16,7 @@ from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
 from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
+from ..scenarios.observed_checks import check_given
 from ..scenarios.v2_agent import (
     MESSAGE_KINDS,
     V2_SCENARIO,
@@ -27,8 +28,11 @@ from ..scenarios.v2_agent import (
     v2_run_with_sessions,
 )
 
+#: A resume: its run, its answer, the seq of the barrier after it.
+Resumed = tuple[AgentRun, Response, int]
 
-async def _resume(ctx: CheckContext, label: str) -> tuple[AgentRun, Response, int] | Outcome:
+
+async def _resume(ctx: CheckContext, label: str) -> Resumed | Outcome:
     """The memoised resume of :mod:`..scenarios.v2_agent` named ``label`` ("plain" or "replayFrom
     start"): its run, its answer and the seq of the barrier after it."""
     found = await v2_run_with_sessions(ctx, None)
@@ -44,11 +48,16 @@ async def _resume(ctx: CheckContext, label: str) -> tuple[AgentRun, Response, in
     return not_applicable(f"no {label} resume was made")
 
 
-@check("version.v2-resume-result", scenario=V2_SCENARIO)
-async def v2_resume_answers_a_valid_result(ctx: CheckContext) -> Outcome:
-    found = await _resume(ctx, "plain")
-    if isinstance(found, Outcome):
-        return found
+async def _plain_resume(ctx: CheckContext) -> Resumed | Outcome:
+    return await _resume(ctx, "plain")
+
+
+async def _replayed_resume(ctx: CheckContext) -> Resumed | Outcome:
+    return await _resume(ctx, "replayFrom start")
+
+
+@check_given("version.v2-resume-result", V2_SCENARIO, _plain_resume)
+async def v2_resume_answers_a_valid_result(ctx: CheckContext, found: Resumed) -> Outcome:
     _, answer, _ = found
     frames = [answer.frame.seq]
     if answer.is_error or not isinstance(answer.result, dict):
@@ -62,11 +71,8 @@ async def v2_resume_answers_a_valid_result(ctx: CheckContext) -> Outcome:
     )
 
 
-@check("version.v2-resume-no-replay", scenario=V2_SCENARIO)
-async def v2_resume_without_replay_sends_no_history(ctx: CheckContext) -> Outcome:
-    found = await _resume(ctx, "plain")
-    if isinstance(found, Outcome):
-        return found
+@check_given("version.v2-resume-no-replay", V2_SCENARIO, _plain_resume)
+async def v2_resume_without_replay_sends_no_history(ctx: CheckContext, found: Resumed) -> Outcome:
     run, answer, _ = found
     session_id = answer.request.message["params"]["sessionId"]
     history = [
@@ -93,11 +99,8 @@ def _texts(update: dict[str, Any]) -> list[str]:
     return [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
 
 
-@check("version.v2-replay-keeps-message-id", scenario=V2_SCENARIO)
-async def v2_replay_keeps_the_prompt_message_id(ctx: CheckContext) -> Outcome:
-    found = await _resume(ctx, "replayFrom start")
-    if isinstance(found, Outcome):
-        return found
+@check_given("version.v2-replay-keeps-message-id", V2_SCENARIO, _replayed_resume)
+async def v2_replay_keeps_the_prompt_message_id(ctx: CheckContext, found: Resumed) -> Outcome:
     run, answer, _ = found
     turn = await echo_turn(ctx)
     if isinstance(turn, Outcome):

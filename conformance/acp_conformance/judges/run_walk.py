@@ -50,14 +50,23 @@ def agent_frames(run: AgentRun) -> Iterator[Frame]:
     return (f for f in run.frames if f.direction == "a2c")
 
 
-def session_updates(frames: Iterable[Frame]) -> Iterator[tuple[Frame, Any, dict[str, Any]]]:
-    """(frame, sessionId, update) of each well-formed ``session/update`` the agent sent."""
+def agent_messages(
+    frames: Iterable[Frame], method: str | None = None
+) -> Iterator[tuple[Frame, dict[str, Any]]]:
+    """(frame, message) of each JSON object the agent sent (with ``method``, if given)."""
     for frame in frames:
         msg = frame.message
         if frame.direction != "a2c" or not isinstance(msg, dict):
             continue
+        if method is None or msg.get("method") == method:
+            yield frame, msg
+
+
+def session_updates(frames: Iterable[Frame]) -> Iterator[tuple[Frame, Any, dict[str, Any]]]:
+    """(frame, sessionId, update) of each well-formed ``session/update`` the agent sent."""
+    for frame, msg in agent_messages(frames, "session/update"):
         params = msg.get("params")
-        if msg.get("method") != "session/update" or not isinstance(params, dict):
+        if not isinstance(params, dict):
             continue
         update = params.get("update")
         if isinstance(update, dict):

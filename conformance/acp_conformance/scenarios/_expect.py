@@ -57,23 +57,26 @@ def result_dict(response: Response) -> dict[str, Any]:
     return response.result if isinstance(response.result, dict) else {}
 
 
+def update_of(frame: Frame, session_id: str) -> dict[str, Any] | None:
+    """The update of ``frame`` when it is the agent's ``session/update`` for ``session_id``."""
+    msg = frame.message
+    if frame.direction != "a2c" or not isinstance(msg, dict):
+        return None
+    params = msg.get("params")
+    if msg.get("method") != "session/update" or not isinstance(params, dict):
+        return None
+    update = params.get("update")
+    if params.get("sessionId") != session_id or not isinstance(update, dict):
+        return None
+    return update
+
+
 def session_updates(
     run: AgentRun, session_id: str, start: int, end: int
 ) -> list[tuple[int, dict[str, Any]]]:
     """(seq, update) of every session/update of ``session_id`` among frames [start, end)."""
-    out = []
+    found = []
     for frame in run.frames[start:end]:
-        msg = frame.message
-        if (
-            frame.direction == "a2c"
-            and isinstance(msg, dict)
-            and msg.get("method") == "session/update"
-        ):
-            params = msg.get("params") or {}
-            if (
-                isinstance(params, dict)
-                and params.get("sessionId") == session_id
-                and isinstance(params.get("update"), dict)
-            ):
-                out.append((frame.seq, params["update"]))
-    return out
+        if (update := update_of(frame, session_id)) is not None:
+            found.append((frame.seq, update))
+    return found

@@ -18,6 +18,7 @@ from ..outcomes import (
 )
 from ._expect import TURN_UPDATE_KINDS, brief, result_dict, session_updates
 from .check_context import AgentRun, CheckContext, text_prompt
+from .turn_endings import V1_ENDING, CutTurn
 
 
 def turn_updates_between(run: AgentRun, session_id: str, start: int, end: int) -> list[int]:
@@ -147,22 +148,24 @@ class CancelObservation:
         self.finished_early: Response | None = None
         self.concurrent: Response | None = None
         self.concurrent_error: str | None = None
-        self.response: Response | None = None
-        #: Why the cancelled prompt was never answered (the wait for it ran out).
-        self.no_answer: str | None = None
-        self.cancel_seq = -1
-        self.late_updates: list[int] = []
+        #: The cancelled turn, once session/cancel was sent.
+        self.turn: CutTurn | None = None
         self.setup_error: str | None = None
         #: With a scripted LLM: the agent never made the (slow) main model call, so what was
         #: cancelled was not the model turn the checks are about.
         self.never_started = False
 
     @property
+    def no_answer(self) -> str | None:
+        """Why the cancelled prompt was never answered (the wait for it ran out)."""
+        return None if self.turn is None else self.turn.no_end
+
+    @property
     def seconds_to_answer(self) -> float | None:
         """How long the cancelled prompt took to answer once session/cancel was sent."""
-        if self.response is None or self.cancel_seq < 0 or self.run is None:
+        if self.turn is None or self.turn.end is None:
             return None
-        return self.response.frame.t - self.run.frames[self.cancel_seq].t
+        return self.turn.end.t - self.turn.cut.t
 
 
 async def observe_cancel(ctx: CheckContext) -> CancelObservation:
@@ -204,16 +207,14 @@ async def _run_cancelled_turn(ctx: CheckContext) -> CancelObservation:
         obs.finished_early = pending.response
         return obs
     cancel = await run.live.notify("session/cancel", {"sessionId": obs.session_id})
-    obs.cancel_seq = cancel.seq
+    obs.turn = turn = CutTurn(run, obs.session_id, V1_ENDING, cancel)
     try:
-        obs.response = await pending.wait(cancelled_turn_wait(ctx))
+        turn.end = (await pending.wait(cancelled_turn_wait(ctx))).frame
     except AgentTimeout as exc:
-        obs.no_answer = f"{exc} after session/cancel"
+        turn.no_end = f"{exc} after session/cancel"
         return obs
-    barrier = await run.live.barrier()
-    obs.late_updates = turn_updates_between(
-        run, obs.session_id, obs.response.frame.seq, barrier.frame.seq
-    )
+    # Settled now, while the turn agent is surely still there: a failed check retires it.
+    await turn.settle()
     return obs
 
 

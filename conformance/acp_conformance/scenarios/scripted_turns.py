@@ -5,7 +5,7 @@ agent sent (updates, tool calls, permission questions)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..harness.agent_client import Response
 from ..harness.client_side import ClientSide, PermissionMode
@@ -66,6 +66,15 @@ class TurnRecord:
         return [c.method for c in calls if c.method.startswith(prefix)]
 
 
+def scripted_tool(ctx: CheckContext, kind: Literal["write", "shell"]) -> ToolSpec | Outcome:
+    """The agent's ``kind`` tool in its vocabulary (``--tools``), or why a check that scripts
+    a use of it is not applicable."""
+    spec: ToolSpec | None = getattr(ctx.tools, kind)
+    if spec is None:
+        return not_applicable(f"tool vocabulary {ctx.tools.name!r} has no {kind} tool")
+    return spec
+
+
 def tool_turn(spec: ToolSpec, *args: str) -> dict[str, Any]:
     return {"content": [{"type": "tool_use", "name": spec.name, "input": spec.build(*args)}]}
 
@@ -104,11 +113,9 @@ async def allowed_write(ctx: CheckContext) -> TurnRecord | Outcome:
     """One turn that writes allowed.txt with permission "allow" (memoised)."""
     memo = ctx.runtime.memo
     if "allowed-write" not in memo:
-        spec = ctx.tools.write
-        if spec is None:
-            memo["allowed-write"] = not_applicable(
-                f"tool vocabulary {ctx.tools.name!r} has no write tool"
-            )
+        spec = scripted_tool(ctx, "write")
+        if isinstance(spec, Outcome):
+            memo["allowed-write"] = spec
         else:
             target = ctx.work / "allowed.txt"
             memo["allowed-write"] = await run_turn(
@@ -127,6 +134,24 @@ async def allowed_write_with_a_tool_call(ctx: CheckContext) -> TurnRecord | Outc
     record = await allowed_write(ctx)
     if isinstance(record, Outcome):
         return record
+    return turn_failed(record) or no_tool_call(record) or record
+
+
+async def tool_calling_turn(
+    ctx: CheckContext,
+    tool: Literal["write", "shell"],
+    *uses: tuple[str, ...],
+    permission: PermissionMode = "allow",
+) -> TurnRecord | Outcome:
+    """A turn whose scripted model uses the agent's ``tool`` once per entry of ``uses`` (its
+    arguments) and then answers (:func:`run_turn`), or the outcome that ends a check built on
+    its tool calls: not applicable without such a tool or a tool call, failed when the prompt
+    failed."""
+    spec = scripted_tool(ctx, tool)
+    if isinstance(spec, Outcome):
+        return spec
+    script = [*(tool_turn(spec, *args) for args in uses), final_turn()]
+    record = await run_turn(ctx, script, permission=permission)
     return turn_failed(record) or no_tool_call(record) or record
 
 

@@ -7,7 +7,8 @@ is asked for (it answers 65535 to 65535, too, :func:`echoes_any_version`): its 2
 it speaks v2, and the echo is ``init.unsupported-version-not-echoed``'s failure.
 
 Turns run on one shared v2 turn agent, each check in its own session with its own scripted
-model turns (:func:`v2_turn_run`): a slow turn to cancel or close (:func:`slow_v2_turn`), and
+model turns (:func:`v2_turn_run`): a slow turn to cancel or close (:func:`slow_v2_turn`; cut
+at once by a :class:`V2Cut`, :func:`cut_v2_turn`), and
 one ordinary turn (:func:`echo_turn`, memoised) whose session new agents then resume with and
 without a replay (:func:`v2_resumes`, memoised; :func:`fresh_v2_run`). :func:`v2_problems`
 validates a message against ``schema/v2``. The checks are in the ``v2_*`` modules of
@@ -17,17 +18,21 @@ validates a message against ``schema/v2``. The checks are in the ``v2_*`` module
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope
-from ..requirements import check
 from ..v2_drafts import NEWEST, older_draft_errors
-from ._expect import brief
+from ._expect import brief, update_of
+from ._expect import session_updates as session_updates  # the v2 checks' import of it
 from .catalog import PROTOCOL_V2
 from .check_context import AgentRun, CheckContext, bind_script, text_prompt
+from .observed_checks import check_given
+from .prompt_turns import CANCELLED_MODEL_TURN, SLOW_MODEL_TURN, SLOW_PROMPT, cancelled_turn_wait
+from .turn_endings import V2_ENDING, CutTurn
 
 V2 = 2
 V2_SCENARIO = PROTOCOL_V2
@@ -138,19 +143,7 @@ async def v2_run(ctx: CheckContext) -> AgentRun | Outcome:
 def v2_check(rule: str) -> Callable[[V2Body], V2Body]:
     """Bind ``body`` as the check of ``rule`` in the v2 scenario, given the run that negotiated
     2 (:func:`v2_run`); when there is none, the check's outcome is why."""
-
-    def register(body: V2Body) -> V2Body:
-        async def on_v2_run(ctx: CheckContext) -> Outcome:
-            run = await v2_run(ctx)
-            return run if isinstance(run, Outcome) else await body(ctx, run)
-
-        # Named and placed (a check's module is its place in the run order) as ``body``.
-        on_v2_run.__name__ = on_v2_run.__qualname__ = body.__name__
-        on_v2_run.__module__ = body.__module__
-        check(rule, scenario=V2_SCENARIO)(on_v2_run)
-        return body
-
-    return register
+    return check_given(rule, V2_SCENARIO, v2_run)
 
 
 def v2_problems(method: str, part: str, value: Any, draft: str = NEWEST) -> list[str]:
@@ -164,48 +157,8 @@ def v2_problems(method: str, part: str, value: Any, draft: str = NEWEST) -> list
 
 
 def is_idle(frame: Frame, session_id: str) -> bool:
-    msg = frame.message
-    if not isinstance(msg, dict) or msg.get("method") != "session/update":
-        return False
-    params = msg.get("params") or {}
-    update = params.get("update") or {}
-    return (
-        params.get("sessionId") == session_id
-        and update.get("sessionUpdate") == "state_update"
-        and update.get("state") == "idle"
-    )
-
-
-#: The prompt of a slow scripted turn (the same words as the v1 cancel checks use).
-_SLOW_PROMPT = "Take your time: think about this for a while before answering."
-_SLOW_MODEL_TURN = {
-    "content": [{"type": "text", "text": "This answer comes too late."}],
-    "latency": 60,
-}
-
-
-def _session_update(frame: Frame, session_id: str) -> dict[str, Any] | None:
-    msg = frame.message
-    if frame.direction != "a2c" or not isinstance(msg, dict):
-        return None
-    if msg.get("method") != "session/update":
-        return None
-    params = msg.get("params") or {}
-    if not isinstance(params, dict) or params.get("sessionId") != session_id:
-        return None
-    update = params.get("update")
-    return update if isinstance(update, dict) else None
-
-
-def session_updates(
-    run: AgentRun, session_id: str, start: int, end: int
-) -> list[tuple[int, dict[str, Any]]]:
-    found = []
-    for frame in run.frames[start:end]:
-        update = _session_update(frame, session_id)
-        if update is not None:
-            found.append((frame.seq, update))
-    return found
+    update = update_of(frame, session_id) or {}
+    return update.get("sessionUpdate") == "state_update" and update.get("state") == "idle"
 
 
 async def fresh_v2_run(
@@ -299,31 +252,30 @@ async def v2_turn_session(ctx: CheckContext, llm_script: Any) -> tuple[AgentRun,
     return run, session_id
 
 
-async def prompted_to_idle(
+async def accepted_prompt(
     ctx: CheckContext, run: AgentRun, session_id: str, text: str
-) -> tuple[Response, Frame] | Outcome:
-    """``text`` prompted on a v2 session: the prompt's answer and the idle that ends its turn."""
+) -> Response | Outcome:
+    """``text`` prompted on a v2 session: the answer that accepts it (a failure if none)."""
     answer = await run.live.request(
         "session/prompt", text_prompt(session_id, text), timeout=max(ctx.timeout, 30)
     )
     if answer.is_error:
         return failed(f"v2 session/prompt failed: {brief(answer.frame)}", frames=[answer.frame.seq])
+    return answer
+
+
+async def prompted_to_idle(
+    ctx: CheckContext, run: AgentRun, session_id: str, text: str
+) -> tuple[Response, Frame] | Outcome:
+    """``text`` prompted on a v2 session: the prompt's answer and the idle that ends its turn."""
+    answer = await accepted_prompt(ctx, run, session_id, text)
+    if isinstance(answer, Outcome):
+        return answer
     try:
         idle = await wait_idle(ctx, run, session_id, answer.frame.seq)
     except (AgentTimeout, AgentExited) as exc:
         return failed(f"no state_update idle after the prompt: {exc}", frames=[answer.frame.seq])
     return answer, idle
-
-
-async def _accepted_slow_prompt(
-    ctx: CheckContext, run: AgentRun, session_id: str
-) -> Response | Outcome:
-    answer = await run.live.request(
-        "session/prompt", text_prompt(session_id, _SLOW_PROMPT), timeout=max(ctx.timeout, 30)
-    )
-    if answer.is_error:
-        return failed(f"v2 session/prompt failed: {brief(answer.frame)}", frames=[answer.frame.seq])
-    return answer
 
 
 async def slow_v2_turn(
@@ -332,26 +284,71 @@ async def slow_v2_turn(
     """The v2 turn agent with a new session whose slow scripted turn (``model_turn``, by
     default one that outlasts every wait) was just accepted: the starting point of every
     check that cancels or closes a running turn."""
-    opened = await v2_turn_session(ctx, [model_turn or _SLOW_MODEL_TURN])
+    opened = await v2_turn_session(ctx, [model_turn or SLOW_MODEL_TURN])
     if isinstance(opened, Outcome):
         return opened
     run, session_id = opened
-    answer = await _accepted_slow_prompt(ctx, run, session_id)
+    # The same words as the v1 cancel checks' default (not --cancel-prompt: the scripted
+    # model answers here, never the agent's own).
+    answer = await accepted_prompt(ctx, run, session_id, SLOW_PROMPT)
     if isinstance(answer, Outcome):
         return answer
     return run, session_id, answer
 
 
-def idle_after(run: AgentRun, session_id: str, since: int) -> Frame | None:
-    for frame in run.frames[since:]:
-        update = _session_update(frame, session_id)
-        if (
-            update
-            and update.get("sessionUpdate") == "state_update"
-            and update.get("state") == "idle"
-        ):
-            return frame
-    return None
+@dataclass(frozen=True)
+class V2Cut:
+    """How a check cuts a v2 turn short: at once after its prompt is accepted, as the
+    official test kit does (while the agent may still be starting the turn)."""
+
+    #: ``session/cancel`` (a notification) or ``session/close`` (a request).
+    method: str
+    #: How the reasons name the cut.
+    what: str
+    #: ``_meta`` the cut carries, if any.
+    meta: dict[str, Any] | None = None
+    #: The scripted model turn that is cut (None: the slow one that outlasts every wait).
+    model_turn: dict[str, Any] | None = None
+
+
+#: A finite scripted turn (see CANCELLED_MODEL_TURN): an agent that ignores the cancel ends
+#: it on its own, and its idle's stop reason is what is judged.
+V2_CANCEL_AT_ONCE = V2Cut("session/cancel", "session/cancel", model_turn=CANCELLED_MODEL_TURN)
+V2_CANCEL_WITH_META = V2Cut(
+    "session/cancel",
+    "a session/cancel with _meta",
+    meta={"acp-conformance": {"reason": "user"}},
+)
+V2_CLOSE = V2Cut("session/close", "session/close of the busy session")
+
+
+async def cut_v2_turn(ctx: CheckContext, cut: V2Cut) -> CutTurn | Outcome:
+    """A slow v2 turn cut short by ``cut`` as soon as it is accepted, and the idle that
+    ended it (or why none came within the wait)."""
+    started = await slow_v2_turn(ctx, cut.model_turn)
+    if isinstance(started, Outcome):
+        return started
+    run, session_id, answer = started
+    params: dict[str, Any] = {"sessionId": session_id}
+    if cut.meta is not None:
+        params["_meta"] = cut.meta
+    pending = None
+    if cut.method == "session/close":
+        pending = await run.live.start_request(cut.method, params)
+        sent = pending.request
+    else:
+        sent = await run.live.notify(cut.method, params)
+    turn = CutTurn(run, session_id, V2_ENDING, sent, lead=[answer.frame.seq])
+    try:
+        if pending is not None:
+            turn.cut_answer = await pending.wait(max(ctx.timeout, 30))
+        # At least as long as the finite turn takes and then a --timeout, and never under 30 s:
+        # the first turn of a fresh agent may load its model SDK.
+        at_least = max(30, cancelled_turn_wait(ctx))
+        turn.end = await wait_idle(ctx, run, session_id, answer.frame.seq, at_least=at_least)
+    except (AgentTimeout, AgentExited) as exc:
+        turn.no_end = f"no state_update idle after {cut.what}: {exc}"
+    return turn
 
 
 async def wait_idle(
@@ -367,7 +364,11 @@ async def wait_idle(
     )
 
 
-async def echo_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response, Frame] | Outcome:
+#: The echo turn: its run, its session, the prompt's answer, the idle that ended it.
+EchoTurn = tuple[AgentRun, str, Response, Frame]
+
+
+async def echo_turn(ctx: CheckContext) -> EchoTurn | Outcome:
     """One ordinary v2 turn (memoised): the run, its session, the prompt answer, the idle."""
     found = await ctx.once("v2-echo-turn", _run_echo_turn)
     if not isinstance(found, Outcome):
@@ -375,7 +376,7 @@ async def echo_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response, Frame] 
     return found
 
 
-async def _run_echo_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response, Frame] | Outcome:
+async def _run_echo_turn(ctx: CheckContext) -> EchoTurn | Outcome:
     opened = await v2_turn_session(ctx, None)
     if isinstance(opened, Outcome):
         return opened
@@ -386,13 +387,17 @@ async def _run_echo_turn(ctx: CheckContext) -> tuple[AgentRun, str, Response, Fr
     return run, session_id, *turn
 
 
-async def v2_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response, int]] | Outcome:
+#: One resume of the echo turn's session: its label, run, answer and the barrier seq after it.
+Resume = tuple[str, AgentRun, Response, int]
+
+
+async def v2_resumes(ctx: CheckContext) -> list[Resume] | Outcome:
     """The echo turn's session resumed by a new v2 agent, with and without a replay
     (memoised): (label, run, answer, barrier seq) each."""
     return await ctx.once("v2-resumes", _run_resumes)
 
 
-async def _run_resumes(ctx: CheckContext) -> list[tuple[str, AgentRun, Response, int]] | Outcome:
+async def _run_resumes(ctx: CheckContext) -> list[Resume] | Outcome:
     turn = await echo_turn(ctx)
     if isinstance(turn, Outcome):
         return not_applicable(f"no v2 session with a turn to resume ({turn.reason})")

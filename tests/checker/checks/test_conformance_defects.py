@@ -177,3 +177,23 @@ def test_a_cancel_that_does_not_end_the_turn_cancelled_blocks_under_profile_acp(
     assert item.requirement.tier.value == "MUST" and not item.softened
     assert "'end_turn'" in item.reason
     assert result.exit_code == 1
+
+
+@pytest.mark.subprocess
+def test_a_chunk_after_the_cancelled_answer_blocks_under_profile_acp() -> None:
+    # The cut-turn family's "nothing after its end" on v1: judged after the prompt's answer,
+    # while the answer itself (stopReason cancelled) is right.
+    stop, after = "cancel.prompt-returns-cancelled", "cancel.no-updates-after-response"
+    result = run_checker(
+        raw_agent("--defect", "update-after-cancel"),
+        only=[stop, after],
+        llm="anthropic",
+        agent_env=[("FIXTURE_LLM_URL", "{llm_url}")],
+        profile="acp",
+    )
+    assert result.results[stop].verdict is Verdict.PASS, result.results[stop].reason
+    item = result.results[after]
+    assert item.verdict is Verdict.FAIL, (item.verdict, item.reason)
+    assert item.requirement.tier.value == "MUST" and not item.softened
+    assert "agent_message_chunk" in item.reason and "the answer of the cancelled" in item.reason
+    assert result.exit_code == 1

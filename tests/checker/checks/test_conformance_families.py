@@ -7,10 +7,18 @@ from __future__ import annotations
 
 import pytest
 from acp_conformance.catalogue import CHECKS, REQUIREMENTS
+from acp_conformance.checks.cancelled_turns import (
+    V1_CANCEL,
+    V1_CANCEL_WHILE_ASKING,
+    V2_CANCEL_META,
+    V2_TURN_CUTS,
+    ends_cancelled,
+    nothing_after_end,
+)
 from acp_conformance.checks.http_status import REFUSALS
 from acp_conformance.checks.prompt_content import V1_CONTENT, V2_CONTENT
 from acp_conformance.checks.session_unknown import UNKNOWN_SESSION_ANSWERS
-from acp_conformance.scenarios.catalog import HTTP, SESSIONS, TURNS
+from acp_conformance.scenarios.catalog import CANCEL, HTTP, SESSIONS, TURNS
 from acp_conformance.scenarios.v2_agent import V2_SCENARIO
 
 FAMILIES = [
@@ -20,6 +28,14 @@ FAMILIES = [
     ),
     pytest.param(V1_CONTENT, TURNS, "acp_conformance.checks.prompt", id="v1-content"),
     pytest.param(V2_CONTENT, V2_SCENARIO, "acp_conformance.checks.v2_prompts", id="v2-content"),
+    pytest.param(V1_CANCEL, CANCEL, "acp_conformance.checks.cancel", id="v1-cut-turns"),
+    pytest.param(
+        V1_CANCEL_WHILE_ASKING, CANCEL, "acp_conformance.checks.cancel", id="v1-cancel-asking"
+    ),
+    pytest.param(V2_TURN_CUTS, V2_SCENARIO, "acp_conformance.checks.v2_turns", id="v2-cut-turns"),
+    pytest.param(
+        V2_CANCEL_META, V2_SCENARIO, "acp_conformance.checks.v2_cancel", id="v2-cancel-meta"
+    ),
 ]
 
 
@@ -40,7 +56,8 @@ def test_every_row_is_a_rule_with_one_check_from_its_registering_module(
 
 def test_a_family_body_serves_every_row_of_its_table() -> None:
     # One body per family: the rows differ in data only, so the bodies' code is shared.
-    for rows in (REFUSALS, UNKNOWN_SESSION_ANSWERS, V1_CONTENT + V2_CONTENT):
+    cut_turns = V1_CANCEL + V1_CANCEL_WHILE_ASKING + V2_TURN_CUTS + V2_CANCEL_META
+    for rows in (REFUSALS, UNKNOWN_SESSION_ANSWERS, V1_CONTENT + V2_CONTENT, cut_turns):
         codes = {c.func.__code__ for c in CHECKS if c.requirement in {r.rule for r in rows}}
         assert len(codes) == 1
 
@@ -52,3 +69,13 @@ def test_the_http_checks_outside_the_table_count_as_defined_in_http() -> None:
         "acp_conformance.checks.http_status",
     }
     assert len(http_checks) == len({c.requirement for c in http_checks}) == 18
+
+
+def test_each_judgement_of_a_cancelled_turn_is_made_on_both_protocol_versions() -> None:
+    # "Ends cancelled" and "nothing after its end" are written once: each is made by a v1
+    # row (judging the prompt's answer) and by a v2 row (judging the idle), and the version
+    # is the rows' data (the turn they observe says how its version ends a turn).
+    rows = V1_CANCEL + V1_CANCEL_WHILE_ASKING + V2_TURN_CUTS + V2_CANCEL_META
+    for judgement in (ends_cancelled, nothing_after_end):
+        versions = {row.rule.startswith("version.v2-") for row in rows if judgement in row.judges}
+        assert versions == {False, True}, judgement.__name__

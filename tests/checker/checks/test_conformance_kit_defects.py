@@ -119,3 +119,17 @@ def test_a_v2_cancel_that_does_not_idle_cancelled_blocks_under_profile_acp(defec
     assert item.requirement.tier.value == "MUST" and not item.softened
     assert "'end_turn'" in item.reason
     assert result.exit_code == 1
+
+
+@pytest.mark.subprocess
+def test_a_chunk_after_the_cancelled_idle_blocks_under_profile_acp() -> None:
+    # The cut-turn family's "nothing after its end" on v2: judged after the idle, by the same
+    # judgement as v1's cancel.no-updates-after-response.
+    rule = "version.v2-cancel-ends-cancelled"
+    defect = raw_v2_agent("--defect", "update-after-cancel")
+    result = run_checker(defect, only=[rule], profile="acp", **WITH_MODEL)
+    item = result.results[rule]
+    assert item.verdict is Verdict.FAIL, (item.verdict, item.reason)
+    assert item.requirement.tier.value == "MUST" and not item.softened
+    assert "agent_message_chunk" in item.reason and "the idle of the cancelled" in item.reason
+    assert result.exit_code == 1
