@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from ..harness.agent_client import AgentTimeout
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..scenarios._expect import brief
+from ..scenarios._expect import brief, session_updates
 from ..scenarios.check_context import CheckContext, text_prompt
 from ..scenarios.prompt_turns import observe_cancel, on_own_model, too_short
 from ..scenarios.scripted_turns import USER_PROMPT, final_turn, scripted_tool, tool_turn
 from ..scenarios.turn_endings import V1_ENDING, CutTurn, late_update_failure
 from ..scenarios.v2_agent import V2_CANCEL_AT_ONCE, V2_CANCEL_WITH_META, V2_CLOSE, cut_v2_turn
+from ..vocabularies import ToolSpec
 
 
 @dataclass(frozen=True)
@@ -121,11 +122,16 @@ async def cut_not_answered(ctx: CheckContext, turn: CutTurn, row: CutTurnRow) ->
 
 #: The file the turn cancelled during its permission request was to write (never granted).
 NEVER_GRANTED = "cancelled.txt"
+#: What that file holds when the second attempt finds it already there (see
+#: :func:`_v1_cancelled_while_asking`); a write never granted must leave it so.
+UNTOUCHED = "written by the checker before the turn\n"
 
 
 async def nothing_written(ctx: CheckContext, turn: CutTurn, row: CutTurnRow) -> Outcome | None:
-    """The write whose permission was never granted did not happen."""
-    if (ctx.work / NEVER_GRANTED).exists():
+    """The write whose permission was never granted did not happen (the file is absent, or
+    still holds what the checker put there)."""
+    target = ctx.work / NEVER_GRANTED
+    if target.exists() and target.read_text(encoding="utf-8", errors="replace") != UNTOUCHED:
         return failed(
             "the write happened although its permission was never granted", frames=turn.frames
         )
@@ -143,10 +149,31 @@ async def _v1_cancelled(ctx: CheckContext) -> CutTurn | Outcome:
 
 async def _v1_cancelled_while_asking(ctx: CheckContext) -> CutTurn | Outcome:
     """A prompt cancelled while its permission request for a scripted write waits; the
-    request stays unanswered (the turn agent is replaced after this check)."""
+    request stays unanswered (the turn agent is replaced after this check).
+
+    Some agents read the file they are about to write through the client's
+    ``fs/read_text_file`` first and give the write up when the file is missing (gemini-cli
+    and qwen-code do: their tool call fails before any permission is asked). For them the
+    turn runs once more on a file that exists, so the rule is judged on them too; whether
+    a new file can be written is ``turn.permission-allow``'s to judge."""
     spec = scripted_tool(ctx, "write")
     if isinstance(spec, Outcome):
         return spec
+    turn = await _cancel_while_asking(ctx, spec)
+    if turn is None:
+        (ctx.work / NEVER_GRANTED).write_text(UNTOUCHED, encoding="utf-8")
+        turn = await _cancel_while_asking(ctx, spec)
+    if turn is None:
+        return not_applicable(
+            "the scripted write failed without asking permission, on a new file and on an "
+            "existing one"
+        )
+    return turn
+
+
+async def _cancel_while_asking(ctx: CheckContext, spec: ToolSpec) -> CutTurn | Outcome | None:
+    """The turn cut while its permission request waits; None when the turn ended without
+    asking because its scripted write failed."""
     script = [tool_turn(spec, str(ctx.work / NEVER_GRANTED), "never\n"), final_turn()]
     run = await ctx.turn_agent(permission="never", llm_script=script)
     session_id = await ctx.new_session(run)
@@ -166,6 +193,9 @@ async def _v1_cancelled_while_asking(ctx: CheckContext) -> CutTurn | Outcome:
         what="a permission request",
     )
     if pending.response is not None and asked is pending.response.frame:
+        updates = session_updates(run, session_id, pending.request.seq, asked.seq)
+        if any(update.get("status") == "failed" for _, update in updates):
+            return None
         return not_applicable("the turn ended without asking permission for the scripted write")
     cancel = await run.live.notify("session/cancel", {"sessionId": session_id})
     turn = CutTurn(run, session_id, V1_ENDING, cancel, lead=[asked.seq])

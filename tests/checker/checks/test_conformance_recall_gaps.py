@@ -8,7 +8,11 @@ import pytest
 from acp_conformance.outcomes import Verdict
 from acp_conformance.requirements import Tier
 
-from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
+from tests.checker.checks.conformance_checker_support import (
+    LOADED_MACHINE_TIMEOUT,
+    raw_agent,
+    run_checker,
+)
 
 LLM = {"llm": "anthropic", "agent_env": [("FIXTURE_LLM_URL", "{llm_url}")]}
 
@@ -131,3 +135,28 @@ def test_a_null_session_load_result_is_a_should_not_a_must() -> None:
     assert "result null" in item.reason
     assert result.results["session.load-replays-before-response"].verdict is Verdict.PASS
     assert result.exit_code == 0
+
+
+@pytest.mark.subprocess
+def test_cancel_during_a_permission_request_is_judged_on_an_agent_that_reads_before_writing() -> (
+    None
+):
+    # gemini-cli and qwen-code read a file through fs/read_text_file before writing it and give
+    # the write up, unasked, when it is missing: the check runs the turn again on a file that
+    # exists, so the MUST is exercised on them instead of "not applicable".
+    result = run_checker(
+        raw_agent("--quirk", "reads-before-write"),
+        only=["cancel.during-tool-call"],
+        timeout=LOADED_MACHINE_TIMEOUT,
+        **LLM,
+    )
+    item = result.results["cancel.during-tool-call"]
+    assert item.verdict is Verdict.PASS, item.reason
+    assert "while the permission request was pending" in item.reason
+    run = next(r for r in result.runs if r.scenario == "cancel")
+    reads = [
+        f
+        for f in run.frames
+        if isinstance(f.message, dict) and f.message.get("method") == "fs/read_text_file"
+    ]
+    assert len(reads) == 2  # the new file, then the one the checker wrote first
