@@ -15,6 +15,7 @@ from ..scenarios._expect import brief
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.v2_agent import (
     V2_SCENARIO,
+    declined_v2,
     fresh_v2_run,
     v2_problems,
 )
@@ -91,6 +92,8 @@ async def v2_logout_is_served(ctx: CheckContext) -> Outcome:
 @check("version.v2-login", scenario=V2_SCENARIO)
 async def v2_login_is_served(ctx: CheckContext) -> Outcome:
     chosen = ctx.config.auth_method
+    if (declined := declined_v2(ctx)) is not None:
+        return declined  # before the missing --auth-method: no login would make it speak v2
     if not chosen:
         return not_applicable("no --auth-method given (the checker never picks a login itself)")
     run = await _fresh_v2(ctx)

@@ -127,10 +127,9 @@ V2Body = Callable[[CheckContext, AgentRun], Awaitable[Outcome]]
 async def v2_run(ctx: CheckContext) -> AgentRun | Outcome:
     """A run that negotiated 2, or the outcome that makes the check not applicable."""
     try:
-        run, response = await negotiated(ctx)
-        if answered_version(response) != V2:
-            # An agent that speaks v1 only: the v2 rules do not apply to it.
-            return out_of_scope(f"the agent answered {brief(response.frame)} to version 2")
+        run, _ = await negotiated(ctx)
+        if (declined := declined_v2(ctx)) is not None:
+            return declined  # an agent that speaks v1 only: the v2 rules do not apply to it
         if (echoed := await echoes_any_version(ctx)) is not None:
             run.version_unknown = True
             return echo_outcome(echoed)
@@ -138,6 +137,16 @@ async def v2_run(ctx: CheckContext) -> AgentRun | Outcome:
         return failed(f"initialize was not answered: {exc}")
     ctx.current = run
     return run
+
+
+def declined_v2(ctx: CheckContext) -> Outcome | None:
+    """Why the v2 rules do not apply, when this scenario's agent already answered another
+    version to a v2 initialize; None when it speaks v2 or was not asked yet. It starts no
+    agent, so a check may ask before deciding whether it needs one."""
+    found: tuple[AgentRun, Response] | None = ctx.runtime.memo.get("v2-run")
+    if found is None or answered_version(found[1]) == V2:
+        return None
+    return out_of_scope(f"the agent answered {brief(found[1].frame)} to version 2")
 
 
 def v2_check(rule: str) -> Callable[[V2Body], V2Body]:
@@ -400,7 +409,9 @@ async def v2_resumes(ctx: CheckContext) -> list[Resume] | Outcome:
 async def _run_resumes(ctx: CheckContext) -> list[Resume] | Outcome:
     turn = await echo_turn(ctx)
     if isinstance(turn, Outcome):
-        return not_applicable(f"no v2 session with a turn to resume ({turn.reason})")
+        # out of scope stays so (an agent that speaks v1 only has nothing to resume on v2)
+        why = out_of_scope if turn.scope else not_applicable
+        return why(f"no v2 session with a turn to resume ({turn.reason})")
     first, session_id, _, _ = turn
     if first.process is not None:
         # A client resumes after a restart; the session outlives the process that made it.
