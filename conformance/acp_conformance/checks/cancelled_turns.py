@@ -149,7 +149,8 @@ async def _v1_cancelled(ctx: CheckContext) -> CutTurn | Outcome:
 
 async def _v1_cancelled_while_asking(ctx: CheckContext) -> CutTurn | Outcome:
     """A prompt cancelled while its permission request for a scripted write waits; the
-    request stays unanswered (the turn agent is replaced after this check).
+    checker answers that request ``cancelled`` right after the cancel, as ACP has a v1
+    client do (it never grants it).
 
     Some agents read the file they are about to write through the client's
     ``fs/read_text_file`` first and give the write up when the file is missing (gemini-cli
@@ -198,7 +199,11 @@ async def _cancel_while_asking(ctx: CheckContext, spec: ToolSpec) -> CutTurn | O
             return None
         return not_applicable("the turn ended without asking permission for the scripted write")
     cancel = await run.live.notify("session/cancel", {"sessionId": session_id})
-    turn = CutTurn(run, session_id, V1_ENDING, cancel, lead=[asked.seq])
+    # A v1 client that cancels a turn MUST then answer its pending permission requests with
+    # the cancelled outcome, and an agent may wait for that answer before it ends the turn.
+    answer = {"outcome": {"outcome": "cancelled"}}
+    refused = await run.live.send({"jsonrpc": "2.0", "id": asked.message["id"], "result": answer})
+    turn = CutTurn(run, session_id, V1_ENDING, cancel, lead=[asked.seq], trail=[refused.seq])
     try:
         turn.end = (await pending.wait()).frame
     except AgentTimeout as exc:

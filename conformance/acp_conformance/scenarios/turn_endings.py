@@ -101,6 +101,9 @@ class CutTurn:
     cut: Frame
     #: Frames before the cut worth showing (v2: the prompt's acceptance).
     lead: list[int] = field(default_factory=list)
+    #: Frames the checker sent after the cut (v1: the pending permission request answered
+    #: cancelled).
+    trail: list[int] = field(default_factory=list)
     #: The answer to the cut when it is a request (session/close).
     cut_answer: Response | None = None
     #: The frame that ended the turn (v1: the prompt's answer; v2: the idle), once seen.
@@ -117,8 +120,9 @@ class CutTurn:
 
     @property
     def frames(self) -> list[int]:
-        """The decisive frames: what led up to the cut, the cut, its answer, the end."""
-        found = [*self.lead, self.cut.seq]
+        """The decisive frames: what led up to the cut, the cut (and what followed it from
+        the checker), its answer, the end."""
+        found = [*self.lead, self.cut.seq, *self.trail]
         if self.cut_answer is not None:
             found.append(self.cut_answer.frame.seq)
         if self.end is not None:

@@ -160,3 +160,32 @@ def test_cancel_during_a_permission_request_is_judged_on_an_agent_that_reads_bef
         if isinstance(f.message, dict) and f.message.get("method") == "fs/read_text_file"
     ]
     assert len(reads) == 2  # the new file, then the one the checker wrote first
+
+
+@pytest.mark.subprocess
+def test_a_cancel_during_a_permission_request_answers_that_request_cancelled() -> None:
+    # A v1 client that cancels MUST answer the pending permission request "cancelled"; an agent
+    # that waits for that answer before ending its turn (gemini-cli does) is conformant, and
+    # the checker used to leave it waiting 30 s and fail it.
+    result = run_checker(
+        raw_agent("--quirk", "awaits-permission-answer"),
+        only=["cancel.during-tool-call"],
+        timeout=LOADED_MACHINE_TIMEOUT,
+        **LLM,
+    )
+    item = result.results["cancel.during-tool-call"]
+    assert item.verdict is Verdict.PASS, item.reason
+    run = next(r for r in result.runs if r.scenario == "cancel")
+    cancelled = [
+        f
+        for f in run.frames
+        if f.direction == "c2a"
+        and isinstance(f.message, dict)
+        and f.message.get("result") == {"outcome": {"outcome": "cancelled"}}
+    ]
+    cancel = next(
+        f
+        for f in run.frames
+        if isinstance(f.message, dict) and f.message.get("method") == "session/cancel"
+    )
+    assert len(cancelled) == 1 and cancelled[0].seq > cancel.seq
