@@ -7,11 +7,11 @@ uses one. So, knowing what each peer's check cost the last time (its report from
 run in the same folder: how long it took and how many CPU seconds it used), a free lane
 decides in this order:
 
-- a *hungry* check (``HUNGRY_CPU_SECONDS`` of CPU: it keeps both CPUs of a 2-CPU machine
-  busy for most of its run) runs alone. Beside anything else, even an agent that mostly
-  waits, it stretches far past its time alone (opencode: 91 s alone; 143 s beside a string
-  of light checks, 182-222 s beside claude-agent-acp, which doubled too), and alone it
-  leaves little CPU idle. The hungry checks go first, heaviest first;
+- a *hungry* check (``HUNGRY_CPU_SECONDS`` of CPU at ``HUNGRY_LOAD`` CPUs or more: it
+  keeps both CPUs of a 2-CPU machine busy for most of its run) runs alone. Beside anything
+  else, even an agent that mostly waits, it stretches far past its time alone, and alone it
+  leaves little CPU idle. The hungry checks go first, heaviest first. (None of the peers is
+  hungry under the matrix's ``--jobs 1``: the heaviest use about one CPU at a time.)
 - then a lane that frees up while a heavy check (``HEAVY_CPU_SECONDS``) runs takes the
   lightest check left (the fewest CPUs used per second), so two heavy ones meet only when no
   light one remains;
@@ -33,6 +33,7 @@ from typing import TypeVar
 __all__ = [
     "HEAVY_CPU_SECONDS",
     "HUNGRY_CPU_SECONDS",
+    "HUNGRY_LOAD",
     "LONG_CHECK_SECONDS",
     "PastCheck",
     "pick_next",
@@ -45,9 +46,14 @@ Result = TypeVar("Result")
 #: A check that used at least this much CPU (agents and checker) last time is a heavy one:
 #: about what keeps one of two CPUs busy for the 90 s a peer's check may take, at half load.
 HEAVY_CPU_SECONDS = 40.0
-#: A check that used at least this much CPU runs alone: alone it would keep two CPUs busy
-#: for 50 s, so it leaves little room beside it.
+#: A check that used at least this much CPU, ...
 HUNGRY_CPU_SECONDS = 100.0
+#: ... at this many CPUs on average or more, runs alone: it keeps both CPUs of a 2-CPU
+#: machine busy for most of its run, so it leaves little room beside it. A check that used
+#: as much CPU one CPU at a time (a serial ``--jobs 1`` run of an agent that starts Node for
+#: every connection: claude-agent-acp, 100 CPU-s in 100 s) leaves the other CPU idle when
+#: it runs alone; beside a check that mostly waits it costs the matrix nothing.
+HUNGRY_LOAD = 1.5
 #: Without CPU figures: a check that took at least this long last time is a heavy one.
 LONG_CHECK_SECONDS = 45.0
 
@@ -62,7 +68,11 @@ class PastCheck:
 
     @property
     def hungry(self) -> bool:
-        return self.cpu_seconds is not None and self.cpu_seconds >= HUNGRY_CPU_SECONDS
+        return (
+            self.cpu_seconds is not None
+            and self.cpu_seconds >= HUNGRY_CPU_SECONDS
+            and self.load >= HUNGRY_LOAD
+        )
 
     @property
     def heavy(self) -> bool:

@@ -148,8 +148,8 @@ def test_a_failing_check_is_raised_and_nothing_more_starts() -> None:
 
 
 def test_a_first_run_into_an_empty_folder_schedules_by_the_typical_costs(tmp_path) -> None:
-    # Without earlier reports the table's order used to decide, and the hungry opencode ran
-    # beside claude-agent-acp (both ~110 s); the typical figures stand in for the reports.
+    # Without earlier reports the table's order used to decide, and opencode ran beside
+    # claude-agent-acp (both ~110 s); the typical figures stand in for the reports.
     from acp_conformance.peers.__main__ import _last_check
     from acp_conformance.peers.agents import PEERS_BY_NAME
     from acp_conformance.peers.typical_costs import TYPICAL_COSTS
@@ -159,8 +159,17 @@ def test_a_first_run_into_an_empty_folder_schedules_by_the_typical_costs(tmp_pat
     assert past == [TYPICAL_COSTS[name] for name in PEERS_BY_NAME]
     names = list(PEERS_BY_NAME)
     first = pick_next(list(range(len(names))), set(), past)
-    assert first is not None and names[first] == "opencode"
-    assert pick_next(list(range(len(names))), {first}, past) is None  # it runs alone
+    # the longest heavy check first; beside it, the check that loads the machine least
+    assert first is not None and names[first] == "claude-agent-acp"
+    beside = pick_next([i for i in range(len(names)) if i != first], {first}, past)
+    assert beside is not None and names[beside] == "codex-acp"
+
+
+def test_a_check_that_uses_one_cpu_at_a_time_is_not_hungry() -> None:
+    # claude-agent-acp under the matrix's --jobs 1: 100 CPU-s in 100 s. Run alone, it left
+    # one of two CPUs idle for 100 s.
+    assert not PastCheck(100.0, cpu_seconds=HUNGRY_CPU_SECONDS).hungry
+    assert PastCheck(60.0, cpu_seconds=HUNGRY_CPU_SECONDS).hungry  # ~1.7 CPUs
 
 
 def test_an_earlier_report_wins_over_the_typical_cost(tmp_path) -> None:
