@@ -4,7 +4,11 @@ a seeded defect (``--defect``) or a correct behaviour the checker used to misjud
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
+from acp_conformance.harness.recorder import Frame
 from acp_conformance.outcomes import Verdict
 from acp_conformance.requirements import Tier
 
@@ -137,15 +141,11 @@ def test_a_null_session_load_result_is_a_should_not_a_must() -> None:
     assert result.exit_code == 0
 
 
-@pytest.mark.subprocess
-def test_cancel_during_a_permission_request_is_judged_on_an_agent_that_reads_before_writing() -> (
-    None
-):
-    # gemini-cli and qwen-code read a file through fs/read_text_file before writing it and give
-    # the write up, unasked, when it is missing: the check runs the turn again on a file that
-    # exists, so the MUST is exercised on them instead of "not applicable".
+def _cancelled_during_a_permission_request(quirk: str) -> list[Frame]:
+    """The cancel scenario's frames for the raw fixture with ``quirk``, once
+    ``cancel.during-tool-call`` passed on it."""
     result = run_checker(
-        raw_agent("--quirk", "reads-before-write"),
+        raw_agent("--quirk", quirk),
         only=["cancel.during-tool-call"],
         timeout=LOADED_MACHINE_TIMEOUT,
         **LLM,
@@ -153,12 +153,22 @@ def test_cancel_during_a_permission_request_is_judged_on_an_agent_that_reads_bef
     item = result.results["cancel.during-tool-call"]
     assert item.verdict is Verdict.PASS, item.reason
     assert "while the permission request was pending" in item.reason
-    run = next(r for r in result.runs if r.scenario == "cancel")
-    reads = [
-        f
-        for f in run.frames
-        if isinstance(f.message, dict) and f.message.get("method") == "fs/read_text_file"
-    ]
+    return next(r for r in result.runs if r.scenario == "cancel").frames
+
+
+def _sent(frames: list[Frame], what: Callable[[dict[str, Any]], bool]) -> list[Frame]:
+    return [f for f in frames if isinstance(f.message, dict) and what(f.message)]
+
+
+@pytest.mark.subprocess
+def test_cancel_during_a_permission_request_is_judged_on_an_agent_that_reads_before_writing() -> (
+    None
+):
+    # gemini-cli and qwen-code read a file through fs/read_text_file before writing it and give
+    # the write up, unasked, when it is missing: the check runs the turn again on a file that
+    # exists, so the MUST is exercised on them instead of "not applicable".
+    frames = _cancelled_during_a_permission_request("reads-before-write")
+    reads = _sent(frames, lambda m: m.get("method") == "fs/read_text_file")
     assert len(reads) == 2  # the new file, then the one the checker wrote first
 
 
@@ -167,25 +177,8 @@ def test_a_cancel_during_a_permission_request_answers_that_request_cancelled() -
     # A v1 client that cancels MUST answer the pending permission request "cancelled"; an agent
     # that waits for that answer before ending its turn (gemini-cli does) is conformant, and
     # the checker used to leave it waiting 30 s and fail it.
-    result = run_checker(
-        raw_agent("--quirk", "awaits-permission-answer"),
-        only=["cancel.during-tool-call"],
-        timeout=LOADED_MACHINE_TIMEOUT,
-        **LLM,
-    )
-    item = result.results["cancel.during-tool-call"]
-    assert item.verdict is Verdict.PASS, item.reason
-    run = next(r for r in result.runs if r.scenario == "cancel")
-    cancelled = [
-        f
-        for f in run.frames
-        if f.direction == "c2a"
-        and isinstance(f.message, dict)
-        and f.message.get("result") == {"outcome": {"outcome": "cancelled"}}
-    ]
-    cancel = next(
-        f
-        for f in run.frames
-        if isinstance(f.message, dict) and f.message.get("method") == "session/cancel"
-    )
-    assert len(cancelled) == 1 and cancelled[0].seq > cancel.seq
+    frames = _cancelled_during_a_permission_request("awaits-permission-answer")
+    cancelled = _sent(frames, lambda m: m.get("result") == {"outcome": {"outcome": "cancelled"}})
+    (cancel,) = _sent(frames, lambda m: m.get("method") == "session/cancel")
+    assert len(cancelled) == 1 and cancelled[0].direction == "c2a"
+    assert cancelled[0].seq > cancel.seq
