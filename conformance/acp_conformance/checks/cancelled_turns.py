@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..harness.agent_client import AgentTimeout
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, passed
-from ..scenarios._expect import brief, session_updates
+from ..scenarios._expect import brief
 from ..scenarios.check_context import CheckContext, text_prompt
 from ..scenarios.prompt_turns import observe_cancel, on_own_model, too_short
 from ..scenarios.scripted_turns import USER_PROMPT, final_turn, scripted_tool, tool_turn
@@ -154,9 +155,9 @@ async def _v1_cancelled_while_asking(ctx: CheckContext) -> CutTurn | Outcome:
 
     Some agents read the file they are about to write through the client's
     ``fs/read_text_file`` first and give the write up when the file is missing (gemini-cli
-    and qwen-code do: their tool call fails before any permission is asked). For them the
-    turn runs once more on a file that exists, so the rule is judged on them too; whether
-    a new file can be written is ``turn.permission-allow``'s to judge."""
+    does: its tool call fails before any permission is asked). For them the turn runs once
+    more on a file that exists, so the rule is judged on them too; whether a new file can be
+    written is ``turn.permission-allow``'s to judge."""
     spec = scripted_tool(ctx, "write")
     if isinstance(spec, Outcome):
         return spec
@@ -164,18 +165,15 @@ async def _v1_cancelled_while_asking(ctx: CheckContext) -> CutTurn | Outcome:
     if turn is None:
         (ctx.work / NEVER_GRANTED).write_text(UNTOUCHED, encoding="utf-8")
         turn = await _cancel_while_asking(ctx, spec)
-    if turn is None:
-        return not_applicable(
-            "the scripted write failed without asking permission, on a new file and on an "
-            "existing one"
-        )
+    assert turn is not None  # the target exists now, so the agent cannot miss it again
     return turn
 
 
 async def _cancel_while_asking(ctx: CheckContext, spec: ToolSpec) -> CutTurn | Outcome | None:
     """The turn cut while its permission request waits; None when the turn ended without
-    asking because its scripted write failed."""
-    script = [tool_turn(spec, str(ctx.work / NEVER_GRANTED), "never\n"), final_turn()]
+    asking after the agent read the (missing) target through the client."""
+    target = ctx.work / NEVER_GRANTED
+    script = [tool_turn(spec, str(target), "never\n"), final_turn()]
     run = await ctx.turn_agent(permission="never", llm_script=script)
     session_id = await ctx.new_session(run)
     pending = await run.live.start_request("session/prompt", text_prompt(session_id, USER_PROMPT))
@@ -194,8 +192,7 @@ async def _cancel_while_asking(ctx: CheckContext, spec: ToolSpec) -> CutTurn | O
         what="a permission request",
     )
     if pending.response is not None and asked is pending.response.frame:
-        updates = session_updates(run, session_id, pending.request.seq, asked.seq)
-        if any(update.get("status") == "failed" for _, update in updates):
+        if _read_the_missing_target(run.frames[pending.request.seq : asked.seq], target):
             return None
         return not_applicable("the turn ended without asking permission for the scripted write")
     cancel = await run.live.notify("session/cancel", {"sessionId": session_id})
@@ -209,6 +206,19 @@ async def _cancel_while_asking(ctx: CheckContext, spec: ToolSpec) -> CutTurn | O
     except AgentTimeout as exc:
         turn.no_end = f"{exc} after session/cancel"
     return turn
+
+
+def _read_the_missing_target(frames: list[Frame], target: Path) -> bool:
+    """Whether the agent asked the client to read ``target`` while it did not exist (and so
+    got an error): such an agent gave the write up for the missing file, not for the tool."""
+    return not target.exists() and any(
+        frame.direction == "a2c"
+        and isinstance(frame.message, dict)
+        and frame.message.get("method") == "fs/read_text_file"
+        and isinstance(frame.message.get("params"), dict)
+        and frame.message["params"].get("path") == str(target)
+        for frame in frames
+    )
 
 
 async def _v2_cancelled_at_once(ctx: CheckContext) -> CutTurn | Outcome:

@@ -164,9 +164,9 @@ def _sent(frames: list[Frame], what: Callable[[dict[str, Any]], bool]) -> list[F
 def test_cancel_during_a_permission_request_is_judged_on_an_agent_that_reads_before_writing() -> (
     None
 ):
-    # gemini-cli and qwen-code read a file through fs/read_text_file before writing it and give
+    # gemini-cli reads a file through fs/read_text_file before writing it and gives
     # the write up, unasked, when it is missing: the check runs the turn again on a file that
-    # exists, so the MUST is exercised on them instead of "not applicable".
+    # exists, so the MUST is exercised on it instead of "not applicable".
     frames = _cancelled_during_a_permission_request("reads-before-write")
     reads = _sent(frames, lambda m: m.get("method") == "fs/read_text_file")
     assert len(reads) == 2  # the new file, then the one the checker wrote first
