@@ -211,14 +211,19 @@ async def _cancel_while_asking(ctx: CheckContext, spec: ToolSpec) -> CutTurn | O
 def _read_the_missing_target(frames: list[Frame], target: Path) -> bool:
     """Whether the agent asked the client to read ``target`` while it did not exist (and so
     got an error): such an agent gave the write up for the missing file, not for the tool."""
-    return not target.exists() and any(
-        frame.direction == "a2c"
-        and isinstance(frame.message, dict)
-        and frame.message.get("method") == "fs/read_text_file"
-        and isinstance(frame.message.get("params"), dict)
-        and frame.message["params"].get("path") == str(target)
-        for frame in frames
-    )
+    if target.exists():
+        return False
+    for frame in frames:
+        msg = frame.message
+        if frame.direction != "a2c" or not isinstance(msg, dict):
+            continue
+        params = msg.get("params")
+        path = params.get("path") if isinstance(params, dict) else None
+        if msg.get("method") != "fs/read_text_file" or not isinstance(path, str):
+            continue
+        if Path(path).resolve() == target.resolve():
+            return True
+    return False
 
 
 async def _v2_cancelled_at_once(ctx: CheckContext) -> CutTurn | Outcome:
