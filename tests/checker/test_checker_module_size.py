@@ -10,10 +10,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE = ROOT / "conformance"
 LIMIT = 500
 
-#: Long today and being rewritten as tables of cases on another branch (issue 36); the cap
-#: applies to them once that lands.
-KNOWN_LONG: set[str] = set()
-
 
 def _lines(path: Path) -> int:
     with path.open("rb") as handle:
@@ -26,11 +22,5 @@ def test_no_checker_module_is_over_500_lines() -> None:
         for path in sorted(CONFORMANCE.rglob("*.py"))
     }
     assert "acp_conformance/catalogue.py" in sizes  # the walk sees the checker's modules
-    over = {name: n for name, n in sizes.items() if n > LIMIT and name not in KNOWN_LONG}
+    over = {name: n for name, n in sizes.items() if n > LIMIT}
     assert over == {}
-
-
-def test_the_known_long_modules_still_exist_and_are_still_long() -> None:
-    """An exception that is no longer needed is dropped, so the list cannot hide a new one."""
-    for name in KNOWN_LONG:
-        assert _lines(CONFORMANCE / name) > LIMIT, f"{name} fits now: drop it from KNOWN_LONG"

@@ -20,9 +20,6 @@ class Image:
     #: One tuple (r, g, b) per pixel, row by row (alpha is dropped).
     pixels: list[tuple[int, int, int]]
 
-    def row(self, y: int) -> list[tuple[int, int, int]]:
-        return self.pixels[y * self.width : (y + 1) * self.width]
-
 
 def read(path: Path) -> Image:
     data = path.read_bytes()

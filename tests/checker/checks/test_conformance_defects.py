@@ -7,7 +7,12 @@ import pytest
 from acp_conformance.outcomes import Verdict
 from acp_conformance.run_result import RunResult
 
-from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
+from tests.checker.checks.conformance_checker_support import (
+    LLM,
+    LOADED_MACHINE_TIMEOUT,
+    raw_agent,
+    run_checker,
+)
 
 DEFECTS = {
     "wrong-id": "jsonrpc.id-echo",
@@ -187,9 +192,9 @@ def test_a_chunk_after_the_cancelled_answer_blocks_under_profile_acp() -> None:
     result = run_checker(
         raw_agent("--defect", "update-after-cancel"),
         only=[stop, after],
-        llm="anthropic",
-        agent_env=[("FIXTURE_LLM_URL", "{llm_url}")],
+        timeout=LOADED_MACHINE_TIMEOUT,  # every answer comes; only the late chunk is wrong
         profile="acp",
+        **LLM,
     )
     assert result.results[stop].verdict is Verdict.PASS, result.results[stop].reason
     item = result.results[after]

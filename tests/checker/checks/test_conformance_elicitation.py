@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import sys
 
-import anyio
 import pytest
-from acp_conformance.config import RunConfig
 from acp_conformance.outcomes import Verdict
-from acp_conformance.runner import execute
 from acp_conformance.v2_drafts import NEWEST
 
-from tests.checker.checks.conformance_checker_support import run_checker
-from tests.checker.checks.test_conformance_kit_defects import WITH_MODEL, raw_v2_agent
+from tests.checker.checks.conformance_checker_support import (
+    LOADED_MACHINE_TIMEOUT,
+    WITH_MODEL,
+    raw_v2_agent,
+    run_checker,
+    verdicts,
+)
 
 pytestmark = pytest.mark.subprocess
 
@@ -29,38 +31,39 @@ OPTIONS = {**WITH_MODEL, "v2_draft": NEWEST}
 OWN_AGENT = [sys.executable, "-m", "iac_code.cli", "acp"]
 
 
-def _verdicts(result: object) -> dict[str, tuple[Verdict, str]]:
-    items = result.results.items()  # type: ignore[attr-defined]
-    return {rid: (r.verdict, r.reason) for rid, r in items}
-
-
 def test_the_fixtures_form_and_url_questions_pass_and_are_framed_by_requires_action() -> None:
     # The run-wide gating judge reads the v2 client's capabilities: advertised, not a failure.
     gating = "gating.no-unadvertised-client-methods"
-    verdicts = _verdicts(run_checker(raw_v2_agent(), only=[RULE, *BLOCKED, gating], **OPTIONS))
-    assert verdicts[gating][0] is not Verdict.FAIL, verdicts
-    del verdicts[gating]
-    assert {v for v, _ in verdicts.values()} == {Verdict.PASS}, verdicts
-    assert "form, url mode" in verdicts[RULE][1]
+    judged = verdicts(
+        run_checker(
+            raw_v2_agent(),
+            only=[RULE, *BLOCKED, gating],
+            timeout=LOADED_MACHINE_TIMEOUT,  # the correct fixture: nothing goes unanswered
+            **OPTIONS,
+        )
+    )
+    assert judged[gating][0] is not Verdict.FAIL, judged
+    del judged[gating]
+    assert {v for v, _ in judged.values()} == {Verdict.PASS}, judged
+    assert "form, url mode" in judged[RULE][1]
 
 
 def test_a_form_without_its_schema_fails() -> None:
     result = run_checker(raw_v2_agent("--defect", "bad-elicitation"), only=[RULE], **OPTIONS)
-    verdict, reason = _verdicts(result)[RULE]
+    verdict, reason = verdicts(result)[RULE]
     assert verdict is Verdict.FAIL, reason
     assert reason.startswith("elicitation/create:") and "requestedSchema" in reason
 
 
 def test_a_vocabulary_without_an_asking_tool_is_not_applicable() -> None:
     result = run_checker(raw_v2_agent(), only=[RULE], tools="qwen-code", **OPTIONS)
-    verdict, reason = _verdicts(result)[RULE]
+    verdict, reason = verdicts(result)[RULE]
     assert verdict is Verdict.NOT_APPLICABLE
     assert "names no tool that asks the user" in reason
 
 
 def test_our_agent_asks_a_valid_form_and_reports_requires_action() -> None:
     # The agent's first prompt loads its model SDK: a longer bound than the fixtures need.
-    config = RunConfig(argv=OWN_AGENT, only=[RULE, *BLOCKED], llm="anthropic", timeout=30)
-    verdicts = _verdicts(anyio.run(execute, config))
-    assert {v for v, _ in verdicts.values()} == {Verdict.PASS}, verdicts
-    assert "form mode" in verdicts[RULE][1]
+    judged = verdicts(run_checker(OWN_AGENT, only=[RULE, *BLOCKED], llm="anthropic", timeout=30))
+    assert {v for v, _ in judged.values()} == {Verdict.PASS}, judged
+    assert "form mode" in judged[RULE][1]

@@ -6,9 +6,7 @@ from __future__ import annotations
 import pytest
 from acp_conformance.outcomes import Verdict
 
-from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
-
-LLM = {"llm": "anthropic", "agent_env": [("FIXTURE_LLM_URL", "{llm_url}")]}
+from tests.checker.checks.conformance_checker_support import LLM, raw_agent, run_checker
 
 
 @pytest.mark.subprocess

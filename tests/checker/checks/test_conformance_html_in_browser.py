@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from acp_conformance.outcomes import Verdict
 from acp_conformance.report import html_report
-from acp_conformance.runner import RunResult
+from acp_conformance.run_result import RunResult
 
 from tests.checker.checks import png_pixels
 from tests.checker.checks.conformance_checker_support import raw_agent, run_checker

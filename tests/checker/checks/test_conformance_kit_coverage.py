@@ -9,7 +9,6 @@ import json
 import re
 
 import pytest
-from acp_conformance import runner  # noqa: F401  (registers every requirement)
 from acp_conformance.catalogue import REQUIREMENTS
 from acp_conformance.cli import main
 from acp_conformance.kit import COVERAGE, KIT, PENDING, KitTier, covered_by

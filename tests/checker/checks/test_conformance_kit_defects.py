@@ -4,15 +4,15 @@ correct fixtures pass the same requirements."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 from acp_conformance.outcomes import Verdict
-from acp_conformance.v2_drafts import KIT_DRAFT
 
-from tests.checker.checks.conformance_checker_support import FIXTURES, raw_agent, run_checker
-
-RAW_V2_AGENT = FIXTURES / "raw_v2_agent.py"
+from tests.checker.checks.conformance_checker_support import (
+    WITH_MODEL,
+    raw_agent,
+    raw_v2_agent,
+    run_checker,
+)
 
 V1_DEFECTS = {
     "usage-at-root": "schema.stable-root-fields",
@@ -49,14 +49,6 @@ V2_DEFECTS = {
     "odd-tool-kind": "version.v2-open-enums",
     "permission-untitled": "version.v2-permission-requests",
 }
-#: The v2 turn checks need a prompt turn, which the checker runs only with a model; the
-#: login check needs the operator's choice of method. The fixture follows the official kit,
-#: so it is graded as the kit's draft (alpha.5, which still has batches).
-WITH_MODEL = {"llm": "anthropic", "auth_method": "fixture-login", "v2_draft": KIT_DRAFT}
-
-
-def raw_v2_agent(*args: str) -> list[str]:
-    return [sys.executable, str(RAW_V2_AGENT), *args]
 
 
 @pytest.mark.subprocess

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from acp_conformance.outcomes import Verdict
 
-from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
+from tests.checker.checks.conformance_checker_support import LLM, raw_agent, run_checker
 
 #: The rules a notification probe judges: each ends in a barrier request answered with an
 #: error, which the defect below sends with its id retyped.
@@ -100,9 +100,6 @@ def test_session_list_cursors_are_followed_to_the_end(
     assert item.verdict is verdict and words in item.reason, item.reason
     # The other listing rules keep judging what they judge.
     assert result.results["session.list-shape"].verdict is Verdict.PASS
-
-
-LLM = {"llm": "anthropic", "agent_env": [("FIXTURE_LLM_URL", "{llm_url}")]}
 
 
 @pytest.mark.subprocess

@@ -13,12 +13,11 @@ from acp_conformance.outcomes import Verdict
 from acp_conformance.requirements import Tier
 
 from tests.checker.checks.conformance_checker_support import (
+    LLM,
     LOADED_MACHINE_TIMEOUT,
     raw_agent,
     run_checker,
 )
-
-LLM = {"llm": "anthropic", "agent_env": [("FIXTURE_LLM_URL", "{llm_url}")]}
 
 
 @pytest.mark.subprocess

@@ -9,8 +9,13 @@ import pytest
 from acp_conformance.outcomes import Verdict
 from acp_conformance.v2_drafts import NEWEST
 
-from tests.checker.checks.conformance_checker_support import run_checker
-from tests.checker.checks.test_conformance_kit_defects import WITH_MODEL, raw_v2_agent
+from tests.checker.checks.conformance_checker_support import (
+    LOADED_MACHINE_TIMEOUT,
+    WITH_MODEL,
+    raw_v2_agent,
+    run_checker,
+    verdicts,
+)
 
 REPORTED = "version.v2-requires-action-while-asked"
 RESUMED = "version.v2-requires-action-resumes"
@@ -20,8 +25,9 @@ OPTIONS = {**WITH_MODEL, "v2_draft": NEWEST}
 
 def _judge(*args: str) -> dict[str, tuple[Verdict, str]]:
     only = [REPORTED, RESUMED, "version.v2-permission-requests"]
-    result = run_checker(raw_v2_agent(*args), only=only, **OPTIONS)
-    return {rid: (r.verdict, r.reason) for rid, r in result.results.items()}
+    # The rules that should pass wait on answers that come: a generous bound costs nothing.
+    timeout = LOADED_MACHINE_TIMEOUT
+    return verdicts(run_checker(raw_v2_agent(*args), only=only, timeout=timeout, **OPTIONS))
 
 
 @pytest.mark.subprocess
@@ -35,15 +41,15 @@ def _judge(*args: str) -> dict[str, tuple[Verdict, str]]:
 def test_a_seeded_defect_fails_its_rule_and_only_that_one(
     defect: str, failing: str, said: str
 ) -> None:
-    verdicts = _judge("--defect", defect)
-    verdict, reason = verdicts[failing]
-    assert verdict is Verdict.FAIL, verdicts
+    judged = _judge("--defect", defect)
+    verdict, reason = judged[failing]
+    assert verdict is Verdict.FAIL, judged
     assert said in reason
-    others = {rid: v for rid, (v, _) in verdicts.items() if rid != failing}
-    assert set(others.values()) == {Verdict.PASS}, verdicts
+    others = {rid: v for rid, (v, _) in judged.items() if rid != failing}
+    assert set(others.values()) == {Verdict.PASS}, judged
 
 
 @pytest.mark.subprocess
 def test_the_correct_fixture_passes_both() -> None:
-    verdicts = _judge()
-    assert {v for v, _ in verdicts.values()} == {Verdict.PASS}, verdicts
+    judged = _judge()
+    assert {v for v, _ in judged.values()} == {Verdict.PASS}, judged

@@ -22,8 +22,12 @@ from acp_conformance.scenarios.agent_run import AgentRun, RunRecord
 from acp_conformance.scenarios.catalog import PROTOCOL_V2
 from acp_conformance.version_scope import VersionViews, version_name
 
-from tests.checker.checks.conformance_checker_support import LOADED_MACHINE_TIMEOUT, run_checker
-from tests.checker.checks.test_conformance_kit_defects import WITH_MODEL, raw_v2_agent
+from tests.checker.checks.conformance_checker_support import (
+    LOADED_MACHINE_TIMEOUT,
+    WITH_MODEL,
+    raw_v2_agent,
+    run_checker,
+)
 
 ENTRY = {"id": "x.y", "tier": "MUST", "statement": "s", "citation": "c"}
 

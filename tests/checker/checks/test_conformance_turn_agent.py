@@ -9,9 +9,8 @@ from acp_conformance.run_result import RunResult
 from acp_scripted_llm import ScriptedLLMServer
 from acp_scripted_llm.script import SIDE_CALL_TURN, Script
 
-from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
+from tests.checker.checks.conformance_checker_support import LLM, raw_agent, run_checker
 
-LLM = {"llm": "anthropic", "agent_env": [("FIXTURE_LLM_URL", "{llm_url}")]}
 MARKER = "[acp-conformance]"
 
 

@@ -13,9 +13,7 @@ from acp_conformance.harness.recorder import Recorder
 from acp_conformance.report import terminal, turn_transcript
 from acp_conformance.scenarios.check_context import AgentRun
 
-from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
-
-LLM = {"llm": "anthropic", "agent_env": [("FIXTURE_LLM_URL", "{llm_url}")]}
+from tests.checker.checks.conformance_checker_support import LLM, raw_agent, run_checker
 
 
 @pytest.mark.subprocess

@@ -8,7 +8,6 @@ graded; every report format names the draft.
 from __future__ import annotations
 
 import json
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -29,10 +28,9 @@ from acp_conformance.v2_drafts import (
 )
 from acp_conformance.versions import VersionedBackend
 
-from tests.checker.checks.conformance_checker_support import FIXTURES, run_checker
+from tests.checker.checks.conformance_checker_support import raw_v2_agent, run_checker
 
 BATCH_RULES = ["version.v2-batch-basics", "version.v2-batch-requests"]
-RAW_V2_AGENT = [sys.executable, str(FIXTURES / "raw_v2_agent.py")]
 
 
 @pytest.mark.parametrize(
@@ -112,12 +110,12 @@ def test_the_error_stop_reason_is_known_only_to_the_newest_draft() -> None:
 def test_batch_rules_grade_only_drafts_with_batches_and_every_report_names_the_draft(
     tmp_path: Path,
 ) -> None:
-    newest = run_checker(RAW_V2_AGENT, only=BATCH_RULES)
+    newest = run_checker(raw_v2_agent(), only=BATCH_RULES)
     for rule in BATCH_RULES:
         item = newest.results[rule]
         assert item.verdict is Verdict.NOT_APPLICABLE, (rule, item.reason)
         assert "not to newest (--v2-draft)" in item.reason
-    kit = run_checker(RAW_V2_AGENT, only=BATCH_RULES, v2_draft=KIT_DRAFT)
+    kit = run_checker(raw_v2_agent(), only=BATCH_RULES, v2_draft=KIT_DRAFT)
     assert {kit.results[rule].verdict for rule in BATCH_RULES} == {Verdict.PASS}
 
     assert f"v2 draft {KIT_DRAFT}" in terminal.render(kit)
