@@ -17,8 +17,7 @@ from ..outcomes import Outcome, Verdict, not_applicable
 from ..requirements import RUN_WIDE, check
 from ..scenarios.check_context import AgentRun, RunRecord
 from ..versions import negotiated_version
-from .run_walk import Offence, per_run
-from .tool_calls import messages
+from .run_walk import Offence, messages, per_run
 
 #: The agent's requests that wait for the user.
 _ASKING = frozenset({"session/request_permission", "elicitation/create"})
@@ -46,7 +45,7 @@ def _walk(run: AgentRun) -> Iterator[tuple[str, Frame, str]]:
             if session is None:
                 continue  # an elicitation outside a session blocks no turn
             blocked = state.get(session) == "requires_action"
-            pending[id_key(msg["id"])] = _Asked(frame, str(method), session, blocked)
+            pending[id_key(msg["id"])] = _Asked(frame, session, str(method), blocked)
         elif frame.direction == "c2a" and method is None and "id" in msg:
             asked = pending.pop(id_key(msg["id"]), None)
             if asked is not None and not asked.reported:

@@ -46,6 +46,16 @@ def per_run(
     return outcomes
 
 
+def messages(run: AgentRun) -> Iterator[tuple[Frame, dict[str, Any], dict[str, Any]]]:
+    """(frame, message, its params or {}) of every JSON-RPC object the run recorded, both
+    ways."""
+    for frame in run.frames:
+        msg = frame.message
+        if isinstance(msg, dict):
+            found = msg.get("params")
+            yield frame, msg, found if isinstance(found, dict) else {}
+
+
 def agent_frames(run: AgentRun) -> Iterator[Frame]:
     return (f for f in run.frames if f.direction == "a2c")
 

@@ -4,15 +4,13 @@ announced, a permission request comes while the turn runs (issue 36, item 4)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from ..harness.agent_client import id_key
-from ..harness.recorder import Frame
 from ..outcomes import Outcome
 from ..requirements import RUN_WIDE, check
 from ..scenarios.check_context import AgentRun, RunRecord
 from ..versions import negotiated_version
-from .run_walk import Offence, per_run, session_updates
+from .run_walk import Offence, messages, per_run, session_updates
 
 
 def _unknown_tool_updates(run: AgentRun) -> Iterator[Offence]:
@@ -35,15 +33,6 @@ def _unknown_tool_updates(run: AgentRun) -> Iterator[Offence]:
 @check("prompt.tool-update-known-id", scenario=RUN_WIDE)
 def tool_updates_name_announced_calls(record: RunRecord) -> list[Outcome]:
     return per_run(record, _unknown_tool_updates, "updates of unannounced tool calls")
-
-
-def messages(run: AgentRun) -> Iterator[tuple[Frame, dict[str, Any], dict[str, Any]]]:
-    """(frame, message, its params or {}) of every JSON-RPC object the run recorded."""
-    for frame in run.frames:
-        msg = frame.message
-        if isinstance(msg, dict):
-            found = msg.get("params")
-            yield frame, msg, found if isinstance(found, dict) else {}
 
 
 def _late_permission_requests(run: AgentRun) -> Iterator[Offence]:
