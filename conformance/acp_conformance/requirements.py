@@ -315,8 +315,10 @@ def check(
     synchronous judge of the whole run; ``budget`` bounds the check in multiples of
     ``--timeout``."""
     rule = load_rules().get(requirement)
-    if rule is None or "run" not in rule.judged_by:
+    if rule is None:
         raise KeyError(f"a check names {requirement!r}, which no rule in {RULES_DIR}/ defines")
+    if "run" not in rule.judged_by:
+        raise KeyError(f"a check names {requirement!r}, a rule `run` does not judge")
 
     def register(func: CheckFn) -> CheckFn:
         if inspect.iscoroutinefunction(func) != (scenario is not None):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from acp_schema import SUPPORTED_VERSIONS, load_index
+
 from .harness.agent_client import id_key
 from .v2_drafts import NEWEST, older_draft_errors
 
@@ -50,10 +52,7 @@ def schema_version(run: AgentRun) -> int | None:
     if run.version_unknown:
         return None
     version = negotiated_version(run)
-    from acp_schema import SUPPORTED_VERSIONS
-
-    known: tuple[int, ...] = SUPPORTED_VERSIONS
-    return version if version in known else None
+    return version if version in SUPPORTED_VERSIONS else None
 
 
 class VersionedBackend:
@@ -92,8 +91,6 @@ class VersionedBackend:
 @functools.cache
 def method_index_for(version: int) -> dict[str, dict[str, Any]]:
     """Wire method name → index entry, from the schemas of ``version``."""
-    from acp_schema import load_index
-
     return dict(load_index(version)["methods"])
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..harness.agent_client import AgentTimeout
 from ..harness.recorder import Frame
+from ..judges.run_walk import agent_messages
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..scenarios._expect import brief
 from ..scenarios.check_context import CheckContext, text_prompt
@@ -213,15 +214,10 @@ def _read_the_missing_target(frames: list[Frame], target: Path) -> bool:
     got an error): such an agent gave the write up for the missing file, not for the tool."""
     if target.exists():
         return False
-    for frame in frames:
-        msg = frame.message
-        if frame.direction != "a2c" or not isinstance(msg, dict):
-            continue
+    for _, msg in agent_messages(frames, "fs/read_text_file"):
         params = msg.get("params")
         path = params.get("path") if isinstance(params, dict) else None
-        if msg.get("method") != "fs/read_text_file" or not isinstance(path, str):
-            continue
-        if Path(path).resolve() == target.resolve():
+        if isinstance(path, str) and Path(path).resolve() == target.resolve():
             return True
     return False
 

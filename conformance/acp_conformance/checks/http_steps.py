@@ -1,9 +1,9 @@
 """The steps the Streamable HTTP checks share (``--url`` runs): a fresh probe whose exchanges
 become the evidence, an initialized connection, a session on it, a prompt turn over it.
 
-Every HTTP check is defined by :func:`http_rule`: a requirement of the HTTP scenario whose
-check body gets a fresh probe. :mod:`.http` (answers, error bodies, streams and SSE resume)
-and :mod:`.http_status` (the table of refusals, one status code each) hold them. Every step
+Every HTTP check body gets a fresh probe through :func:`probed`: :mod:`.http`'s checks
+(answers, error bodies, streams and SSE resume) are bound by :func:`http_rule`, and
+:mod:`.http_status`'s table of refusals (one status code each) by its family body. Every step
 here is the harness's own: when it fails, that is a setup error, not the rule under test
 failing.
 """
@@ -25,20 +25,6 @@ from ..scenarios.remote_endpoint import endpoint
 
 def new_session_request(request_id: int, cwd: str) -> dict[str, Any]:
     return rpc(request_id, "session/new", {"cwd": cwd, "mcpServers": []})
-
-
-async def with_probe(ctx: CheckContext, body: Callable[[HttpProbe], Awaitable[Outcome]]) -> Outcome:
-    """Run ``body`` with a fresh probe; every exchange goes into the outcome's evidence."""
-    target = await endpoint(ctx)
-    async with anyio.create_task_group() as tg:
-        probe = HttpProbe(target, tg, timeout=ctx.timeout)
-        try:
-            outcome = await body(probe)
-        finally:
-            tg.cancel_scope.cancel()
-            await probe.aclose()
-    outcome.evidence.setdefault("exchanges", probe.evidence())
-    return outcome
 
 
 #: An HTTP check's body: it drives the endpoint through ``probe``.
@@ -63,11 +49,21 @@ def http_rule(id: str) -> Callable[[HttpBody], HttpBody]:
 
 
 async def probed(ctx: CheckContext, body: HttpBody, *, needs_token: bool = False) -> Outcome:
-    """``body`` run with a fresh probe (:func:`with_probe`). ``needs_token``: it applies only
-    when the run was given ``--token`` (the endpoint is then expected to require one)."""
+    """``body`` run with a fresh probe, whose exchanges all go into the outcome's evidence.
+    ``needs_token``: it applies only when the run was given ``--token`` (the endpoint is then
+    expected to require one)."""
     if needs_token and not (ctx.config.remote and ctx.config.remote.token):
         return not_applicable("no --token given: the endpoint is not expected to need one")
-    return await with_probe(ctx, lambda probe: body(probe, ctx))
+    target = await endpoint(ctx)
+    async with anyio.create_task_group() as tg:
+        probe = HttpProbe(target, tg, timeout=ctx.timeout)
+        try:
+            outcome = await body(probe, ctx)
+        finally:
+            tg.cancel_scope.cancel()
+            await probe.aclose()
+    outcome.evidence.setdefault("exchanges", probe.evidence())  # every exchange is evidence
+    return outcome
 
 
 async def connected(probe: HttpProbe) -> tuple[str, SseReader]:

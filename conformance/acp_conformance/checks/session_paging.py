@@ -86,7 +86,7 @@ async def list_cursors_lead_to_the_end(ctx: CheckContext) -> Outcome:
     sessions = 0
     for page in range(1, MAX_PAGES + 1):
         response = await run.live.request("session/list", {"cursor": cursor} if cursor else {})
-        frames += [response.request.seq, response.frame.seq]
+        frames += exchange_frames(response)
         if response.is_error:
             what = f"the cursor {cursor!r} issued by page {page - 1}" if cursor else "session/list"
             return failed(f"{what} was refused: {brief(response.frame)}", frames=frames[-4:])

@@ -158,10 +158,11 @@ async def shell_goes_through_client_terminal(ctx: CheckContext) -> Outcome:
         if ids and all(_final_status(record, tid) == "failed" for tid in ids):
             # The call failed (typically a tool name the agent does not know): nothing ran,
             # so whether commands would go through the client's terminal was not seen.
-            shell = ctx.tools.shell.name if ctx.tools.shell else "shell"
+            assert ctx.tools.shell is not None  # tool_calling_turn ran it
             return not_applicable(
-                f"the scripted {shell} call ended failed without any terminal/* request "
-                "(a tool the agent does not know? see --tools), so no command ran"
+                f"the scripted {ctx.tools.shell.name} call ended failed without any "
+                "terminal/* request (a tool the agent does not know? see --tools), so no "
+                "command ran"
             )
         return failed(
             "the terminal capability was advertised but the command ran without terminal/create"

@@ -12,9 +12,9 @@ from typing import Any
 from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope, passed
 from ..requirements import check
-from ..scenarios._expect import brief
+from ..scenarios._expect import brief, session_updates
 from ..scenarios.check_context import AgentRun, CheckContext
-from ..scenarios.v2_agent import V2_SCENARIO, session_updates, v2_problems, v2_run
+from ..scenarios.v2_agent import V2_SCENARIO, v2_problems, v2_run
 
 
 @dataclass

@@ -16,11 +16,11 @@ from ..harness.agent_client import AgentExited, AgentTimeout
 from ..harness.client_side import ClientSide
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
-from ..scenarios._expect import brief
-from ..scenarios.check_context import AgentRun, CheckContext, text_prompt
+from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.scripted_turns import final_turn, tool_turn
 from ..scenarios.v2_agent import (
     V2_SCENARIO,
+    accepted_prompt,
     fresh_v2_run,
     v2_problems,
     v2_run,
@@ -70,13 +70,9 @@ async def v2_elicitations_are_well_formed(ctx: CheckContext) -> Outcome:
     if isinstance(found, Outcome):
         return found
     run, session_id = found
-    answer = await run.live.request(
-        "session/prompt",
-        text_prompt(session_id, "Ask me before you go on."),
-        timeout=max(ctx.timeout, 30),
-    )
-    if answer.is_error:
-        return failed(f"v2 session/prompt failed: {brief(answer.frame)}", frames=[answer.frame.seq])
+    answer = await accepted_prompt(ctx, run, session_id, "Ask me before you go on.")
+    if isinstance(answer, Outcome):
+        return answer
     try:
         idle = await wait_idle(ctx, run, session_id, answer.frame.seq)
     except (AgentTimeout, AgentExited) as exc:

@@ -8,10 +8,11 @@ same resumes (the result, history, message ids) is in :mod:`.v2_resume_kit`.
 from __future__ import annotations
 
 from ..outcomes import Outcome, failed, not_applicable, passed
+from ..scenarios._expect import session_updates
 from ..scenarios.check_context import CheckContext
 from ..scenarios.observed_checks import check_given
 from ..scenarios.turn_endings import late_update_failure
-from ..scenarios.v2_agent import V2_SCENARIO, Resume, session_updates, v2_resumes
+from ..scenarios.v2_agent import V2_SCENARIO, Resume, v2_resumes
 
 _WHOLE_MESSAGE = {
     "user_message_chunk": "user_message",

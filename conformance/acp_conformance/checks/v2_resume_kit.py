@@ -14,7 +14,7 @@ from typing import Any
 from ..harness.agent_client import Response
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
-from ..scenarios._expect import brief
+from ..scenarios._expect import brief, session_updates
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.observed_checks import check_given
 from ..scenarios.v2_agent import (
@@ -22,7 +22,6 @@ from ..scenarios.v2_agent import (
     V2_SCENARIO,
     echo_turn,
     fresh_v2_run,
-    session_updates,
     v2_problems,
     v2_resumes,
     v2_run_with_sessions,
@@ -151,7 +150,9 @@ async def v2_resume_accepts_additional_directories(ctx: CheckContext) -> Outcome
     if isinstance(turn, Outcome):
         return not_applicable(f"no v2 session to resume ({turn.reason})")
     session_id = turn[1]
-    run = await fresh_v2_run(ctx)
+    # Stopped as this check ends, as the other resumes' agents are: left idle with a session
+    # open until the scenario ends, an agent may load its model SDK for nothing (~2 CPU-s).
+    run = await fresh_v2_run(ctx, for_this_check=True)
     if isinstance(run, Outcome):
         return run
     extra = ctx.runtime.tmp / "v2-resume-extra-root"
@@ -160,10 +161,6 @@ async def v2_resume_accepts_additional_directories(ctx: CheckContext) -> Outcome
         "session/resume",
         {"sessionId": session_id, "cwd": str(ctx.work), "additionalDirectories": [str(extra)]},
     )
-    if run.process is not None:
-        # Stopped now, as the other resumes' agents are: left idle with a session open until
-        # the scenario ends, an agent may load its model SDK for nothing (iac-code: ~2 CPU-s).
-        run.exit = await ctx.runtime.shutdown(run)
     frames = [answer.request.seq, answer.frame.seq]
     if answer.is_error:
         return failed(

@@ -10,10 +10,10 @@ beyond these are in :mod:`.v2_cancel`.
 from __future__ import annotations
 
 from ..outcomes import Outcome, failed, passed
-from ..scenarios._expect import brief
+from ..scenarios._expect import brief, session_updates
 from ..scenarios.check_context import CheckContext
 from ..scenarios.observed_checks import check_given
-from ..scenarios.v2_agent import V2_SCENARIO, EchoTurn, echo_turn, session_updates
+from ..scenarios.v2_agent import V2_SCENARIO, EchoTurn, echo_turn
 from .cancelled_turns import V2_TURN_CUTS, judge_cut_turn
 from .families import register_family
 

@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from acp_schema import SUPPORTED_VERSIONS
+
 from ..harness.agent_client import id_key
 from ..harness.limits import PROCESS_BYTES
 from ..harness.recorder import Direction, Frame, decode_line
@@ -256,7 +258,7 @@ class LiveMonitor:
                 if method == "initialize":
                     self._initialize_ids.add(key)
                     requested = (msg.get("params") or {}).get("protocolVersion")
-                    if not self._initialized and requested in self._supported():
+                    if not self._initialized and requested in SUPPORTED_VERSIONS:
                         self.version = requested  # judge the request by what it asks for
                 elif not self._initialize_ids and not method.startswith("_"):
                     # A client may pipeline requests after its initialize; none may come
@@ -340,7 +342,7 @@ class LiveMonitor:
             self._initialized = True
             version = result.get("protocolVersion")
             if isinstance(version, int) and not isinstance(version, bool):
-                if version in self._supported():
+                if version in SUPPORTED_VERSIONS:
                     self.version = version
                 else:
                     self.notes.append(
@@ -380,13 +382,6 @@ class LiveMonitor:
         self._suspects.pop(session, None)
 
     # -- schemas ------------------------------------------------------------------------
-
-    @staticmethod
-    def _supported() -> tuple[int, ...]:
-        from acp_schema import SUPPORTED_VERSIONS
-
-        versions: tuple[int, ...] = SUPPORTED_VERSIONS
-        return versions
 
     def _backend(self) -> VersionedBackend:
         backend = self._backends.get(self.version)

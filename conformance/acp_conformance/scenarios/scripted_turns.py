@@ -111,20 +111,19 @@ def turn_failed(record: TurnRecord) -> Outcome | None:
 
 async def allowed_write(ctx: CheckContext) -> TurnRecord | Outcome:
     """One turn that writes allowed.txt with permission "allow" (memoised)."""
-    memo = ctx.runtime.memo
-    if "allowed-write" not in memo:
-        spec = scripted_tool(ctx, "write")
-        if isinstance(spec, Outcome):
-            memo["allowed-write"] = spec
-        else:
-            target = ctx.work / "allowed.txt"
-            memo["allowed-write"] = await run_turn(
-                ctx, [tool_turn(spec, str(target), "allowed\n"), final_turn()]
-            )
-    found = memo["allowed-write"]
+    found = await ctx.once("allowed-write", _write_allowed)
     if isinstance(found, TurnRecord):
         ctx.current = found.run
     return found
+
+
+async def _write_allowed(ctx: CheckContext) -> TurnRecord | Outcome:
+    spec = scripted_tool(ctx, "write")
+    if isinstance(spec, Outcome):
+        return spec
+    return await run_turn(
+        ctx, [tool_turn(spec, str(ctx.work / "allowed.txt"), "allowed\n"), final_turn()]
+    )
 
 
 async def allowed_write_with_a_tool_call(ctx: CheckContext) -> TurnRecord | Outcome:

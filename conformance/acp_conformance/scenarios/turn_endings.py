@@ -40,7 +40,6 @@ def _answers_with_error(end: Frame) -> bool:
 class TurnEnding:
     """How one protocol version ends a prompt turn, as far as the cancel checks care."""
 
-    version: int
     #: The frame that ends a turn, as the reasons name it ("the answer of the cancelled
     #: prompt says stopReason 'end_turn'").
     end_name: str
@@ -68,7 +67,6 @@ class TurnEnding:
 
 #: v1: the prompt's answer ends the turn and carries its stop reason.
 V1_ENDING = TurnEnding(
-    version=1,
     end_name="the answer",
     stop_reason=_answer_stop_reason,
     is_error=_answers_with_error,
@@ -79,7 +77,6 @@ V1_ENDING = TurnEnding(
 
 #: v2: the idle ``state_update`` ends the turn and carries its stop reason.
 V2_ENDING = TurnEnding(
-    version=2,
     end_name="the idle",
     stop_reason=_idle_stop_reason,
     is_error=lambda end: False,

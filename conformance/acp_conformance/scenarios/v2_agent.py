@@ -27,7 +27,6 @@ from ..harness.recorder import Frame
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope
 from ..v2_drafts import NEWEST, older_draft_errors
 from ._expect import brief, update_of
-from ._expect import session_updates as session_updates  # the v2 checks' import of it
 from .catalog import PROTOCOL_V2
 from .check_context import AgentRun, CheckContext, bind_script, text_prompt
 from .observed_checks import check_given
@@ -87,18 +86,18 @@ UNKNOWABLE_VERSION = 65535
 
 async def echoes_any_version(ctx: CheckContext) -> Response | None:
     """The agent's answer when it echoes a version it cannot know, else None (memoised)."""
-    memo = ctx.runtime.memo
-    if "v2-echo" not in memo:
-        _, response = await spawn_v2(ctx, UNKNOWABLE_VERSION, for_this_check=True)
-        echoes = answered_version(response) == UNKNOWABLE_VERSION
-        memo["v2-echo"] = response if echoes else None
-        if echoes:
-            # Its "2" means nothing either: judging those runs by the v2 schemas would
-            # charge the one echo defect again, as schema failures.
-            for run in ctx.runtime.runs:
-                run.version_unknown = True
-    echoed: Response | None = memo["v2-echo"]
-    return echoed
+    return await ctx.once("v2-echo", _echoed_version)
+
+
+async def _echoed_version(ctx: CheckContext) -> Response | None:
+    _, response = await spawn_v2(ctx, UNKNOWABLE_VERSION, for_this_check=True)
+    if answered_version(response) != UNKNOWABLE_VERSION:
+        return None
+    # Its "2" means nothing either: judging those runs by the v2 schemas would charge the
+    # one echo defect again, as schema failures.
+    for run in ctx.runtime.runs:
+        run.version_unknown = True
+    return response
 
 
 def echo_outcome(echoed: Response) -> Outcome:
