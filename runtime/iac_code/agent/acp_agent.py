@@ -235,6 +235,8 @@ class IacAgent(AgentHandlers):
 
     def flush_ahead(self) -> None:
         """Store every buffered partial (called by the connection's writer before it writes)."""
+        if not self._unstored_sessions:  # the usual case: nothing streamed since the last batch
+            return
         sessions, self._unstored_sessions = self._unstored_sessions, {}
         for session in sessions.values():
             if session.unstored:
@@ -245,12 +247,12 @@ class IacAgent(AgentHandlers):
 
     def _store_events(self, session: Session, events: list[dict[str, Any]]) -> None:
         """Write the session's buffered partials, then ``events``, in memory order."""
-        if session.store_failure is not None:
+        failure = session.store_failure_again()
+        if failure is not None:
             # The store is behind memory already: nothing more is written from here, and
             # the turn (or request) ends with the same error.
             session.unstored.clear()
-            failure = session.store_failure
-            raise type(failure)(str(failure), errno=failure.errno)
+            raise failure
         batch = [*session.unstored, *events]
         session.unstored.clear()
         try:

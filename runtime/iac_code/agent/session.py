@@ -51,6 +51,17 @@ class Session:
     def roots(self) -> list[Path]:
         return [self.cwd, *self.additional_directories]
 
+    def store_failure_again(self) -> StoreWriteError | None:
+        """A new exception like :attr:`store_failure`, or None when the store has not failed.
+
+        New each time: raising the stored object again would chain every raise's traceback
+        onto it.
+        """
+        failure = self.store_failure
+        if failure is None:
+            return None
+        return type(failure)(str(failure), errno=failure.errno)
+
     def apply_event(self, event: dict[str, Any]) -> None:
         """Fold one persisted event into the live state (used on load and as events happen)."""
         kind = event.get("type")

@@ -312,9 +312,9 @@ class Turn:
         append per written batch), so a process killed mid-reply still has every chunk the
         client saw.
         """
-        failure = self.session.store_failure
+        failure = self.session.store_failure_again()
         if failure is not None:  # fenced or unreachable: relay nothing more
-            raise type(failure)(str(failure), errno=failure.errno)
+            raise failure
         if text:
             self.port.persist_ahead(self.session, partial_event(streamed.message_id, kind, text))
         await self.port.notify(

@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any, Final
 
+from iac_code.rpc.frames import session_of
+
 __all__ = [
     "ACCEPT_EVENT_STREAM",
     "CONNECTION_HEADER",
@@ -57,12 +59,7 @@ def is_json_content_type(value: str | None) -> bool:
 
 
 def params_session_id(message: dict[str, Any]) -> str | None:
-    params = message.get("params")
-    if isinstance(params, dict):
-        value = params.get("sessionId")
-        if isinstance(value, str):
-            return value
-    return None
+    return session_of(message.get("params"))
 
 
 def needs_session_header(message: dict[str, Any]) -> bool:

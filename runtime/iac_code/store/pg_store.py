@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .cursor import decode_cursor, encode_cursor, owner_scope
+from .cursor import encode_cursor
 from .errors import (
     InvalidSessionIdError,
     SessionExistsError,
@@ -43,7 +43,7 @@ from .pg_lease import (
     new_owner_name,
 )
 from .pg_schema import migrate
-from .session_store import DEFAULT_PAGE_SIZE, UNSET, _Unset
+from .session_store import DEFAULT_PAGE_SIZE, UNSET, _Unset, listing_filter
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -140,9 +140,7 @@ class PostgresSessionStore:
     ) -> None:
         self.url = url
         self.lease_seconds = lease_seconds
-        self.connect_timeout = (
-            _checkout_timeout(url) if connect_timeout is None else connect_timeout
-        )
+        self._connect_timeout = connect_timeout
         self.owner = new_owner_name()
         self._pool: ConnectionPool[Any] | None = None
         self._pool_mutex = threading.Lock()
@@ -150,6 +148,15 @@ class PostgresSessionStore:
         self._acquiring: set[str] = set()
         self._held_mutex = threading.Lock()
         self._renewer = LeaseRenewer(lease_seconds / 3, self._renew_all)
+
+    @property
+    def connect_timeout(self) -> float:
+        """Seconds a call waits for a pooled connection: the constructor's argument, else
+        read from the URL on first use (so that building the store at start-up, before any
+        call, does not import psycopg)."""
+        if self._connect_timeout is None:
+            self._connect_timeout = _checkout_timeout(self.url)
+        return self._connect_timeout
 
     # -- connections --------------------------------------------------------------------
 
@@ -418,23 +425,20 @@ class PostgresSessionStore:
         ``owner`` as in SessionStore.list, answered from the (owner, updated_at, id) index."""
         if limit < 1:
             raise ValueError("limit must be at least 1")
-        by_owner = not isinstance(owner, _Unset)
-        wanted = None if isinstance(owner, _Unset) else owner
-        scope = owner_scope(wanted) if by_owner else b""
-        after = None if cursor is None else decode_cursor(cursor, scope=scope)
+        listing = listing_filter(owner, cursor)
         conditions: list[str] = []
         values: list[object] = []
-        if by_owner and wanted is None:
+        if listing.by_owner and listing.owner is None:
             conditions.append("owner IS NULL")
-        elif by_owner:
+        elif listing.by_owner:
             conditions.append("owner = %s")
-            values.append(wanted)
+            values.append(listing.owner)
         if cwd is not None:
             conditions.append("cwd = %s")
             values.append(cwd)
-        if after is not None:
+        if listing.after is not None:
             conditions.append("(updated_at, id) < (%s, %s)")
-            values.extend(after)
+            values.extend(listing.after)
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         query = (
             f"SELECT {_COLUMNS} FROM iac_sessions{where} ORDER BY updated_at DESC, id DESC LIMIT %s"
@@ -444,7 +448,9 @@ class PostgresSessionStore:
         page = [_meta_from_row(row) for row in rows[:limit]]
         next_cursor = None
         if len(rows) > limit and page:
-            next_cursor = encode_cursor(page[-1].updated_at, page[-1].session_id, scope=scope)
+            next_cursor = encode_cursor(
+                page[-1].updated_at, page[-1].session_id, scope=listing.scope
+            )
         return page, next_cursor
 
     # -- deletion -----------------------------------------------------------------------

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from iac_code.session_files import sync_paths
 
@@ -57,6 +57,29 @@ class _Unset:
 
 
 UNSET: Final = _Unset()
+
+
+class ListingFilter(NamedTuple):
+    """How one ``list`` call of a store is scoped by its ``owner`` and ``cursor`` arguments."""
+
+    by_owner: bool
+    """Only one owner's sessions are listed."""
+    owner: str | None
+    """That owner (None: the sessions without one)."""
+    scope: bytes
+    """The cursor checksum scope of this listing (see :func:`.cursor.owner_scope`)."""
+    after: tuple[str, str] | None
+    """The ``(updatedAt, sessionId)`` the page starts after (None: from the top)."""
+
+
+def listing_filter(owner: str | _Unset | None, cursor: str | None) -> ListingFilter:
+    """The filter of a ``list`` call (shared by the stores, so their cursors agree); a
+    cursor made for another listing raises InvalidCursorError."""
+    by_owner = not isinstance(owner, _Unset)
+    wanted = None if isinstance(owner, _Unset) else owner
+    scope = owner_scope(wanted) if by_owner else b""
+    after = None if cursor is None else decode_cursor(cursor, scope=scope)
+    return ListingFilter(by_owner, wanted, scope, after)
 
 
 class SessionStore:
@@ -390,12 +413,13 @@ class SessionStore:
         """
         if limit < 1:
             raise ValueError("limit must be at least 1")
-        by_owner = not isinstance(owner, _Unset)
-        wanted = None if isinstance(owner, _Unset) else owner
-        scope = owner_scope(wanted) if by_owner else b""
-        after = None if cursor is None else decode_cursor(cursor, scope=scope)
+        listing = listing_filter(owner, cursor)
         records, more = self._index.page(
-            cwd=cwd, after=after, limit=limit, by_owner=by_owner, owner=wanted
+            cwd=cwd,
+            after=listing.after,
+            limit=limit,
+            by_owner=listing.by_owner,
+            owner=listing.owner,
         )
         page: list[SessionMeta] = []
         for record in records:
@@ -408,7 +432,7 @@ class SessionStore:
         next_cursor = None
         if more and records:
             last = records[-1]
-            next_cursor = encode_cursor(last["updatedAt"], last["id"], scope=scope)
+            next_cursor = encode_cursor(last["updatedAt"], last["id"], scope=listing.scope)
         return page, next_cursor
 
     def rebuild_index(self) -> None:

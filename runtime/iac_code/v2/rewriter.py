@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from acp_bindings.errors import MethodNotFoundError
 
+from iac_code.rpc.frames import session_of
 from iac_code.v2 import translate
 
 if TYPE_CHECKING:
@@ -98,8 +99,8 @@ class V2Rewriter:
 
     async def _ask(self, method: str, params: dict[str, Any]) -> Any:
         """The request, with the listeners told before it goes out and after its answer."""
-        session_id = params.get("sessionId")
-        if not isinstance(session_id, str):  # asked outside a session: no turn is blocked
+        session_id = session_of(params)
+        if session_id is None:  # asked outside a session: no turn is blocked
             return await self.connection.send_request(method, params)
         for listener in self._asking_listeners:
             await listener(session_id, True)

@@ -46,6 +46,8 @@ CONNECTED_AFTER = 1.0
 OWNER_PAGE_CALLS = 5
 TAKEOVER_LEASE_SECONDS = 2.0
 TAKEOVER_TRIALS = 3
+#: Allowed beyond the lease expiry: the heir's retry pause and a loaded machine's scheduling.
+TAKEOVER_SLACK_SECONDS = 1.0
 _RETRY_PAUSE = 0.02  # between two session/load attempts of the taking-over agent
 
 
@@ -159,7 +161,7 @@ def _seed_with_copy(url: str, cwd: str, sessions: int) -> float:
 
     store = PostgresSessionStore(url)
     try:
-        store.get_meta(new_session_id())  # connects, which applies the migrations
+        store.connect()  # applies the migrations
     finally:
         store.close()
     started = time.perf_counter()
@@ -239,7 +241,6 @@ def run_takeover(ctx: BenchContext, trials: int = TAKEOVER_TRIALS) -> list[Row]:
 
 def _takeover(ctx: BenchContext, trials: int) -> list[Row]:
     samples: list[float] = []
-    refused_before = 0
     with _scratch_database() as (url, server_text):
         env = _store_env(url, IAC_CODE_STORE_LEASE_SECONDS=str(TAKEOVER_LEASE_SECONDS))
         workspace = ctx.workspace("takeover")
@@ -252,7 +253,6 @@ def _takeover(ctx: BenchContext, trials: int) -> list[Row]:
                     session_id = new_session(owner, workspace.project, ctx.timeout)
                     if _load(heir, session_id, workspace.project, ctx.timeout) is not None:
                         raise HarnessError("a second agent loaded a session whose owner lives")
-                    refused_before += 1
                     os.kill(owner.pid, signal.SIGKILL)  # a crash: the lease is never released
                     killed_at = time.monotonic()
                     samples.append(_load_until_taken(heir, session_id, workspace, killed_at, ctx))
@@ -262,13 +262,14 @@ def _takeover(ctx: BenchContext, trials: int) -> list[Row]:
         Row(
             metric="takeover",
             value=timing_text(summary),
-            target=f"≤ lease expiry ({TAKEOVER_LEASE_SECONDS:g} s here)",
-            verdict=at_most(summary.max, TAKEOVER_LEASE_SECONDS + 1.0),
+            target=f"≤ lease expiry + {TAKEOVER_SLACK_SECONDS:g} s slack"
+            f" ({TAKEOVER_LEASE_SECONDS:g} s + {TAKEOVER_SLACK_SECONDS:g} s here)",
+            verdict=at_most(summary.max, TAKEOVER_LEASE_SECONDS + TAKEOVER_SLACK_SECONDS),
             notes=f"kill -9 of the agent holding the session → another agent's session/load"
             f" succeeds; lease expiry {TAKEOVER_LEASE_SECONDS:g} s (renewed every"
             f" {TAKEOVER_LEASE_SECONDS / 3:.2f} s; product default 15 s), retried every"
             f" {ms(_RETRY_PAUSE)}; {server_text}; before each kill the live owner's session was"
-            f" refused ({refused_before}/{trials})",
+            f" refused each time ({trials} trials)",
             data={
                 "seconds": summary.as_dict(),
                 "samples_ms": ms_samples(samples),
