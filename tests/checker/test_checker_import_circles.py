@@ -13,24 +13,13 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.packaging.test_import_cycles import cycles
+from tests.packaging.test_import_cycles import _modules, cycles
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECKER = {
     "acp_conformance": ROOT / "conformance" / "acp_conformance",
     "acp_scripted_llm": ROOT / "conformance" / "acp_scripted_llm",
 }
-
-
-def _modules(packages: dict[str, Path]) -> dict[str, Path]:
-    found = {}
-    for package, folder in packages.items():
-        for path in sorted(folder.rglob("*.py")):
-            parts = [package, *path.relative_to(folder).with_suffix("").parts]
-            if parts[-1] == "__init__":
-                parts.pop()
-            found[".".join(parts)] = path
-    return found
 
 
 def _imported(module: str, path: Path) -> Iterator[str]:
@@ -58,7 +47,11 @@ def _imported(module: str, path: Path) -> Iterator[str]:
 
 
 def import_graph(packages: dict[str, Path]) -> dict[str, set[str]]:
-    paths = _modules(packages)
+    paths = {
+        name: path
+        for package, folder in packages.items()
+        for name, path in _modules(package, folder)
+    }
     graph = {}
     for name, path in paths.items():
         targets = set(_imported(name, path)) & paths.keys()

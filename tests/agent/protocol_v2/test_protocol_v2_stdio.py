@@ -254,6 +254,16 @@ def test_v2_bad_input_gets_clear_errors_and_the_process_stays_up(
         assert _sent_by_agent_problems(agent, 2) == []
 
 
+def _states(frames: list[dict[str, Any]]) -> list[str]:
+    """The states the ``state_update`` notifications among ``frames`` announce, in order."""
+    return [
+        f["params"]["update"]["state"]
+        for f in frames
+        if f.get("method") == "session/update"
+        and f["params"]["update"]["sessionUpdate"] == "state_update"
+    ]
+
+
 def _is_idle(frame: dict[str, Any]) -> bool:
     return (
         frame.get("method") == "session/update"
@@ -314,12 +324,7 @@ def test_a_v2_turn_cancelled_while_asking_goes_from_requires_action_to_idle(
         cancelled = {"outcome": {"outcome": "cancelled"}}
         agent.send({"jsonrpc": "2.0", "id": agent.frames[asked]["id"], "result": cancelled})
         idle = agent.wait_frame(_is_idle, start=answered.index, timeout=MODEL_WAIT)
-        states = [
-            f["params"]["update"]["state"]
-            for f in agent.frames[answered.index : idle + 1]
-            if f.get("method") == "session/update"
-            and f["params"]["update"]["sessionUpdate"] == "state_update"
-        ]
+        states = _states(agent.frames[answered.index : idle + 1])
         stop = agent.frames[idle]["params"]["update"]["stopReason"]
     assert states == ["running", "requires_action", "idle"]
     assert stop == "cancelled"
@@ -353,12 +358,7 @@ def test_a_v2_client_with_form_elicitation_is_asked_in_v2_shapes(
         idle = agent.wait_frame(_is_idle, start=answered.index, timeout=MODEL_WAIT)
         frames = agent.frames[answered.index : idle + 1]
         problems = _sent_by_agent_problems(agent, 2)
-    states = [
-        f["params"]["update"]["state"]
-        for f in frames
-        if f.get("method") == "session/update"
-        and f["params"]["update"]["sessionUpdate"] == "state_update"
-    ]
+    states = _states(frames)
     assert problems == []
     assert frames[-1]["params"]["update"]["stopReason"] == "end_turn"
     if not form:

@@ -27,7 +27,8 @@ import anyio
 import httpx
 
 from tests.agent.remote.remote_kit import TIMEOUT
-from tests.agent.remote.test_deploy_processes import DEPLOY, ROOT, _free_port, replica_command
+from tests.agent.remote.test_deploy_processes import DEPLOY, ROOT, replica_command
+from tests.agent.store.postgres_server import free_port
 
 READY_LINE = "serving ACP on"
 
@@ -151,12 +152,12 @@ class Cluster:
         self.replicas = [
             Replica(
                 index,
-                replica_command(tokens, _free_port()),
+                replica_command(tokens, free_port()),
                 {**env, "IAC_CODE_HOME": str(folder / f"home{index}")},
             )
             for index in range(3)
         ]
-        front, stats = _free_port(), _free_port()
+        front, stats = free_port(), free_port()
         self.front = f"http://127.0.0.1:{front}/acp"
         self.stats = f"http://127.0.0.1:{stats}/stats;csv"
         haproxy = shutil.which("haproxy")

@@ -10,7 +10,6 @@ import json
 import os
 import shlex
 import shutil
-import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -25,7 +24,12 @@ from acp_scripted_llm import ScriptedLLMServer
 from anyio.abc import Process
 
 from tests.agent.remote.remote_kit import INIT, TIMEOUT, announced_url, http_client
-from tests.agent.store.postgres_server import PostgresServer, running_server
+from tests.agent.store.postgres_server import (
+    PostgresServer,
+    free_port,
+    running_server,
+    skip_or_fail,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("postgres")]
 
@@ -66,12 +70,6 @@ def test_the_image_and_compose_file_say_what_the_brief_asks() -> None:
     assert {"postgres", "replica1", "replica2", "haproxy"} <= set(services)
     assert services["replica1"] == services["replica2"]
     assert services["haproxy"]["environment"]["REPLICA1_ADDR"] == "replica1:8765"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def replica_command(tokens: Path, port: int) -> list[str]:
@@ -141,7 +139,7 @@ async def test_compose_services_as_processes_route_by_connection_id(
         "ANTHROPIC_API_KEY": "test-key",
         "ANTHROPIC_BASE_URL": llm_server.url,
     }
-    ports = [_free_port(), _free_port()]
+    ports = [free_port(), free_port()]
     async with AsyncExitStack() as stack:
         processes = []
         for index, port in enumerate(ports):
@@ -159,10 +157,8 @@ async def test_compose_services_as_processes_route_by_connection_id(
         haproxy = shutil.which("haproxy")
         if haproxy is None:
             message = "haproxy is not installed (apt-get install -y haproxy): routing not tested"
-            if os.environ.get(HAPROXY_REQUIRED) == "1":
-                pytest.fail(f"{message} ({HAPROXY_REQUIRED}=1 makes this a failure)")
-            pytest.skip(message)
-        front = _free_port()
+            skip_or_fail(message, HAPROXY_REQUIRED)
+        front = free_port()
         proxy_env = {
             **os.environ,
             "ACP_BIND": f"127.0.0.1:{front}",
@@ -217,7 +213,8 @@ async def test_compose_services_as_processes_route_by_connection_id(
         # does, through the balancer, and loads its session from the shared store.
         connection_id, holder = next(iter(owners.items()))
         processes[holder].kill()
-        await processes[holder].wait()
+        with anyio.fail_after(TIMEOUT):  # bounded like every wait (SIGKILL ends it at once)
+            await processes[holder].wait()
         async with httpx.AsyncClient(timeout=TIMEOUT) as http:
             headers = {**_auth(), "acp-connection-id": connection_id}
             assert_reconnect(await http.post(url, json=listing, headers=headers))

@@ -4,7 +4,8 @@ replicas and HAProxy, is tests/agent/remote/test_fault_table.py.)"""
 
 from __future__ import annotations
 
-import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -17,7 +18,7 @@ from iac_code.store import (
 )
 from iac_code.store.pg_store import PostgresSessionStore
 
-from tests.agent.store.postgres_server import PostgresServer
+from tests.agent.store.postgres_server import PostgresServer, free_port
 
 pytestmark = [pytest.mark.xdist_group("postgres"), pytest.mark.timing]
 
@@ -54,9 +55,7 @@ def test_a_restart_of_the_database_is_invisible_to_the_next_call(
 
 
 def test_a_server_that_does_not_answer_is_unreachable_within_the_urls_connect_timeout() -> None:
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # nobody listens on it
     store = PostgresSessionStore(f"postgresql://iac@127.0.0.1:{port}/none?connect_timeout=1")
     try:
         assert store.connect_timeout == 1
@@ -65,6 +64,22 @@ def test_a_server_that_does_not_answer_is_unreachable_within_the_urls_connect_ti
     finally:
         store.close()
     assert PostgresSessionStore("postgresql://iac@127.0.0.1/none").connect_timeout == 10
+
+
+def test_building_the_store_imports_no_psycopg() -> None:
+    """``iac-code acp --store postgresql://...`` builds the store at start-up: psycopg (and
+    the URL's connect_timeout with it) is only needed by the first call."""
+    probe = (
+        "import sys\n"
+        "from iac_code.store.pg_store import PostgresSessionStore\n"
+        "store = PostgresSessionStore('postgresql://iac@127.0.0.1/none?connect_timeout=3')\n"
+        "print(sorted(name for name in sys.modules if name.startswith('psycopg')))\n"
+        "print(store.connect_timeout)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.splitlines() == ["[]", "3.0"]
 
 
 def test_a_store_takes_back_at_once_its_own_lease_whose_release_failed(

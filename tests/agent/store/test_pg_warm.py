@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from iac_code.stdio_runtime import warm_database_store
 from iac_code.store.open_store import open_store
 from iac_code.store.pg_store import PostgresSessionStore
 
-from tests.agent.store.postgres_server import PostgresServer
+from tests.agent.store.postgres_server import PostgresServer, free_port
 
 pytestmark = pytest.mark.xdist_group("postgres")
 
@@ -34,9 +33,7 @@ def test_the_store_is_connected_before_the_first_request(
 
 
 def test_an_unreachable_database_is_left_to_the_first_request(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]  # nothing listens here once the probe is closed
+    port = free_port()
     url = f"postgresql://nobody@127.0.0.1:{port}/none?connect_timeout=2"
     settings = Settings(home=tmp_path, store_url=url, store_lease_seconds=7.25)
     store = open_store(settings)

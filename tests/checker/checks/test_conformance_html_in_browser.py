@@ -24,6 +24,7 @@ from acp_conformance.outcomes import Verdict
 from acp_conformance.report import html_report
 from acp_conformance.run_result import RunResult
 
+from tests.agent.store.postgres_server import skip_or_fail
 from tests.checker.checks import png_pixels
 from tests.checker.checks.conformance_checker_support import raw_agent, run_checker
 
@@ -64,10 +65,7 @@ PROBE = """<script>
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
-        reason = "chromium is not installed (Debian package `chromium`)"
-        if os.environ.get(REQUIRE_VARIABLE) == "1":
-            pytest.fail(f"{reason} ({REQUIRE_VARIABLE}=1 makes this a failure)", pytrace=False)
-        pytest.skip(reason)
+        skip_or_fail("chromium is not installed (Debian package `chromium`)", REQUIRE_VARIABLE)
     return found
 
 
