@@ -307,13 +307,19 @@ def registered_so_far() -> tuple[dict[str, Requirement], dict[str, str], list[Ch
 
 
 def check(
-    requirement: str, *, scenario: str | None, budget: float = DEFAULT_BUDGET
+    requirement: str,
+    *,
+    scenario: str | None,
+    budget: float = DEFAULT_BUDGET,
+    like: Callable[..., Any] | None = None,
 ) -> Callable[[CheckFn], CheckFn]:
     """Bind the decorated function as a check of ``requirement``, a rule ``run`` judges.
 
     ``scenario`` is the scenario the async check runs in, or :data:`RUN_WIDE` for a
     synchronous judge of the whole run; ``budget`` bounds the check in multiples of
-    ``--timeout``."""
+    ``--timeout``. ``like``: for a wrapper made around a check body (a family row, a check
+    given an observation), the body whose name and module the check takes (a check's module
+    is its place in the run order)."""
     rule = load_rules().get(requirement)
     if rule is None:
         raise KeyError(f"a check names {requirement!r}, which no rule in {RULES_DIR}/ defines")
@@ -321,6 +327,9 @@ def check(
         raise KeyError(f"a check names {requirement!r}, a rule `run` does not judge")
 
     def register(func: CheckFn) -> CheckFn:
+        if like is not None:
+            func.__name__ = func.__qualname__ = like.__name__
+            func.__module__ = like.__module__
         if inspect.iscoroutinefunction(func) != (scenario is not None):
             kind = "an async check in a scenario" if scenario else "a synchronous run-wide judge"
             raise TypeError(f"{func.__name__} ({requirement}) must be {kind}")

@@ -39,10 +39,7 @@ def http_rule(id: str) -> Callable[[HttpBody], HttpBody]:
         async def run_probed(ctx: CheckContext) -> Outcome:
             return await probed(ctx, body)
 
-        # Named and placed (a check's module is its place in the run order) as ``body``.
-        run_probed.__name__ = run_probed.__qualname__ = body.__name__
-        run_probed.__module__ = body.__module__
-        check(id, scenario=HTTP)(run_probed)
+        check(id, scenario=HTTP, like=body)(run_probed)
         return body
 
     return register

@@ -8,7 +8,7 @@ from typing import Any
 from ..harness.agent_client import AgentExited, AgentTimeout, Response
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
-from ..scenarios._expect import brief, expect_result, result_dict
+from ..scenarios._expect import brief, exchange_frames, expect_result, result_dict
 from ..scenarios.catalog import INIT
 from ..scenarios.check_context import CheckContext
 
@@ -194,7 +194,7 @@ async def unknown_auth_method_is_rejected(ctx: CheckContext) -> Outcome:
     # Any error rejects the method: ACP names no code for it (-32602 is the usual one).
     return passed(
         f"authenticate with an unknown method rejected with {response.error_code}",
-        frames=[response.request.seq, response.frame.seq],
+        frames=exchange_frames(response),
     )
 
 

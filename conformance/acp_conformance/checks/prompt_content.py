@@ -17,7 +17,7 @@ from typing import Any
 
 from ..harness.agent_client import AgentExited, AgentTimeout
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope, passed
-from ..scenarios._expect import brief
+from ..scenarios._expect import brief, exchange_frames
 from ..scenarios.check_context import CheckContext, text_prompt
 from ..scenarios.prompt_turns import (
     PNG_1PX,
@@ -121,7 +121,7 @@ async def _judge_v1(ctx: CheckContext, row: ContentRow) -> Outcome:
         # Leave no turn running behind (it would count as a request never answered).
         await run.live.notify("session/cancel", {"sessionId": session_id})
         return not_applicable(f"{ctx.turn_hung(exc)}; {UNREACHABLE_MODEL}")
-    frames = [response.request.seq, response.frame.seq]
+    frames = exchange_frames(response)
     what = row.what
     if response.is_error:
         if response.error_code == AUTH_REQUIRED:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from ..outcomes import Outcome, failed, passed
 from ..requirements import check
-from ..scenarios._expect import brief, expect_error, expect_result, result_dict
+from ..scenarios._expect import brief, exchange_frames, expect_error, expect_result, result_dict
 from ..scenarios.catalog import SESSIONS
 from ..scenarios.check_context import CheckContext
-from .session_steps import exchange_frames, listed_sessions, session_with_history
+from .session_steps import listed_sessions, session_with_history
 
 
 @check("session.list-shape", scenario=SESSIONS)

@@ -13,11 +13,6 @@ from ..scenarios.check_context import AgentRun, CheckContext, text_prompt
 UNKNOWN_SESSION = "acp-conformance-unknown-session"
 
 
-def exchange_frames(*responses: Response) -> list[int]:
-    """Each exchange's request and answer frame numbers, in order, for an outcome's evidence."""
-    return [seq for response in responses for seq in (response.request.seq, response.frame.seq)]
-
-
 async def session_with_history(ctx: CheckContext, run: AgentRun) -> tuple[str, Response]:
     """A session that has had one (text) prompt turn, so there is something to persist."""
     session_id = await ctx.new_session(run)

@@ -13,11 +13,11 @@ from typing import Any
 
 from ..outcomes import Outcome, failed, passed
 from ..requirements import check
-from ..scenarios._expect import UNKNOWN_SESSION_CODES, expect_error
+from ..scenarios._expect import UNKNOWN_SESSION_CODES, exchange_frames, expect_error
 from ..scenarios.catalog import SESSIONS
 from ..scenarios.check_context import CheckContext, advertised, surface_value, text_prompt
 from .families import register_family
-from .session_steps import UNKNOWN_SESSION, exchange_frames
+from .session_steps import UNKNOWN_SESSION
 
 
 @check("session.unknown-id-rejected", scenario=SESSIONS)

@@ -19,6 +19,7 @@ from ..outcomes import (
 from ..requirements import check
 from ..scenarios._expect import (
     brief,
+    exchange_frames,
     expect_error,
     expect_result,
     result_dict,
@@ -32,7 +33,7 @@ from ..scenarios.prompt_turns import (
     stop_reason_of,
     turn_updates_between,
 )
-from .session_steps import exchange_frames, listed_sessions, session_with_history
+from .session_steps import listed_sessions, session_with_history
 
 
 @check("session.new-returns-id", scenario=SESSIONS)
@@ -288,7 +289,7 @@ async def _close_verdict(ctx: CheckContext) -> Outcome:
         await run.live.notify("session/cancel", {"sessionId": session_id})
         return failed(
             f"session/close during a prompt failed: {brief(close.frame)}",
-            frames=[close.request.seq, close.frame.seq],
+            frames=exchange_frames(close),
         )
     try:
         response = await pending.wait()

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..outcomes import Outcome, failed, not_applicable, out_of_scope, passed
 from ..requirements import check
-from ..scenarios._expect import brief
+from ..scenarios._expect import brief, exchange_frames
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.v2_agent import (
     V2_SCENARIO,
@@ -81,7 +81,7 @@ async def v2_logout_is_served(ctx: CheckContext) -> Outcome:
     if not _methods(run):
         return out_of_scope("the v2 agent advertises no auth methods")
     response = await run.live.request("auth/logout", {})
-    frames = [response.request.seq, response.frame.seq]
+    frames = exchange_frames(response)
     if response.is_error or not isinstance(response.result, dict):
         return failed(f"auth/logout answered {brief(response.frame)}", frames=frames)
     if errors := v2_problems("auth/logout", "result", response.result):
@@ -105,7 +105,7 @@ async def v2_login_is_served(ctx: CheckContext) -> Outcome:
     if offered[chosen].get("type") == "terminal":
         return not_applicable(f"{chosen!r} is a terminal method, which is never passed to login")
     login = await run.live.request("auth/login", {"methodId": chosen})
-    frames = [login.request.seq, login.frame.seq]
+    frames = exchange_frames(login)
     if login.error_code == -32601:
         return failed(f"auth/login is not served: {brief(login.frame)}", frames=frames)
     if login.is_error:

@@ -14,7 +14,7 @@ from typing import Any
 from ..harness.agent_client import Response
 from ..outcomes import Outcome, failed, not_applicable, passed
 from ..requirements import check
-from ..scenarios._expect import brief, session_updates
+from ..scenarios._expect import brief, exchange_frames, session_updates
 from ..scenarios.check_context import AgentRun, CheckContext
 from ..scenarios.observed_checks import check_given
 from ..scenarios.v2_agent import (
@@ -88,7 +88,7 @@ async def v2_resume_without_replay_sends_no_history(ctx: CheckContext, found: Re
         )
     return passed(
         "session/resume without replayFrom sent no history before its answer",
-        frames=[answer.request.seq, answer.frame.seq],
+        frames=exchange_frames(answer),
     )
 
 
@@ -161,7 +161,7 @@ async def v2_resume_accepts_additional_directories(ctx: CheckContext) -> Outcome
         "session/resume",
         {"sessionId": session_id, "cwd": str(ctx.work), "additionalDirectories": [str(extra)]},
     )
-    frames = [answer.request.seq, answer.frame.seq]
+    frames = exchange_frames(answer)
     if answer.is_error:
         return failed(
             f"v2 session/resume with an additional directory failed: {brief(answer.frame)}",

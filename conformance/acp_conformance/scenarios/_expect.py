@@ -27,13 +27,18 @@ TURN_UPDATE_KINDS = frozenset(
 UNKNOWN_SESSION_CODES = (-32602, -32002)
 
 
+def exchange_frames(*responses: Response) -> list[int]:
+    """Each exchange's request and answer frame numbers, in order, for an outcome's evidence."""
+    return [seq for response in responses for seq in (response.request.seq, response.frame.seq)]
+
+
 def brief(frame: Frame, limit: int = 200) -> str:
     return frame.text(limit)
 
 
 def expect_error(response: Response, codes: tuple[int, ...], what: str) -> Outcome:
     """Pass when ``response`` is an error with one of ``codes``."""
-    frames = [response.request.seq, response.frame.seq]
+    frames = exchange_frames(response)
     if not response.is_error:
         return failed(f"{what} succeeded: {brief(response.frame)}", frames=frames)
     code = response.error_code
@@ -48,7 +53,7 @@ def expect_result(response: Response, what: str) -> Outcome | None:
     if response.is_error:
         return failed(
             f"{what} failed: {brief(response.frame)}",
-            frames=[response.request.seq, response.frame.seq],
+            frames=exchange_frames(response),
         )
     return None
 

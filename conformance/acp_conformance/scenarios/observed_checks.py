@@ -34,9 +34,7 @@ def check_given(
             observed = await given(ctx)
             return observed if isinstance(observed, Outcome) else await body(ctx, observed)
 
-        on_observed.__name__ = on_observed.__qualname__ = body.__name__
-        on_observed.__module__ = body.__module__
-        check(rule, scenario=scenario)(on_observed)
+        check(rule, scenario=scenario, like=body)(on_observed)
         return body
 
     return register
